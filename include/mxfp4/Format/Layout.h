@@ -1,0 +1,94 @@
+//===- Layout.h - Preshuffled weight and scale layouts ----------*- C++ -*-===//
+//
+// Kernels read weights and scales in the order their matrix instructions want
+// them. A layout is a pure index function (logical (row, col) -> byte offset in
+// its padded storage) plus the alignment it needs; whole-tensor shuffles and
+// their inverses are built on it. Adding a layout is one table entry and one
+// offset function in Layout.cpp.
+//
+//   weights  RowMajor        [N, K/2] as given
+//            Gfx950Mfma16    AITER shuffle_weight (16,16): per 16 rows and 64 bytes,
+//                            lane l reads 16 B at l*16 = row l%16, K 32*(l/16)..+31
+//                            (semantics.md 3.1; gfx1250 uses the same byte order)
+//   scales   RowMajor        [rows, K/32] as given
+//            Gfx950Mfma16    AITER e8m0_shuffle: 32 rows x 8 K-blocks per 256 B,
+//                            dword = MFMA lane, byte = opsel (semantics.md 3.2)
+//            Gfx1250Wmma     AITER shuffle_scale_n32k4: per 32 rows, one dword =
+//                            the 4 scales of one row for one 128-K WMMA step (3.4)
+//
+// Padding is deterministic: padded scale bytes are kScalePadByte.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MXFP4_FORMAT_LAYOUT_H
+#define MXFP4_FORMAT_LAYOUT_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace mxfp4 {
+
+enum class WeightLayout : uint8_t { RowMajor, Gfx950Mfma16 };
+enum class ScaleLayout : uint8_t { RowMajor, Gfx950Mfma16, Gfx1250Wmma };
+
+/// Value of padded scale bytes: E8M0 1.0, harmless against zero data.
+inline constexpr uint8_t kScalePadByte = 0x7F;
+
+/// Storage extent of a layout: rows x cols bytes after padding.
+struct StorageShape {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t bytes() const { return rows * cols; }
+  bool operator==(const StorageShape &o) const { return rows == o.rows && cols == o.cols; }
+};
+
+llvm::StringRef toString(WeightLayout layout);
+llvm::StringRef toString(ScaleLayout layout);
+std::optional<WeightLayout> parseWeightLayout(llvm::StringRef name);
+std::optional<ScaleLayout> parseScaleLayout(llvm::StringRef name);
+
+//===----------------------------------------------------------------------===//
+// Weights: packed E2M1 bytes, [n, kBytes] logical. No padding; shapes must fit.
+//===----------------------------------------------------------------------===//
+
+/// Checks that an [n, kBytes] packed weight fits `layout` (divisibility).
+llvm::Error checkWeightShape(WeightLayout layout, int64_t n, int64_t kBytes);
+
+/// Byte offset of logical byte (row, kb). Requires checkWeightShape to pass.
+int64_t weightOffset(WeightLayout layout, int64_t kBytes, int64_t row, int64_t kb);
+
+/// Logical [n, kBytes] -> `layout`.
+llvm::Expected<std::vector<uint8_t>> shuffleWeight(WeightLayout layout,
+                                                   llvm::ArrayRef<uint8_t> w, int64_t n,
+                                                   int64_t kBytes);
+/// `layout` -> logical [n, kBytes]; the inverse of shuffleWeight.
+llvm::Expected<std::vector<uint8_t>> unshuffleWeight(WeightLayout layout,
+                                                     llvm::ArrayRef<uint8_t> w, int64_t n,
+                                                     int64_t kBytes);
+
+//===----------------------------------------------------------------------===//
+// Scales: E8M0 bytes, [rows, kBlocks] logical, padded per layout.
+//===----------------------------------------------------------------------===//
+
+/// Padded storage of [rows, kBlocks] scales in `layout`.
+StorageShape scaleStorageShape(ScaleLayout layout, int64_t rows, int64_t kBlocks);
+
+/// Byte offset of logical scale (row, kblock), given the padded storage.
+int64_t scaleOffset(ScaleLayout layout, StorageShape storage, int64_t row, int64_t kblock);
+
+/// Logical [rows, kBlocks] -> `layout`, padding with kScalePadByte.
+llvm::Expected<std::vector<uint8_t>> shuffleScales(ScaleLayout layout,
+                                                   llvm::ArrayRef<uint8_t> s, int64_t rows,
+                                                   int64_t kBlocks);
+/// `layout` -> logical [rows, kBlocks]; drops the padding.
+llvm::Expected<std::vector<uint8_t>> unshuffleScales(ScaleLayout layout,
+                                                     llvm::ArrayRef<uint8_t> s, int64_t rows,
+                                                     int64_t kBlocks);
+
+} // namespace mxfp4
+
+#endif // MXFP4_FORMAT_LAYOUT_H

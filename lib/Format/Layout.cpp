@@ -1,0 +1,201 @@
+//===- Layout.cpp - Preshuffled weight and scale layouts ------------------===//
+//
+// The offset functions are the closed forms of AITER's view/permute shuffles
+// (semantics.md 3.1, 3.2, 3.4); tests check them against the permutations.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mxfp4/Format/Layout.h"
+#include "mxfp4/Support/Parallel.h"
+
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace mxfp4 {
+
+namespace {
+/// Everything the generic shuffles need to know about one layout.
+struct WeightLayoutInfo {
+  WeightLayout id;
+  const char *name;
+  int64_t rowMultiple;  ///< n must be a multiple of this
+  int64_t byteMultiple; ///< kBytes must be a multiple of this
+  int64_t (*offset)(int64_t kBytes, int64_t row, int64_t kb);
+};
+
+struct ScaleLayoutInfo {
+  ScaleLayout id;
+  const char *name;
+  int64_t rowPad;   ///< rows padded to a multiple of this
+  int64_t blockPad; ///< K-blocks padded to a multiple of this
+  int64_t (*offset)(StorageShape storage, int64_t row, int64_t kblock);
+};
+} // namespace
+
+static int64_t rowMajorWeight(int64_t kBytes, int64_t row, int64_t kb) {
+  return row * kBytes + kb;
+}
+
+// shuffle_weight(layout=(16,16)): view (N/16, 16, Kb/32, 2, 16), permute (0,2,3,1,4).
+static int64_t gfx950Weight(int64_t kBytes, int64_t row, int64_t kb) {
+  return (row / 16) * 16 * kBytes + (kb / 32) * 512 + ((kb % 32) / 16) * 256 + (row % 16) * 16 +
+         (kb % 16);
+}
+
+static int64_t rowMajorScale(StorageShape s, int64_t row, int64_t kblock) {
+  return row * s.cols + kblock;
+}
+
+// mx_scale_shuffle_idx: view (rows/32, 2, 16, cols/8, 2, 4), permute (0,3,5,2,4,1).
+static int64_t gfx950Scale(StorageShape s, int64_t x, int64_t y) {
+  return (x / 32) * 32 * s.cols + (y / 8) * 256 + (y % 4) * 64 + (x % 16) * 4 +
+         ((y % 8) / 4) * 2 + (x % 32) / 16;
+}
+
+// shuffle_scale_n32k4: per 32 rows, dword (kblock/4, row%32) holds kblocks 4j..4j+3.
+static int64_t gfx1250Scale(StorageShape s, int64_t r, int64_t k) {
+  return (r / 32) * 32 * s.cols + (k / 4) * 128 + (r % 32) * 4 + (k % 4);
+}
+
+static constexpr WeightLayoutInfo kWeightLayouts[] = {
+    {WeightLayout::RowMajor, "rowmajor", 1, 1, rowMajorWeight},
+    {WeightLayout::Gfx950Mfma16, "gfx950-mfma16", 16, 32, gfx950Weight},
+};
+
+static constexpr ScaleLayoutInfo kScaleLayouts[] = {
+    {ScaleLayout::RowMajor, "rowmajor", 1, 1, rowMajorScale},
+    {ScaleLayout::Gfx950Mfma16, "gfx950-mfma16", 32, 8, gfx950Scale},
+    {ScaleLayout::Gfx1250Wmma, "gfx1250-wmma", 32, 4, gfx1250Scale},
+};
+
+// The tables are indexed by enum value.
+static_assert(kWeightLayouts[size_t(WeightLayout::Gfx950Mfma16)].id == WeightLayout::Gfx950Mfma16);
+static_assert(kScaleLayouts[size_t(ScaleLayout::Gfx950Mfma16)].id == ScaleLayout::Gfx950Mfma16);
+static_assert(kScaleLayouts[size_t(ScaleLayout::Gfx1250Wmma)].id == ScaleLayout::Gfx1250Wmma);
+
+static const WeightLayoutInfo &info(WeightLayout l) { return kWeightLayouts[size_t(l)]; }
+static const ScaleLayoutInfo &info(ScaleLayout l) { return kScaleLayouts[size_t(l)]; }
+
+llvm::StringRef toString(WeightLayout layout) { return info(layout).name; }
+llvm::StringRef toString(ScaleLayout layout) { return info(layout).name; }
+
+std::optional<WeightLayout> parseWeightLayout(llvm::StringRef name) {
+  for (const WeightLayoutInfo &l : kWeightLayouts)
+    if (name == l.name)
+      return l.id;
+  return std::nullopt;
+}
+
+std::optional<ScaleLayout> parseScaleLayout(llvm::StringRef name) {
+  for (const ScaleLayoutInfo &l : kScaleLayouts)
+    if (name == l.name)
+      return l.id;
+  return std::nullopt;
+}
+
+llvm::Error checkWeightShape(WeightLayout layout, int64_t n, int64_t kBytes) {
+  const WeightLayoutInfo &l = info(layout);
+  if (n <= 0 || kBytes <= 0)
+    return llvm::createStringError("weight layout %s: shape [%lld, %lld] must be positive",
+                                   l.name, (long long)n, (long long)kBytes);
+  if (n % l.rowMultiple != 0 || kBytes % l.byteMultiple != 0)
+    return llvm::createStringError(
+        "weight layout %s needs N %% %lld == 0 and K/2 %% %lld == 0 (K %% %lld == 0); got N = "
+        "%lld, K = %lld",
+        l.name, (long long)l.rowMultiple, (long long)l.byteMultiple,
+        (long long)(2 * l.byteMultiple), (long long)n, (long long)(2 * kBytes));
+  return llvm::Error::success();
+}
+
+int64_t weightOffset(WeightLayout layout, int64_t kBytes, int64_t row, int64_t kb) {
+  return info(layout).offset(kBytes, row, kb);
+}
+
+static llvm::Expected<std::vector<uint8_t>> permuteWeight(WeightLayout layout,
+                                                          llvm::ArrayRef<uint8_t> w, int64_t n,
+                                                          int64_t kBytes, bool inverse) {
+  if (llvm::Error e = checkWeightShape(layout, n, kBytes))
+    return std::move(e);
+  if (w.size() != size_t(n * kBytes))
+    return llvm::createStringError("weight [%lld, %lld bytes] needs %lld bytes, got %zu",
+                                   (long long)n, (long long)kBytes, (long long)(n * kBytes),
+                                   w.size());
+  std::vector<uint8_t> out(w.size());
+  auto offset = info(layout).offset;
+  parallelFor(n, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r)
+      for (int64_t kb = 0; kb < kBytes; ++kb) {
+        int64_t logical = r * kBytes + kb, stored = offset(kBytes, r, kb);
+        if (inverse)
+          out[logical] = w[stored];
+        else
+          out[stored] = w[logical];
+      }
+  });
+  return out;
+}
+
+llvm::Expected<std::vector<uint8_t>> shuffleWeight(WeightLayout layout,
+                                                   llvm::ArrayRef<uint8_t> w, int64_t n,
+                                                   int64_t kBytes) {
+  return permuteWeight(layout, w, n, kBytes, /*inverse=*/false);
+}
+
+llvm::Expected<std::vector<uint8_t>> unshuffleWeight(WeightLayout layout,
+                                                     llvm::ArrayRef<uint8_t> w, int64_t n,
+                                                     int64_t kBytes) {
+  return permuteWeight(layout, w, n, kBytes, /*inverse=*/true);
+}
+
+StorageShape scaleStorageShape(ScaleLayout layout, int64_t rows, int64_t kBlocks) {
+  const ScaleLayoutInfo &l = info(layout);
+  return {int64_t(llvm::alignTo(uint64_t(rows), uint64_t(l.rowPad))),
+          int64_t(llvm::alignTo(uint64_t(kBlocks), uint64_t(l.blockPad)))};
+}
+
+int64_t scaleOffset(ScaleLayout layout, StorageShape storage, int64_t row, int64_t kblock) {
+  return info(layout).offset(storage, row, kblock);
+}
+
+static llvm::Error checkScaleInput(ScaleLayout layout, size_t size, int64_t rows,
+                                   int64_t kBlocks, size_t expected) {
+  if (rows < 0 || kBlocks <= 0)
+    return llvm::createStringError("scale layout %s: shape [%lld, %lld] is invalid",
+                                   info(layout).name, (long long)rows, (long long)kBlocks);
+  if (size != expected)
+    return llvm::createStringError("scale layout %s: [%lld, %lld] scales need %zu bytes here, "
+                                   "got %zu",
+                                   info(layout).name, (long long)rows, (long long)kBlocks,
+                                   expected, size);
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<uint8_t>> shuffleScales(ScaleLayout layout,
+                                                   llvm::ArrayRef<uint8_t> s, int64_t rows,
+                                                   int64_t kBlocks) {
+  if (llvm::Error e = checkScaleInput(layout, s.size(), rows, kBlocks, size_t(rows * kBlocks)))
+    return std::move(e);
+  StorageShape st = scaleStorageShape(layout, rows, kBlocks);
+  std::vector<uint8_t> out(size_t(st.bytes()), kScalePadByte);
+  auto offset = info(layout).offset;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t k = 0; k < kBlocks; ++k)
+      out[offset(st, r, k)] = s[r * kBlocks + k];
+  return out;
+}
+
+llvm::Expected<std::vector<uint8_t>> unshuffleScales(ScaleLayout layout,
+                                                     llvm::ArrayRef<uint8_t> s, int64_t rows,
+                                                     int64_t kBlocks) {
+  StorageShape st = scaleStorageShape(layout, rows, kBlocks);
+  if (llvm::Error e = checkScaleInput(layout, s.size(), rows, kBlocks, size_t(st.bytes())))
+    return std::move(e);
+  std::vector<uint8_t> out(size_t(rows * kBlocks));
+  auto offset = info(layout).offset;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t k = 0; k < kBlocks; ++k)
+      out[r * kBlocks + k] = s[offset(st, r, k)];
+  return out;
+}
+
+} // namespace mxfp4

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Builds everything and runs every test (GoogleTest and lit) through ctest.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+"$root/scripts/build.sh"
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)"

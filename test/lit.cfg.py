@@ -1,0 +1,19 @@
+# lit configuration for mxfp4-jit: IR, ISA and tool-output tests.
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "mxfp4-jit"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.mxfp4_obj_root, "test")
+config.environment["FILECHECK_OPTS"] = "--enable-var-scope --dump-input=fail"
+
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.use_default_substitutions()
+tool_dirs = [os.path.join(config.mxfp4_obj_root, "bin"), config.llvm_tools_dir]
+tools = ["mxfp4-quant"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
