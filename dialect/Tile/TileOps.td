@@ -1,0 +1,216 @@
+//===- TileOps.td - mxtile operations -----------------------*- tablegen -*-===//
+//
+// The kernel anatomy of the dense A4W4 GEMM and the fused MoE stages: load a
+// BF16 tile (masked rows, optionally gathered through sorted token ids),
+// quantize it to MXFP4, fetch preshuffled weights and scales, scaled MMA,
+// activation, and store (BF16, or quantized again for the next stage).
+//
+//===----------------------------------------------------------------------===//
+#ifndef MXFP4_TILE_OPS
+#define MXFP4_TILE_OPS
+
+include "Tile/TileDialect.td"
+include "Tile/TileTypes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Tile_TileIdOp : Tile_Op<"tile_id", [Pure]> {
+  let summary = "Index of this workgroup's tile along one grid dimension";
+  let description = [{
+    Dimension 0 enumerates tiles of the output columns (N), dimension 1 tiles
+    of the rows (M). Lowered to the workgroup id.
+
+    ```mlir
+    %n = mxtile.tile_id 0
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I32Attr, [IntMinValue<0>, IntMaxValue<2>]>:$dim);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$dim attr-dict";
+}
+
+def Tile_LoadOp : Tile_Op<"load", [
+                                   MemoryEffects<[MemRead]>]> {
+  let summary = "Load a tile of a row-major global matrix with a row mask";
+  let description = [{
+    Reads rows `row .. row+R-1` and columns `col .. col+C-1` of a row-major
+    matrix with leading dimension `ld` (elements). Rows at or beyond
+    `validRows` (relative to `row`, the M tail) read as zero and never touch
+    memory. With `gather`, tile row r reads matrix row `gather[row + r] &
+    0xFFFFFF` (MoE sorted token ids; the top byte is the top-k slot).
+
+    ```mlir
+    %a = mxtile.load %A[%m0, %k0] ld %c7168 rows %valid
+        : memref<?xbf16> -> !mxtile.tile<16x256xbf16>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$base, Index:$row, Index:$col, Index:$ld,
+                       Index:$validRows, Optional<MemRefRankOf<[I32], [1]>>:$gather);
+  let results = (outs Tile_FloatTile:$result);
+  let assemblyFormat = [{
+    $base `[` $row `,` $col `]` `ld` $ld `rows` $validRows (`gather` $gather^ `:` type($gather))?
+    attr-dict `:` type($base) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_QuantizeOp : Tile_Op<"quantize", [Pure]> {
+  let summary = "Quantize a tile to MXFP4 along its columns (K)";
+  let description = [{
+    Each run of 32 columns of a row is one block: its E8M0 scale follows
+    `rounding` and its elements are E2M1, bit for bit the CPU quantizer
+    (docs/Numerics.md).
+
+    ```mlir
+    %q, %s = mxtile.quantize %a {rounding = #mxtile.rounding<roundup>}
+        : !mxtile.tile<16x256xbf16> -> !mxtile.tile<16x256xf4E2M1FN>, !mxtile.tile<16x8xf8E8M0FNU>
+    ```
+  }];
+  let arguments = (ins Tile_FloatTile:$input, Tile_RoundingAttr:$rounding);
+  let results = (outs Tile_FP4Tile:$data, Tile_ScaleTile:$scales);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($data) `,` type($scales)";
+  let hasVerifier = 1;
+}
+
+def Tile_LoadWeightOp : Tile_Op<"load_weight", [MemoryEffects<[MemRead]>]> {
+  let summary = "Fetch a tile of packed E2M1 weights stored in a preshuffled layout";
+  let description = [{
+    Logical rows `row ..` (N) and elements `col ..` (K) of a `[N, K]` packed
+    E2M1 matrix of `k` elements per row, stored in `layout` (Format/Layout.h).
+    For MoE, `row` already includes the expert offset.
+
+    ```mlir
+    %w = mxtile.load_weight %W[%n0, %k0] {k = 7168 : i64, layout = #mxtile.weight_layout<gfx950_mfma16>}
+        : memref<?xi8> -> !mxtile.tile<256x256xf4E2M1FN>
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[I8], [1]>:$base, Index:$row, Index:$col,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$k, Tile_WeightLayoutAttr:$layout);
+  let results = (outs Tile_FP4Tile:$result);
+  let assemblyFormat = "$base `[` $row `,` $col `]` attr-dict `:` type($base) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_LoadScalesOp : Tile_Op<"load_scales", [MemoryEffects<[MemRead]>]> {
+  let summary = "Fetch a tile of E8M0 scales stored in a preshuffled layout";
+  let description = [{
+    Logical rows `row ..` and K-blocks `kblock ..` of a `[rows, k/32]` scale
+    matrix stored (padded) in `layout`.
+
+    ```mlir
+    %s = mxtile.load_scales %S[%n0, %kb0] {k = 7168 : i64, layout = #mxtile.scale_layout<gfx950_mfma16>}
+        : memref<?xi8> -> !mxtile.tile<256x8xf8E8M0FNU>
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[I8], [1]>:$base, Index:$row, Index:$kblock,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$k, Tile_ScaleLayoutAttr:$layout);
+  let results = (outs Tile_ScaleTile:$result);
+  let assemblyFormat = "$base `[` $row `,` $kblock `]` attr-dict `:` type($base) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_ZeroOp : Tile_Op<"zero", [Pure]> {
+  let summary = "A tile of zeros (accumulator initialisation)";
+  let description = [{
+    ```mlir
+    %acc = mxtile.zero : !mxtile.tile<16x256xf32>
+    ```
+  }];
+  let results = (outs Tile_F32Tile:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Tile_ScaledMmaOp : Tile_Op<"scaled_mma", [Pure, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "acc += (sA * A) (sB * B)^T on MXFP4 tiles";
+  let description = [{
+    `A` is `[M, K]` and `B` is `[N, K]` E2M1 (both K-major, as weights are
+    stored), with `[M, K/32]` and `[N, K/32]` E8M0 scales; `acc` is `[M, N]`
+    f32. Each scale multiplies its 32-element block before accumulation.
+
+    ```mlir
+    %acc1 = mxtile.scaled_mma %qa, %sa, %w, %sw, %acc0
+        : !mxtile.tile<16x256xf4E2M1FN>, !mxtile.tile<16x8xf8E8M0FNU>,
+          !mxtile.tile<256x256xf4E2M1FN>, !mxtile.tile<256x8xf8E8M0FNU> -> !mxtile.tile<16x256xf32>
+    ```
+  }];
+  let arguments = (ins Tile_FP4Tile:$a, Tile_ScaleTile:$aScales, Tile_FP4Tile:$b,
+                       Tile_ScaleTile:$bScales, Tile_F32Tile:$acc);
+  let results = (outs Tile_F32Tile:$result);
+  let assemblyFormat = [{
+    $a `,` $aScales `,` $b `,` $bScales `,` $acc attr-dict `:` type($a) `,` type($aScales) `,`
+    type($b) `,` type($bScales) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_ActivationOp : Tile_Op<"activation", [Pure]> {
+  let summary = "Elementwise epilogue activation, optionally gated";
+  let description = [{
+    With one operand `x`: `none` (identity) or `silu` (x * sigmoid(x)).
+    With a gate and an `up` operand (MoE stage 1), computed in f32:
+    - `silu`:   silu(g) * u
+    - `swiglu`: g' * sigmoid(alpha * g') * (u' + 1), g' = min(g, limit),
+                u' = clamp(u, -limit, limit) (GPT-OSS: alpha 1.702, limit 7)
+    - `situv2`: beta * tanh(g / beta) * sigmoid(g) * linear_beta * tanh(u / linear_beta)
+    Parameters are f32 attributes; they are part of the kernel's identity.
+
+    ```mlir
+    %h = mxtile.activation swiglu %g, %u {alpha = 1.702 : f32, limit = 7.0 : f32}
+        : !mxtile.tile<16x256xf32>, !mxtile.tile<16x256xf32> -> !mxtile.tile<16x256xf32>
+    ```
+  }];
+  let arguments = (ins Tile_ActivationAttr:$kind, Tile_F32Tile:$input, Optional<Tile_F32Tile>:$up,
+                       OptionalAttr<F32Attr>:$alpha, OptionalAttr<F32Attr>:$limit,
+                       OptionalAttr<F32Attr>:$beta, OptionalAttr<F32Attr>:$linear_beta);
+  let results = (outs Tile_F32Tile:$result);
+  let assemblyFormat = [{
+    custom<ActivationKind>($kind) $input (`,` $up^)? attr-dict `:` type($input) (`,` type($up)^)?
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Store a tile to a row-major global matrix, rows masked";
+  let description = [{
+    Converts to the memref's element type (f32 -> bf16 rounds to nearest even)
+    and writes rows below `validRows`. With `scatter`, tile row r goes to
+    matrix row `scatter[row + r]` (decoded as `token * topk + slot` for MoE).
+
+    ```mlir
+    mxtile.store %acc, %C[%m0, %n0] ld %c8448 rows %valid : !mxtile.tile<16x256xf32> -> memref<?xbf16>
+    ```
+  }];
+  let arguments = (ins Tile_FloatTile:$value, AnyMemRef:$base, Index:$row, Index:$col, Index:$ld,
+                       Index:$validRows, Optional<MemRefRankOf<[I32], [1]>>:$scatter);
+  let assemblyFormat = [{
+    $value `,` $base `[` $row `,` $col `]` `ld` $ld `rows` $validRows
+    (`scatter` $scatter^ `:` type($scatter))? attr-dict `:` type($value) `->` type($base)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_StoreQuantizedOp : Tile_Op<"store_quantized", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Quantize a tile to MXFP4 and store data and scales (fused epilogue)";
+  let description = [{
+    Quantizes along columns like `mxtile.quantize`, writes packed E2M1 bytes
+    row-major (`ld` elements per row, so `ld/2` bytes) and E8M0 scales in
+    `scale_layout` for a matrix of `ld` columns. This is what MoE stage 1
+    emits for stage 2.
+
+    ```mlir
+    mxtile.store_quantized %h, %Q[%m0, %n0], %QS ld %c512 rows %valid
+        {rounding = #mxtile.rounding<roundup>, scale_layout = #mxtile.scale_layout<gfx950_mfma16>}
+        : !mxtile.tile<16x256xf32>, memref<?xi8>, memref<?xi8>
+    ```
+  }];
+  let arguments = (ins Tile_F32Tile:$value, MemRefRankOf<[I8], [1]>:$data, Index:$row,
+                       Index:$col, MemRefRankOf<[I8], [1]>:$scales, Index:$ld, Index:$validRows,
+                       Tile_RoundingAttr:$rounding, Tile_ScaleLayoutAttr:$scale_layout);
+  let assemblyFormat = [{
+    $value `,` $data `[` $row `,` $col `]` `,` $scales `ld` $ld `rows` $validRows attr-dict
+    `:` type($value) `,` type($data) `,` type($scales)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // MXFP4_TILE_OPS

@@ -1,0 +1,122 @@
+//===- TileBuilder.h - A C++ DSL for mxtile programs -------------*- C++ -*-===//
+//
+// Kernels are written with this builder, not with raw OpBuilder calls:
+//
+//   TileBuilder tb(module, "gemm");
+//   Buffer a = tb.bufferArg(tb.bf16());  ...  Index m = tb.i32Arg();
+//   Tile acc = tb.loopK(tb.constant(0), tb.constant(K), BK, tb.zero(BM, BN),
+//                       [&](Index k, Tile acc) { ... return tb.scaledMma(qa, qw, acc); });
+//   tb.store(acc, c, row, col, ld, valid);
+//
+// Index wraps an index-typed value; its operators emit arith ops. Tile wraps
+// a !mxtile.tile value. Every method verifies nothing on its own: the ops'
+// verifiers run when the module is verified.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MXFP4_DSL_TILEBUILDER_H
+#define MXFP4_DSL_TILEBUILDER_H
+
+#include "mxfp4/Dialect/Tile/TileOps.h"
+#include "mxfp4/Format/E8M0.h"
+#include "mxfp4/Format/Layout.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mxfp4::dsl {
+
+class TileBuilder;
+
+/// An index-typed scalar.
+class Index {
+public:
+  Index(TileBuilder *tb, mlir::Value v) : tb(tb), v(v) {}
+  mlir::Value value() const { return v; }
+  Index operator+(Index o) const;
+  Index operator-(Index o) const;
+  Index operator+(int64_t c) const;
+  Index operator*(int64_t c) const;
+  Index operator/(int64_t c) const;
+
+private:
+  TileBuilder *tb;
+  mlir::Value v;
+};
+
+/// A tile value.
+class Tile {
+public:
+  Tile() = default;
+  explicit Tile(mlir::Value v) : v(v) {}
+  mlir::Value value() const { return v; }
+  tile::TileType type() const { return mlir::cast<tile::TileType>(v.getType()); }
+  int64_t rows() const { return type().getRows(); }
+  int64_t cols() const { return type().getCols(); }
+  explicit operator bool() const { return bool(v); }
+
+private:
+  mlir::Value v;
+};
+
+/// MXFP4 data with its E8M0 scales.
+struct MxTile {
+  Tile data;
+  Tile scales;
+};
+
+/// Activation and its parameters (docs/Numerics.md, mxtile.activation).
+struct Activation {
+  tile::ActivationKind kind = tile::ActivationKind::none;
+  float alpha = 1.702f, limit = 7.0f;     ///< swiglu
+  float beta = 1.0f, linearBeta = 1.0f;   ///< situv2
+};
+
+class TileBuilder {
+public:
+  /// Starts kernel `name` (a func.func marked mxtile.kernel) at the end of `module`.
+  TileBuilder(mlir::ModuleOp module, llvm::StringRef name);
+
+  mlir::Type bf16() { return b.getBF16Type(); }
+  mlir::Type i8() { return b.getI8Type(); }
+  mlir::Type f32() { return b.getF32Type(); }
+
+  /// Appends a global buffer argument (memref<?xelem>).
+  mlir::Value bufferArg(mlir::Type elem);
+  /// Appends a run-time i32 argument; returns it as an index.
+  Index i32Arg();
+
+  Index constant(int64_t v);
+  Index tileId(int dim);
+  Index min(Index a, Index b);
+
+  Tile load(mlir::Value buffer, Index row, Index col, Index ld, Index validRows, int64_t rows,
+            int64_t cols);
+  MxTile quantize(Tile t, ScaleRounding rounding);
+  /// Weights [rows, cols K-elements] at (row, col) of a [*, k] matrix, with its
+  /// scales at (row, col / 32), in the given layouts.
+  MxTile loadWeight(mlir::Value data, mlir::Value scales, Index row, Index col, int64_t k,
+                    WeightLayout weightLayout, ScaleLayout scaleLayout, int64_t rows,
+                    int64_t cols);
+  Tile zero(int64_t rows, int64_t cols);
+  Tile scaledMma(const MxTile &a, const MxTile &b, Tile acc);
+  Tile activation(const Activation &act, Tile gate, Tile up = Tile());
+  void store(Tile t, mlir::Value buffer, Index row, Index col, Index ld, Index validRows);
+
+  /// A K loop lb, lb+step, ... < ub carrying one accumulator tile.
+  Tile loopK(Index lb, Index ub, int64_t step, Tile init,
+             llvm::function_ref<Tile(Index k, Tile acc)> body);
+
+  /// Closes the kernel (adds the return) and returns it.
+  mlir::func::FuncOp finish();
+
+  mlir::ImplicitLocOpBuilder &builder() { return b; }
+
+private:
+  mlir::ImplicitLocOpBuilder b;
+  mlir::func::FuncOp func;
+};
+
+} // namespace mxfp4::dsl
+
+#endif // MXFP4_DSL_TILEBUILDER_H

@@ -1,0 +1,122 @@
+//===- AmdLowering.h - State shared by the mxtile -> AMDGPU lowering -*- C++ -*-===//
+//
+// The lowering walks a tile kernel once, in order, and emits per-lane code
+// into a gpu.func. Tile values do not become SSA values one-to-one: a load is
+// remembered until its consumer (quantize) decides the lane mapping, a
+// quantized tile lives in LDS, weights and scales are fetched where the MMA
+// needs them, and an accumulator tile is a list of per-lane vectors. The
+// TileHandle variant records which of these a tile value became.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MXFP4_LIB_CONVERSION_TILETOAMDGPU_AMDLOWERING_H
+#define MXFP4_LIB_CONVERSION_TILETOAMDGPU_AMDLOWERING_H
+
+#include "mxfp4/Conversion/LaneLayout.h"
+#include "mxfp4/Dialect/Tile/TileOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <variant>
+
+namespace mxfp4::amd {
+
+/// A chip and the tile shape of the kernel being lowered.
+struct Config {
+  std::string chip;
+  MmaIntrinsic mma;
+  int wave = 64;
+  int waves = 4;
+  int64_t bm = 0, bn = 0, bk = 0;
+
+  bool isGfx950() const { return mma == MmaIntrinsic::MFMA_SCALE_F32_16x16x128_B32; }
+  int threads() const { return wave * waves; }
+  int64_t rowTiles() const { return bm / 16; }         ///< MMA tiles along M
+  int64_t colTiles() const { return bn / waves / 16; } ///< MMA tiles along N per wave
+  int64_t subSteps() const { return bk / 128; }        ///< 128-K MMA steps per K tile
+  int64_t blocksPerRow() const { return bk / 32; }     ///< 32-element blocks per tile row
+  int accPerLane() const { return mmaShape(mma).accPerLane; }
+  /// bf16 elements one thread quantizes per pass (32 / this = lanes per block).
+  int64_t elemsPerThread() const {
+    return std::min<int64_t>(isGfx950() ? 16 : 32, bm * bk / (isGfx950() ? 256 : 128));
+  }
+  int64_t quantPasses() const { return bm * bk / (threads() * elemsPerThread()); }
+  /// Bytes of A scales per LDS stage.
+  int64_t aScaleBytes() const { return isGfx950() ? std::max<int64_t>(1, bm / 32) * 256 : bm * subSteps() * 4; }
+  int64_t aDataBytes() const { return bm * bk / 2; }
+};
+
+/// A BF16/F32 tile load whose lane mapping is not chosen yet.
+struct PendingLoad {
+  tile::LoadOp op;
+};
+/// Quantized A data and scales in LDS, double-buffered by K-step parity.
+struct LdsData {};
+struct LdsScales {};
+/// A weight or scale fetch, done lane by lane at the MMA.
+struct PendingWeight {
+  tile::LoadWeightOp op;
+};
+struct PendingScales {
+  tile::LoadScalesOp op;
+};
+/// An accumulator: rowTiles x colTiles per-lane vectors, row-major.
+struct Accumulator {
+  llvm::SmallVector<mlir::Value> parts;
+};
+
+using TileHandle = std::variant<PendingLoad, LdsData, LdsScales, PendingWeight, PendingScales,
+                                Accumulator>;
+
+/// Emits the per-lane code of one kernel.
+class KernelEmitter {
+public:
+  KernelEmitter(const Config &config, mlir::gpu::GPUFuncOp func, mlir::Value ldsA,
+                mlir::Value ldsS)
+      : cfg(config), func(func), ldsA(ldsA), ldsS(ldsS) {}
+
+  /// Lowers `op` (a kernel-body op) at the builder's insertion point.
+  mlir::LogicalResult lower(mlir::ImplicitLocOpBuilder &b, mlir::Operation *op);
+
+  /// Thread/lane/wave ids and other loop-invariant values; call once first.
+  void emitPrologue(mlir::ImplicitLocOpBuilder &b);
+
+  mlir::IRMapping mapping;
+
+private:
+  mlir::LogicalResult lowerFor(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp op);
+  mlir::LogicalResult lowerQuantize(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op);
+  mlir::LogicalResult lowerScaledMma(mlir::ImplicitLocOpBuilder &b, tile::ScaledMmaOp op);
+  mlir::LogicalResult lowerActivation(mlir::ImplicitLocOpBuilder &b, tile::ActivationOp op);
+  mlir::LogicalResult lowerStore(mlir::ImplicitLocOpBuilder &b, tile::StoreOp op);
+
+  template <typename T> T *handle(mlir::Value v) {
+    auto it = tiles.find(v);
+    return it == tiles.end() ? nullptr : std::get_if<T>(&it->second);
+  }
+
+  // Index helpers (index type).
+  mlir::Value idx(mlir::ImplicitLocOpBuilder &b, int64_t v);
+  mlir::Value add(mlir::ImplicitLocOpBuilder &b, mlir::Value x, int64_t v);
+  mlir::Value add(mlir::ImplicitLocOpBuilder &b, mlir::Value x, mlir::Value y);
+  mlir::Value mul(mlir::ImplicitLocOpBuilder &b, mlir::Value x, int64_t v);
+  mlir::Value div(mlir::ImplicitLocOpBuilder &b, mlir::Value x, int64_t v);
+  mlir::Value rem(mlir::ImplicitLocOpBuilder &b, mlir::Value x, int64_t v);
+
+  const Config &cfg;
+  mlir::gpu::GPUFuncOp func;
+  mlir::Value ldsA, ldsS;
+  llvm::DenseMap<mlir::Value, TileHandle> tiles;
+
+  // Prologue values.
+  mlir::Value tid, lane, wave, l16, lgroup;
+  // The K loop being lowered: its trip index and LDS stage offset.
+  mlir::Value stageA, stageS;
+};
+
+} // namespace mxfp4::amd
+
+#endif // MXFP4_LIB_CONVERSION_TILETOAMDGPU_AMDLOWERING_H

@@ -1,0 +1,148 @@
+//===- AmdQuantize.cpp - Inline MXFP4 quantization of A into LDS ----------===//
+//
+// Each thread loads elemsPerThread() consecutive BF16 values of one 32-block
+// (16-byte global loads), takes the integer max of |x| bit patterns, and
+// combines it with the other lanes of its block through xor shuffles. The
+// E8M0 scale follows the op's rounding mode (E8M0Emitter, bit-identical to the
+// CPU quantizer), the hardware converts with RNE and saturation, and the
+// packed bytes plus the scale byte go to the current LDS stage.
+//
+// LDS layout of A (per stage, BM rows of BK/2 bytes):
+//  - gfx950: row-major; a lane's MFMA operand (16 B) is contiguous.
+//  - gfx1250: per 128-K step the four 16-byte K chunks are stored c0,c2,c1,c3,
+//    so a lane's two chunks (K 32h.., 64+32h..) are one 32-byte read.
+// A scales use the byte convention of the matching weight-scale layout, so
+// the MMA picks A and B scale bytes the same way.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AmdLowering.h"
+#include "mxfp4/Conversion/E8M0Emitter.h"
+
+#include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mxfp4;
+using namespace mxfp4::amd;
+
+LogicalResult KernelEmitter::lowerQuantize(ImplicitLocOpBuilder &b, tile::QuantizeOp op) {
+  PendingLoad *load = handle<PendingLoad>(op.getInput());
+  if (!load)
+    return op.emitOpError() << "on " << cfg.chip
+                            << " the quantized tile must come straight from mxtile.load";
+  tile::LoadOp ld = load->op;
+  tile::TileType in = op.getInput().getType();
+  if (in.getRows() != cfg.bm || in.getCols() != cfg.bk)
+    return op.emitOpError() << "quantizes a " << in.getRows() << "x" << in.getCols()
+                            << " tile but the MMA consumes " << cfg.bm << "x" << cfg.bk;
+  if (!in.getElementType().isBF16())
+    return op.emitOpError() << "inline quantization on " << cfg.chip << " takes bf16 input";
+  if (!stageA)
+    return op.emitOpError() << "must sit inside the K loop (scf.for) on " << cfg.chip;
+
+  const int64_t elems = cfg.elemsPerThread(), lanesPerBlock = 32 / elems;
+  Value base = mapping.lookup(ld.getBase()), row0 = mapping.lookup(ld.getRow()),
+        col0 = mapping.lookup(ld.getCol()), ldv = mapping.lookup(ld.getLd());
+  // Rows past the M tail re-read the last valid row; the store drops them.
+  Value lastRow = add(b, row0, arith::SubIOp::create(b, mapping.lookup(ld.getValidRows()),
+                                                     idx(b, 1)));
+  auto i32 = b.getI32Type();
+  auto cst = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 32).getResult(); };
+  auto bf16Vec = VectorType::get({elems}, b.getBF16Type());
+  auto i16Vec = VectorType::get({elems}, b.getI16Type());
+  auto fp4x8 = VectorType::get({8}, b.getType<Float4E2M1FNType>());
+
+  for (int64_t p = 0; p < cfg.quantPasses(); ++p) {
+    Value t = add(b, tid, p * cfg.threads());
+    Value blk = lanesPerBlock > 1 ? div(b, t, lanesPerBlock) : t;
+    Value part = lanesPerBlock > 1 ? rem(b, t, lanesPerBlock) : Value();
+    Value r = div(b, blk, cfg.blocksPerRow()), kb = rem(b, blk, cfg.blocksPerRow());
+    Value grow = arith::MinUIOp::create(b, add(b, row0, r), lastRow);
+    Value colIn = mul(b, kb, 32);
+    if (part)
+      colIn = add(b, colIn, mul(b, part, elems));
+    Value gidx = add(b, arith::MulIOp::create(b, grow, ldv), add(b, col0, colIn));
+    Value x = vector::LoadOp::create(b, bf16Vec, base, ValueRange{gidx});
+
+    // amax over the block: integer max of |bf16| bit patterns, then lanes.
+    Value bits = vector::BitCastOp::create(b, i16Vec, x);
+    Value absMask = arith::ConstantOp::create(b, i16Vec, DenseElementsAttr::get(i16Vec, int16_t(0x7FFF)));
+    Value mag = arith::AndIOp::create(b, bits, absMask);
+    Value amax16 = vector::ReductionOp::create(b, vector::CombiningKind::MAXUI, mag);
+    Value amax = arith::ExtUIOp::create(b, i32, amax16);
+    for (int64_t d = 1; d < lanesPerBlock; d *= 2) {
+      auto sh = gpu::ShuffleOp::create(b, amax, cst(d), cst(cfg.wave), gpu::ShuffleMode::XOR);
+      amax = arith::MaxUIOp::create(b, amax, sh.getShuffleResult());
+    }
+    Value amaxBits = arith::ShLIOp::create(b, amax, cst(16));
+    Value code = emitScaleFromAmax(b, b.getLoc(), amaxBits, op.getRounding());
+    Value scale = emitDequantScale(b, b.getLoc(), code);
+    // Under a NaN scale every element code is 0 (docs/Numerics.md).
+    Value nanScale = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, code, cst(0xFF));
+
+    SmallVector<Value> words;
+    for (int64_t dw = 0; dw < elems / 8; ++dw) {
+      Value word;
+      if (cfg.isGfx950()) {
+        Value packed;
+        for (int64_t pair = 0; pair < 4; ++pair) {
+          Value two = vector::ExtractStridedSliceOp::create(b, x, ArrayRef<int64_t>{dw * 8 + 2 * pair},
+                                                            ArrayRef<int64_t>{2}, ArrayRef<int64_t>{1});
+          packed = amdgpu::PackedScaledTruncOp::create(b, fp4x8, two, scale,
+                                                       b.getI32IntegerAttr(pair), packed);
+        }
+        Value v = vector::BitCastOp::create(b, VectorType::get({1}, i32), packed);
+        word = vector::ExtractOp::create(b, v, ArrayRef<int64_t>{0});
+      } else {
+        Value eight = vector::ExtractStridedSliceOp::create(b, x, ArrayRef<int64_t>{dw * 8},
+                                                            ArrayRef<int64_t>{8}, ArrayRef<int64_t>{1});
+        word = ROCDL::CvtScaleF32Pk8Fp4Bf16Op::create(b, i32, eight, scale);
+      }
+      words.push_back(arith::SelectOp::create(b, nanScale, cst(0), word));
+    }
+    auto wordsTy = VectorType::get({int64_t(words.size())}, i32);
+    Value wv = vector::FromElementsOp::create(b, wordsTy, words);
+    Value bytes = vector::BitCastOp::create(
+        b, VectorType::get({int64_t(words.size()) * 4}, b.getI8Type()), wv);
+
+    // LDS byte column of this thread's packed values, and its scale byte.
+    Value lcol, sOff;
+    if (cfg.isGfx950()) {
+      lcol = mul(b, kb, 16);
+      // semantics.md 3.2 convention: dword = MFMA lane, byte = 2 * K-step + row / 16.
+      sOff = add(b, mul(b, div(b, r, 32), 256), mul(b, rem(b, kb, 4), 64));
+      sOff = add(b, sOff, mul(b, rem(b, r, 16), 4));
+      sOff = add(b, sOff, mul(b, div(b, kb, 4), 2));
+      sOff = add(b, sOff, div(b, rem(b, r, 32), 16));
+    } else {
+      Value sub = div(b, kb, 4), chunk = rem(b, kb, 4);
+      Value pos = add(b, mul(b, rem(b, chunk, 2), 2), div(b, chunk, 2));
+      lcol = add(b, mul(b, sub, 64), mul(b, pos, 16));
+      // One dword per (128-K step, row); byte = K-block inside the step.
+      sOff = add(b, mul(b, add(b, mul(b, sub, cfg.bm), r), 4), chunk);
+    }
+    if (part)
+      lcol = add(b, lcol, mul(b, part, elems / 2));
+    Value aIdx = add(b, stageA, add(b, mul(b, r, cfg.bk / 2), lcol));
+    vector::StoreOp::create(b, bytes, ldsA, ValueRange{aIdx});
+    Value code8 = arith::TruncIOp::create(b, b.getI8Type(), code);
+    Value sIdx = add(b, stageS, sOff);
+    if (part) {
+      Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, part, idx(b, 0));
+      auto ifOp = scf::IfOp::create(b, first, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      memref::StoreOp::create(b, code8, ldsS, ValueRange{sIdx});
+    } else {
+      memref::StoreOp::create(b, code8, ldsS, ValueRange{sIdx});
+    }
+  }
+  gpu::BarrierOp::create(b);
+  tiles[op.getData()] = LdsData{};
+  tiles[op.getScales()] = LdsScales{};
+  return success();
+}

@@ -1,0 +1,97 @@
+//===- mxfp4-dump.cpp - Show the code mxfp4-jit generates ------------------===//
+//
+// Builds a kernel from its parameters (or reads a tile program) and prints it
+// at any stage of the compile:
+//
+//   mxfp4-dump --op=gemm_a4w4 --arch=gfx950 --n=8448 --k=7168 --bm=16 --emit=isa
+//   mxfp4-dump --op=gemm_a4w4 --arch=gfx1250 ... --emit=obj -o k.hsaco
+//   mxfp4-opt k.mlir | mxfp4-dump --arch=gfx950 --emit=isa -
+//
+//   --emit=tile  the mxtile program        --emit=gpu  after mxtile-to-amdgpu
+//   --emit=llvm  LLVM IR (optimized)       --emit=isa  assembly
+//   --emit=obj   a loadable HSA code object
+//
+//===----------------------------------------------------------------------===//
+
+#include "mxfp4/Kernels/GemmA4W4.h"
+#include "mxfp4/Target/Compile.h"
+
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mxfp4;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("[tile program .mlir, - for stdin]"),
+                                      cl::init(""));
+static cl::opt<std::string> opName("op", cl::desc("kernel to build: gemm_a4w4"), cl::init("gemm_a4w4"));
+static cl::opt<std::string> archName("arch", cl::desc("gfx950, gfx1250 or sm_90a"), cl::init("gfx950"));
+static cl::opt<int64_t> nOpt("n", cl::desc("N (output columns)"), cl::init(8448));
+static cl::opt<int64_t> kOpt("k", cl::desc("K (reduction length)"), cl::init(7168));
+static cl::opt<int64_t> bmOpt("bm", cl::desc("M tile: 16 or 64"), cl::init(16));
+static cl::opt<std::string> roundingName("rounding", cl::desc("roundup, even, floor, nearest"),
+                                         cl::init("roundup"));
+static cl::opt<std::string> emitName("emit", cl::desc("tile, gpu, llvm, isa or obj"), cl::init("isa"));
+static cl::opt<std::string> outputFile("o", cl::desc("output file (default stdout)"), cl::init("-"));
+
+static int fail(const llvm::Twine &msg) {
+  llvm::errs() << "mxfp4-dump: " << msg << "\n";
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "mxfp4-jit code dumper\n");
+
+  std::optional<Arch> arch = parseArch(archName);
+  if (!arch)
+    return fail("unknown --arch '" + archName + "'; expected gfx950, gfx1250 or sm_90a");
+  std::optional<EmitKind> emit = parseEmitKind(emitName);
+  if (!emit)
+    return fail("unknown --emit '" + emitName + "'; expected tile, gpu, llvm, isa or obj");
+  std::optional<ScaleRounding> rounding = parseScaleRounding(roundingName);
+  if (!rounding)
+    return fail("unknown --rounding '" + roundingName + "'; expected roundup, even, floor or nearest");
+
+  mlir::DialectRegistry registry;
+  registerMxfp4Dialects(registry);
+  mlir::MLIRContext ctx(registry);
+  ctx.loadAllAvailableDialects();
+
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  if (!inputFile.empty()) {
+    std::string error;
+    auto file = mlir::openInputFile(inputFile, &error);
+    if (!file)
+      return fail(error);
+    llvm::SourceMgr sm;
+    sm.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    module = mlir::parseSourceFile<mlir::ModuleOp>(sm, &ctx);
+    if (!module)
+      return fail("cannot parse " + inputFile);
+  } else {
+    if (opName != "gemm_a4w4")
+      return fail("unknown --op '" + opName + "'; expected gemm_a4w4");
+    llvm::Expected<GemmA4W4Spec> spec = makeGemmA4W4Spec(*arch, nOpt, kOpt, bmOpt, *rounding);
+    if (!spec)
+      return fail(llvm::toString(spec.takeError()));
+    module = mlir::ModuleOp::create(mlir::UnknownLoc::get(&ctx));
+    buildGemmA4W4(*module, *spec);
+  }
+
+  llvm::Expected<std::string> out = compileModule(*module, *arch, *emit);
+  if (!out)
+    return fail(llvm::toString(out.takeError()));
+  std::string error;
+  auto output = mlir::openOutputFile(outputFile, &error);
+  if (!output)
+    return fail(error);
+  output->os() << *out;
+  output->keep();
+  return 0;
+}
