@@ -16,6 +16,8 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -121,24 +123,30 @@ llvm::Expected<std::string> compileModule(ModuleOp module, Arch arch, EmitKind e
       return dir.takeError();
     toolkit = *dir;
   }
-  std::string result, llvmIR;
-  auto captureIR = [&](llvm::Module &m) {
-    llvm::raw_string_ostream os(llvmIR);
-    m.print(os, nullptr);
-  };
+  std::string result;
   gpu::CompilationTarget target = emit == EmitKind::Object ? gpu::CompilationTarget::Binary
+                                  : emit == EmitKind::LLVM ? gpu::CompilationTarget::Offload
                                                            : gpu::CompilationTarget::Assembly;
   for (auto gpuModule : module.getOps<gpu::GPUModuleOp>()) {
     auto targetAttr = cast<gpu::TargetAttrInterface>(gpuModule.getTargetsAttr()[0]);
-    gpu::TargetOptions opts(toolkit, {}, {}, {}, target, {}, {}, {},
-                            emit == EmitKind::LLVM ? llvm::function_ref<void(llvm::Module &)>(captureIR)
-                                                   : llvm::function_ref<void(llvm::Module &)>());
+    gpu::TargetOptions opts(toolkit, {}, {}, {}, target);
     std::optional<SmallVector<char, 0>> bytes = targetAttr.serializeToObject(gpuModule, opts);
     if (!bytes)
       return fail("generating " + chipOf(arch) + " code");
-    result.append(bytes->begin(), bytes->end());
+    if (emit != EmitKind::LLVM) {
+      result.append(bytes->begin(), bytes->end());
+      continue;
+    }
+    // Offload is LLVM bitcode; print it as text.
+    llvm::LLVMContext llvmCtx;
+    auto ir = llvm::parseBitcodeFile(
+        llvm::MemoryBufferRef(llvm::StringRef(bytes->data(), bytes->size()), "kernel"), llvmCtx);
+    if (!ir)
+      return ir.takeError();
+    llvm::raw_string_ostream os(result);
+    (*ir)->print(os, nullptr);
   }
-  return emit == EmitKind::LLVM ? llvmIR : result;
+  return result;
 }
 
 } // namespace mxfp4

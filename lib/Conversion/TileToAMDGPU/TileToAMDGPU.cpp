@@ -16,6 +16,7 @@
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/AsmParser/AsmParser.h"
 
 namespace mxfp4::tile {
 #define GEN_PASS_DEF_TILETOAMDGPU
@@ -88,6 +89,11 @@ LogicalResult KernelEmitter::lowerFor(ImplicitLocOpBuilder &b, scf::ForOp op) {
   Value lb = mapping.lookup(op.getLowerBound()), ub = mapping.lookup(op.getUpperBound()),
         step = mapping.lookup(op.getStep());
   auto newFor = scf::ForOp::create(b, lb, ub, step, inits);
+  // Keep the K loop rolled: fully unrolling a short loop (K = 768) raised
+  // VGPR use past the occupancy budget and sank MMAs into the store branches.
+  newFor->setAttr("loop_annotation",
+                  parseAttribute("#llvm.loop_annotation<unroll = <disable = true>>",
+                                 b.getContext()));
   LogicalResult result = success();
   {
     OpBuilder::InsertionGuard guard(b);

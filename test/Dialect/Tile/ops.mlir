@@ -1,0 +1,67 @@
+// Every mxtile op parses, verifies and prints back to something that parses
+// to the same thing.
+// RUN: mxfp4-opt %s | mxfp4-opt | FileCheck %s
+// RUN: mxfp4-opt %s --mlir-print-op-generic | mxfp4-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @dense
+func.func @dense(%a: memref<?xbf16>, %w: memref<?xi8>, %ws: memref<?xi8>, %c: memref<?xbf16>,
+                 %m: index) attributes {mxtile.kernel} {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %k = arith.constant 7168 : index
+  %n = arith.constant 8448 : index
+  // CHECK: %[[N0:.+]] = mxtile.tile_id 0
+  // CHECK: %[[M0:.+]] = mxtile.tile_id 1
+  %n0 = mxtile.tile_id 0
+  %m0 = mxtile.tile_id 1
+  // CHECK: mxtile.zero : <16x256xf32>
+  %acc = mxtile.zero : !mxtile.tile<16x256xf32>
+  // CHECK: mxtile.load %{{.+}}[%[[M0]], %{{.+}}] ld %{{.+}} rows %{{.+}} : memref<?xbf16> -> <16x256xbf16>
+  %x = mxtile.load %a[%m0, %c0] ld %k rows %m : memref<?xbf16> -> !mxtile.tile<16x256xbf16>
+  // CHECK: mxtile.quantize %{{.+}} {rounding = #mxtile<rounding even>} : <16x256xbf16> -> <16x256xf4E2M1FN>, <16x8xf8E8M0FNU>
+  %q, %s = mxtile.quantize %x {rounding = #mxtile<rounding even>}
+      : !mxtile.tile<16x256xbf16> -> !mxtile.tile<16x256xf4E2M1FN>, !mxtile.tile<16x8xf8E8M0FNU>
+  // CHECK: mxtile.load_weight %{{.+}}[%[[N0]], %{{.+}}] {k = 7168 : i64, layout = #mxtile<weight_layout gfx950_mfma16>}
+  %wt = mxtile.load_weight %w[%n0, %c0] {k = 7168 : i64, layout = #mxtile<weight_layout gfx950_mfma16>}
+      : memref<?xi8> -> !mxtile.tile<256x256xf4E2M1FN>
+  // CHECK: mxtile.load_scales %{{.+}} {k = 7168 : i64, layout = #mxtile<scale_layout gfx1250_wmma>}
+  %wst = mxtile.load_scales %ws[%n0, %c0] {k = 7168 : i64, layout = #mxtile<scale_layout gfx1250_wmma>}
+      : memref<?xi8> -> !mxtile.tile<256x8xf8E8M0FNU>
+  // CHECK: mxtile.scaled_mma
+  // CHECK-SAME: -> <16x256xf32>
+  %r = mxtile.scaled_mma %q, %s, %wt, %wst, %acc
+      : !mxtile.tile<16x256xf4E2M1FN>, !mxtile.tile<16x8xf8E8M0FNU>,
+        !mxtile.tile<256x256xf4E2M1FN>, !mxtile.tile<256x8xf8E8M0FNU> -> !mxtile.tile<16x256xf32>
+  // CHECK: mxtile.activation silu %{{.+}} : <16x256xf32> -> <16x256xf32>
+  %h = mxtile.activation silu %r : !mxtile.tile<16x256xf32> -> !mxtile.tile<16x256xf32>
+  // CHECK: mxtile.activation swiglu %{{.+}}, %{{.+}} {alpha = 1.702000e+00 : f32, limit = 7.000000e+00 : f32}
+  %g = mxtile.activation swiglu %r, %h {alpha = 1.702 : f32, limit = 7.0 : f32}
+      : !mxtile.tile<16x256xf32>, !mxtile.tile<16x256xf32> -> !mxtile.tile<16x256xf32>
+  // CHECK: mxtile.activation situv2 %{{.+}}, %{{.+}} {beta = 4.000000e+00 : f32, linear_beta = 2.500000e+01 : f32}
+  %t = mxtile.activation situv2 %r, %g {beta = 4.0 : f32, linear_beta = 25.0 : f32}
+      : !mxtile.tile<16x256xf32>, !mxtile.tile<16x256xf32> -> !mxtile.tile<16x256xf32>
+  // CHECK: mxtile.store %{{.+}}, %{{.+}}[%[[M0]], %[[N0]]] ld %{{.+}} rows %{{.+}} : <16x256xf32> -> memref<?xbf16>
+  mxtile.store %t, %c[%m0, %n0] ld %n rows %m : !mxtile.tile<16x256xf32> -> memref<?xbf16>
+  return
+}
+
+// MoE shapes: rows gathered through sorted token ids, scattered on store,
+// and a fused quantized store for the next stage.
+// CHECK-LABEL: func.func @moe
+func.func @moe(%x: memref<?xbf16>, %ids: memref<?xi32>, %q: memref<?xi8>, %qs: memref<?xi8>,
+               %out: memref<?xbf16>, %row: index, %valid: index) {
+  %c0 = arith.constant 0 : index
+  %ld = arith.constant 512 : index
+  // CHECK: mxtile.load %{{.+}} gather %{{.+}} : memref<?xi32> : memref<?xbf16> -> <32x128xbf16>
+  %t = mxtile.load %x[%row, %c0] ld %ld rows %valid gather %ids : memref<?xi32>
+      : memref<?xbf16> -> !mxtile.tile<32x128xbf16>
+  %z = mxtile.zero : !mxtile.tile<32x128xf32>
+  // CHECK: mxtile.store_quantized %{{.+}} {rounding = #mxtile<rounding nearest>, scale_layout = #mxtile<scale_layout gfx950_mfma16>}
+  mxtile.store_quantized %z, %q[%row, %c0], %qs ld %ld rows %valid
+      {rounding = #mxtile<rounding nearest>, scale_layout = #mxtile<scale_layout gfx950_mfma16>}
+      : !mxtile.tile<32x128xf32>, memref<?xi8>, memref<?xi8>
+  // CHECK: mxtile.store %{{.+}} scatter %{{.+}} : memref<?xi32> : <32x128xf32> -> memref<?xbf16>
+  mxtile.store %z, %out[%row, %c0] ld %ld rows %valid scatter %ids : memref<?xi32>
+      : !mxtile.tile<32x128xf32> -> memref<?xbf16>
+  return
+}

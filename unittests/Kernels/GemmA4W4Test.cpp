@@ -1,0 +1,87 @@
+//===- GemmA4W4Test.cpp - The dense A4W4 kernel spec and tile program ------===//
+
+#include "mxfp4/Kernels/GemmA4W4.h"
+#include "mxfp4/Dialect/Tile/TileOps.h"
+#include "mxfp4/Target/Compile.h"
+#include "TestUtil/Expected.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/MLIRContext.h"
+#include "gtest/gtest.h"
+
+using namespace mxfp4;
+
+namespace {
+
+TEST(GemmA4W4Spec, SeedShapesAndTiles) {
+  auto s = makeGemmA4W4Spec(Arch::GFX950, 8448, 7168, 16);
+  ASSERT_OK(s);
+  EXPECT_EQ(s->bk, 256);
+  EXPECT_EQ(s->name(), "gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_roundup");
+  auto s2 = makeGemmA4W4Spec(Arch::GFX1250, 7168, 4224, 64, ScaleRounding::Even);
+  ASSERT_OK(s2);
+  EXPECT_EQ(s2->bk, 128); // 4224 % 256 != 0
+  EXPECT_EQ(s2->scaleLayout(), ScaleLayout::Gfx1250Wmma);
+  EXPECT_EQ(s2->name(), "gemm_a4w4_gfx1250_n7168_k4224_bm64_bn256_bk128_even");
+}
+
+TEST(GemmA4W4Spec, ConstraintsAreNamed) {
+  EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::GFX950, 1000, 7168, 16), "N % 256 == 0");
+  EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::GFX950, 256, 4100, 16), "K % 128 == 0");
+  EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::GFX950, 256, 256, 32), "BM must be 16 or 64");
+  EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::GFX950, 0, 256, 16), "must be positive");
+  EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::SM90A, 256, 256, 16), "sm_90a");
+}
+
+TEST(GemmA4W4, TileProgramVerifiesAndHasTheSeedAnatomy) {
+  mlir::DialectRegistry registry;
+  registerMxfp4Dialects(registry);
+  mlir::MLIRContext ctx(registry);
+  ctx.loadAllAvailableDialects();
+  for (Arch arch : {Arch::GFX950, Arch::GFX1250})
+    for (int64_t bm : {16, 64}) {
+      auto spec = makeGemmA4W4Spec(arch, 1536, 4224, bm);
+      ASSERT_OK(spec);
+      auto module = mlir::ModuleOp::create(mlir::UnknownLoc::get(&ctx));
+      buildGemmA4W4(module, *spec);
+      ASSERT_TRUE(mlir::succeeded(module.verify()));
+      auto fn = *module.getOps<mlir::func::FuncOp>().begin();
+      EXPECT_EQ(fn.getSymName(), spec->name());
+      EXPECT_TRUE(fn->hasAttr(tile::TileDialect::getKernelAttrName()));
+      EXPECT_EQ(fn.getNumArguments(), 5u);
+      int loops = 0, quant = 0, mma = 0, stores = 0;
+      fn.walk([&](mlir::Operation *op) {
+        loops += mlir::isa<mlir::scf::ForOp>(op);
+        quant += mlir::isa<tile::QuantizeOp>(op);
+        mma += mlir::isa<tile::ScaledMmaOp>(op);
+        stores += mlir::isa<tile::StoreOp>(op);
+      });
+      EXPECT_EQ(loops, 1);
+      EXPECT_EQ(quant, 1);
+      EXPECT_EQ(mma, 1);
+      EXPECT_EQ(stores, 1);
+      // The whole chain to ISA works in process and names the instruction.
+      auto isa = compileModule(module, arch, EmitKind::ISA);
+      ASSERT_OK(isa);
+      EXPECT_NE(isa->find(arch == Arch::GFX950 ? "v_mfma_scale_f32_16x16x128_f8f6f4"
+                                               : "v_wmma_scale_f32_16x16x128_f8f6f4"),
+                std::string::npos);
+      module.erase();
+    }
+}
+
+TEST(GemmA4W4, CompileErrorsComeBackAsErrors) {
+  mlir::DialectRegistry registry;
+  registerMxfp4Dialects(registry);
+  mlir::MLIRContext ctx(registry);
+  ctx.loadAllAvailableDialects();
+  auto module = mlir::ModuleOp::create(mlir::UnknownLoc::get(&ctx));
+  auto spec = makeGemmA4W4Spec(Arch::GFX950, 256, 512, 16);
+  ASSERT_OK(spec);
+  buildGemmA4W4(module, *spec);
+  EXPECT_ERROR_CONTAINS(compileModule(module, Arch::SM90A, EmitKind::ISA), "sm_90a");
+  module.erase();
+}
+
+} // namespace
