@@ -77,7 +77,7 @@ int main(int argc, char **argv) {
   } else {
     if (opName != "gemm_a4w4")
       return fail("unknown --op '" + opName + "'; expected gemm_a4w4");
-    llvm::Expected<GemmA4W4Spec> spec = makeGemmA4W4Spec(*arch, nOpt, kOpt, bmOpt, *rounding);
+    llvm::Expected<KernelSpec> spec = makeGemmA4W4Spec(*arch, nOpt, kOpt, bmOpt, *rounding);
     if (!spec)
       return fail(llvm::toString(spec.takeError()));
     module = mlir::ModuleOp::create(mlir::UnknownLoc::get(&ctx));

@@ -27,7 +27,8 @@ template <typename T> std::string errorMessage(llvm::Expected<T> &e) {
 /// Fails the test (fatally) with the error text when `expr` holds an error.
 #define ASSERT_OK(expr)                                                                            \
   do {                                                                                             \
-    std::string msg_ = ::mxfp4::test::errorMessage(expr);                                          \
+    auto &&v_ = (expr);                                                                            \
+    std::string msg_ = ::mxfp4::test::errorMessage(v_);                                            \
     ASSERT_TRUE(msg_.empty()) << msg_;                                                             \
   } while (0)
 

@@ -8,7 +8,7 @@
 #ifndef MXFP4_TARGET_COMPILE_H
 #define MXFP4_TARGET_COMPILE_H
 
-#include "mxfp4/Kernels/GemmA4W4.h"
+#include "mxfp4/Kernels/KernelSpec.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"

@@ -1,0 +1,76 @@
+//===- KernelSpec.h - What identifies a generated kernel ---------*- C++ -*-===//
+//
+// A KernelSpec holds everything that changes the generated code. Its
+// canonical name is a cache key, a file name and a kernel symbol at once:
+// only [a-z0-9_], every field present, float parameters as exact f32 bits:
+//
+//   gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_roundup_wgfx950mfma16_sgfx950mfma16_anone_ebf16
+//   ..._aswiglu_f3fd9db23_f40e00000_ebf16          (alpha = 1.702f, limit = 7.0f)
+//
+// parseKernelName() inverts name() exactly and treats its input as
+// untrusted (names come from CSVs, caches, command lines): any malformed name
+// is an error that says what is wrong, never a crash.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MXFP4_KERNELS_KERNELSPEC_H
+#define MXFP4_KERNELS_KERNELSPEC_H
+
+#include "mxfp4/Format/E8M0.h"
+#include "mxfp4/Format/Layout.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <array>
+#include <optional>
+#include <string>
+
+namespace mxfp4 {
+
+/// The GPU targets.
+enum class Arch : uint8_t { GFX950, GFX1250, SM90A };
+llvm::StringRef toString(Arch arch);
+std::optional<Arch> parseArch(llvm::StringRef name);
+
+enum class OpKind : uint8_t { GemmA4W4 };
+enum class Activation : uint8_t { None, Silu, Swiglu, Situv2 };
+enum class Epilogue : uint8_t { BF16 };
+
+llvm::StringRef toString(Activation act);
+/// Float parameters of an activation: swiglu (alpha, limit), situv2 (beta, linear_beta).
+unsigned activationParamCount(Activation act);
+
+struct KernelSpec {
+  OpKind op = OpKind::GemmA4W4;
+  Arch arch = Arch::GFX950;
+  int64_t n = 0, k = 0;
+  int64_t bm = 16, bn = 256, bk = 256;
+  ScaleRounding rounding = kDefaultScaleRounding;
+  WeightLayout weightLayout = WeightLayout::Gfx950Mfma16;
+  ScaleLayout scaleLayout = ScaleLayout::Gfx950Mfma16;
+  Activation activation = Activation::None;
+  std::array<float, 2> activationParams = {0.0f, 0.0f};
+  Epilogue epilogue = Epilogue::BF16;
+
+  /// The canonical name (see the file comment).
+  std::string name() const;
+  bool operator==(const KernelSpec &o) const { return name() == o.name(); }
+};
+
+/// Parses a canonical name back into a spec and verifies it.
+llvm::Expected<KernelSpec> parseKernelName(llvm::StringRef name);
+
+/// Checks the spec's constraints for its target (tile shapes, divisibility,
+/// layouts, activation parameters). Errors name the violated constraint.
+llvm::Error verifyKernelSpec(const KernelSpec &spec);
+
+/// The dense A4W4 GEMM for (n, k, bm) on `arch` with the derived tile (BN 256,
+/// BK 256 when K % 256 == 0 else 128) and the arch's layouts; verified.
+llvm::Expected<KernelSpec> makeGemmA4W4Spec(Arch arch, int64_t n, int64_t k, int64_t bm,
+                                            ScaleRounding rounding = kDefaultScaleRounding,
+                                            Activation activation = Activation::None,
+                                            std::array<float, 2> params = {0.0f, 0.0f});
+
+} // namespace mxfp4
+
+#endif // MXFP4_KERNELS_KERNELSPEC_H

@@ -1,0 +1,278 @@
+//===- KernelSpec.cpp - What identifies a generated kernel ----------------===//
+
+#include "mxfp4/Kernels/KernelSpec.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/Format.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace mxfp4 {
+
+llvm::StringRef toString(Arch arch) {
+  switch (arch) {
+  case Arch::GFX950:
+    return "gfx950";
+  case Arch::GFX1250:
+    return "gfx1250";
+  case Arch::SM90A:
+    return "sm_90a";
+  }
+  return "invalid";
+}
+
+std::optional<Arch> parseArch(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<Arch>>(name)
+      .Case("gfx950", Arch::GFX950)
+      .Case("gfx1250", Arch::GFX1250)
+      .Case("sm_90a", Arch::SM90A)
+      .Default(std::nullopt);
+}
+
+/// Name tokens never contain '_' (it separates fields).
+static llvm::StringRef archToken(Arch a) { return a == Arch::SM90A ? "sm90a" : toString(a); }
+
+llvm::StringRef toString(Activation act) {
+  switch (act) {
+  case Activation::None:
+    return "none";
+  case Activation::Silu:
+    return "silu";
+  case Activation::Swiglu:
+    return "swiglu";
+  case Activation::Situv2:
+    return "situv2";
+  }
+  return "invalid";
+}
+
+unsigned activationParamCount(Activation act) {
+  return act == Activation::Swiglu || act == Activation::Situv2 ? 2 : 0;
+}
+
+/// Layout names without '-' or '_': "gfx950-mfma16" -> "gfx950mfma16".
+static std::string layoutToken(llvm::StringRef name) {
+  std::string s;
+  for (char c : name)
+    if (c != '-')
+      s += c;
+  return s;
+}
+
+std::string KernelSpec::name() const {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "gemm_a4w4_" << archToken(arch) << "_n" << n << "_k" << k << "_bm" << bm << "_bn" << bn
+     << "_bk" << bk << "_" << toString(rounding) << "_w" << layoutToken(toString(weightLayout))
+     << "_s" << layoutToken(toString(scaleLayout)) << "_a" << toString(activation);
+  for (unsigned i = 0; i < activationParamCount(activation); ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &activationParams[i], 4);
+    os << "_f" << llvm::format_hex_no_prefix(bits, 8);
+  }
+  os << "_ebf16";
+  return s;
+}
+
+namespace {
+/// Walks the '_'-separated tokens of a name, producing errors that quote it.
+class NameParser {
+public:
+  explicit NameParser(llvm::StringRef name) : name(name) {
+    name.split(tokens, '_', /*MaxSplit=*/-1, /*KeepEmpty=*/true);
+  }
+
+  llvm::Error error(const llvm::Twine &what) const {
+    std::string shown = name.size() > 160 ? (name.take_front(160) + "...").str() : name.str();
+    return llvm::createStringError("kernel name '" + shown + "': " + what);
+  }
+  bool done() const { return pos >= tokens.size(); }
+  llvm::Expected<llvm::StringRef> next(const llvm::Twine &what) {
+    if (done())
+      return error("ends early; expected " + what);
+    return tokens[pos++];
+  }
+  /// A token `prefix<digits>`, canonical (no leading zeros, at most 9 digits).
+  llvm::Expected<int64_t> number(llvm::StringRef prefix) {
+    llvm::Expected<llvm::StringRef> tok = next("'" + prefix + "<number>'");
+    if (!tok)
+      return tok.takeError();
+    llvm::StringRef digits = *tok;
+    if (!digits.consume_front(prefix) || digits.empty() || digits.size() > 9 ||
+        !llvm::all_of(digits, llvm::isDigit) || (digits.size() > 1 && digits[0] == '0'))
+      return error("expected '" + prefix + "<number>' at field " + llvm::Twine(pos) + ", got '" +
+                   *tok + "'");
+    int64_t v = 0;
+    digits.getAsInteger(10, v);
+    return v;
+  }
+  /// A token `prefix<word>`; returns the word.
+  llvm::Expected<llvm::StringRef> tagged(llvm::StringRef prefix, const llvm::Twine &what) {
+    llvm::Expected<llvm::StringRef> tok = next(what);
+    if (!tok)
+      return tok.takeError();
+    llvm::StringRef word = *tok;
+    if (!word.consume_front(prefix))
+      return error("expected " + what + " at field " + llvm::Twine(pos) + ", got '" + *tok + "'");
+    return word;
+  }
+  size_t position() const { return pos; }
+
+private:
+  llvm::StringRef name;
+  llvm::SmallVector<llvm::StringRef> tokens;
+  size_t pos = 0;
+};
+} // namespace
+
+llvm::Expected<KernelSpec> parseKernelName(llvm::StringRef name) {
+  NameParser p(name);
+  if (name.empty())
+    return p.error("is empty");
+  for (char c : name)
+    if (!(llvm::isLower(c) || llvm::isDigit(c) || c == '_'))
+      return p.error("contains a character outside [a-z0-9_]");
+  KernelSpec s;
+  auto t0 = p.next("the op"), t1 = p.next("the op");
+  if (!t0 || !t1 || *t0 != "gemm" || *t1 != "a4w4") {
+    llvm::consumeError(t0.takeError());
+    llvm::consumeError(t1.takeError());
+    return p.error("unknown op; expected it to start with 'gemm_a4w4_'");
+  }
+  llvm::Expected<llvm::StringRef> arch = p.next("the target");
+  if (!arch)
+    return arch.takeError();
+  if (*arch == "sm90a")
+    s.arch = Arch::SM90A;
+  else if (std::optional<Arch> a = parseArch(*arch); a && *arch != "sm_90a")
+    s.arch = *a;
+  else
+    return p.error("unknown target '" + *arch + "'; expected gfx950, gfx1250 or sm90a");
+  for (auto [prefix, field] : {std::pair<const char *, int64_t *>{"n", &s.n},
+                               {"k", &s.k},
+                               {"bm", &s.bm},
+                               {"bn", &s.bn},
+                               {"bk", &s.bk}}) {
+    llvm::Expected<int64_t> v = p.number(prefix);
+    if (!v)
+      return v.takeError();
+    *field = *v;
+  }
+  llvm::Expected<llvm::StringRef> rounding = p.next("the scale rounding");
+  if (!rounding)
+    return rounding.takeError();
+  std::optional<ScaleRounding> r = parseScaleRounding(*rounding);
+  if (!r || *rounding != toString(*r))
+    return p.error("unknown scale rounding '" + *rounding +
+                   "'; expected roundup, even, floor or nearest");
+  s.rounding = *r;
+
+  llvm::Expected<llvm::StringRef> wl = p.tagged("w", "the weight layout 'w<layout>'");
+  if (!wl)
+    return wl.takeError();
+  std::optional<WeightLayout> w;
+  for (WeightLayout l : {WeightLayout::RowMajor, WeightLayout::Gfx950Mfma16})
+    if (*wl == layoutToken(toString(l)))
+      w = l;
+  if (!w)
+    return p.error("unknown weight layout '" + *wl + "'");
+  s.weightLayout = *w;
+
+  llvm::Expected<llvm::StringRef> sl = p.tagged("s", "the scale layout 's<layout>'");
+  if (!sl)
+    return sl.takeError();
+  std::optional<ScaleLayout> sc;
+  for (ScaleLayout l : {ScaleLayout::RowMajor, ScaleLayout::Gfx950Mfma16, ScaleLayout::Gfx1250Wmma})
+    if (*sl == layoutToken(toString(l)))
+      sc = l;
+  if (!sc)
+    return p.error("unknown scale layout '" + *sl + "'");
+  s.scaleLayout = *sc;
+
+  llvm::Expected<llvm::StringRef> act = p.tagged("a", "the activation 'a<kind>'");
+  if (!act)
+    return act.takeError();
+  std::optional<Activation> a;
+  for (Activation x : {Activation::None, Activation::Silu, Activation::Swiglu, Activation::Situv2})
+    if (*act == toString(x))
+      a = x;
+  if (!a)
+    return p.error("unknown activation '" + *act + "'");
+  s.activation = *a;
+  for (unsigned i = 0; i < activationParamCount(*a); ++i) {
+    llvm::Expected<llvm::StringRef> hex = p.tagged("f", "an activation parameter 'f<8 hex digits>'");
+    if (!hex)
+      return hex.takeError();
+    uint32_t bits = 0;
+    if (hex->size() != 8 || !llvm::all_of(*hex, llvm::isHexDigit) || hex->getAsInteger(16, bits) ||
+        hex->lower() != hex->str())
+      return p.error("activation parameter '" + *hex + "' is not 8 lower-case hex digits");
+    std::memcpy(&s.activationParams[i], &bits, 4);
+  }
+  llvm::Expected<llvm::StringRef> ep = p.tagged("e", "the epilogue 'e<kind>'");
+  if (!ep)
+    return ep.takeError();
+  if (*ep != "bf16")
+    return p.error("unknown epilogue '" + *ep + "'; expected bf16");
+  if (!p.done())
+    return p.error("has trailing fields after the epilogue");
+  if (llvm::Error e = verifyKernelSpec(s))
+    return p.error(llvm::toString(std::move(e)));
+  return s;
+}
+
+llvm::Error verifyKernelSpec(const KernelSpec &s) {
+  llvm::StringRef arch = toString(s.arch);
+  auto fail = [](const llvm::Twine &msg) { return llvm::createStringError(msg.str()); };
+  if (s.arch == Arch::SM90A)
+    return fail("gemm_a4w4: the sm_90a lowering does not exist yet; use gfx950 or gfx1250");
+  if (s.n <= 0 || s.k <= 0)
+    return fail("gemm_a4w4: N and K must be positive, got N = " + llvm::Twine(s.n) +
+                ", K = " + llvm::Twine(s.k));
+  if (s.bn != 256)
+    return fail("gemm_a4w4 on " + arch + ": BN must be 256, got " + llvm::Twine(s.bn));
+  if (s.n % s.bn != 0)
+    return fail("gemm_a4w4 on " + arch + " needs N % 256 == 0 (the N tile is 256); got N = " +
+                llvm::Twine(s.n));
+  if (s.k % 128 != 0)
+    return fail("gemm_a4w4 on " + arch + " needs K % 128 == 0 (one scaled MMA covers 128 K); "
+                "got K = " + llvm::Twine(s.k));
+  if (s.bm != 16 && s.bm != 64)
+    return fail("gemm_a4w4: BM must be 16 or 64, got " + llvm::Twine(s.bm));
+  if ((s.bk != 128 && s.bk != 256) || s.k % s.bk != 0)
+    return fail("gemm_a4w4: BK must be 128 or 256 and divide K = " + llvm::Twine(s.k) + ", got " +
+                llvm::Twine(s.bk));
+  if (s.weightLayout != WeightLayout::Gfx950Mfma16)
+    return fail("gemm_a4w4 on " + arch + " reads weights in the gfx950-mfma16 layout");
+  ScaleLayout want = s.arch == Arch::GFX1250 ? ScaleLayout::Gfx1250Wmma : ScaleLayout::Gfx950Mfma16;
+  if (s.scaleLayout != want)
+    return fail("gemm_a4w4 on " + arch + " reads weight scales in the " + toString(want) +
+                " layout");
+  if (s.activation == Activation::Swiglu || s.activation == Activation::Situv2)
+    return fail("activation " + toString(s.activation) +
+                " needs gate and up tiles (MoE stage 1); the dense GEMM takes none or silu");
+  return llvm::Error::success();
+}
+
+llvm::Expected<KernelSpec> makeGemmA4W4Spec(Arch arch, int64_t n, int64_t k, int64_t bm,
+                                            ScaleRounding rounding, Activation activation,
+                                            std::array<float, 2> params) {
+  KernelSpec s;
+  s.arch = arch;
+  s.n = n;
+  s.k = k;
+  s.bm = bm;
+  s.bk = k % 256 == 0 ? 256 : 128;
+  s.rounding = rounding;
+  s.scaleLayout = arch == Arch::GFX1250 ? ScaleLayout::Gfx1250Wmma : ScaleLayout::Gfx950Mfma16;
+  s.activation = activation;
+  s.activationParams = params;
+  if (llvm::Error e = verifyKernelSpec(s))
+    return std::move(e);
+  return s;
+}
+
+} // namespace mxfp4

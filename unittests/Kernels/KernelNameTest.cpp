@@ -1,0 +1,137 @@
+//===- KernelNameTest.cpp - Canonical kernel names --------------------------===//
+//
+// Names round-trip exactly, and parsing untrusted text (truncations, random
+// mutations, junk) never crashes: it yields the same name back or an error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mxfp4/Kernels/KernelSpec.h"
+#include "TestUtil/Expected.h"
+#include "TestUtil/Random.h"
+
+#include "gtest/gtest.h"
+
+using namespace mxfp4;
+
+namespace {
+
+KernelSpec randomSpec(std::mt19937_64 &rng) {
+  Arch arch = rng() % 2 ? Arch::GFX950 : Arch::GFX1250;
+  int64_t n = 256 * int64_t(1 + rng() % 64), k = 128 * int64_t(1 + rng() % 80);
+  int64_t bm = rng() % 2 ? 16 : 64;
+  ScaleRounding r = allScaleRoundings()[rng() % 4];
+  Activation act = rng() % 2 ? Activation::Silu : Activation::None;
+  auto s = makeGemmA4W4Spec(arch, n, k, bm, r, act);
+  EXPECT_TRUE(bool(s));
+  return s ? *s : KernelSpec();
+}
+
+TEST(KernelName, Canonical) {
+  auto s = makeGemmA4W4Spec(Arch::GFX950, 8448, 7168, 16);
+  ASSERT_OK(s);
+  EXPECT_EQ(s->name(), "gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_roundup_wgfx950mfma16_"
+                       "sgfx950mfma16_anone_ebf16");
+  KernelSpec sw = *s;
+  sw.activation = Activation::Swiglu;
+  sw.activationParams = {1.702f, 7.0f};
+  EXPECT_NE(sw.name().find("_aswiglu_f3fd9db23_f40e00000_ebf16"), std::string::npos) << sw.name();
+  // The dense GEMM cannot take a gated activation: the name parses, the spec does not verify.
+  EXPECT_ERROR_CONTAINS(parseKernelName(sw.name()), "needs gate and up tiles");
+}
+
+TEST(KernelName, RandomSpecsRoundTrip) {
+  uint64_t seed = test::freshSeed();
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < 2000; ++i) {
+    KernelSpec s = randomSpec(rng);
+    std::string name = s.name();
+    for (char c : name)
+      ASSERT_TRUE((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_') << name;
+    auto back = parseKernelName(name);
+    ASSERT_OK(back);
+    ASSERT_EQ(back->name(), name);
+    ASSERT_EQ(back->n, s.n);
+    ASSERT_EQ(back->k, s.k);
+    ASSERT_EQ(back->bm, s.bm);
+    ASSERT_EQ(back->bk, s.bk);
+    ASSERT_EQ(back->arch, s.arch);
+    ASSERT_EQ(back->rounding, s.rounding);
+    ASSERT_EQ(back->activation, s.activation);
+    ASSERT_EQ(back->scaleLayout, s.scaleLayout);
+  }
+}
+
+TEST(KernelName, MalformedNamesSayWhatIsWrong) {
+  const std::string good = "gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_roundup_wgfx950mfma16_"
+                           "sgfx950mfma16_anone_ebf16";
+  struct Case {
+    std::string name, error;
+  } cases[] = {
+      {"", "is empty"},
+      {"GEMM", "outside [a-z0-9_]"},
+      {"gemm_a4w4_gfx950_n8448/../../etc", "outside [a-z0-9_]"},
+      {"gemm_a8w8_gfx950", "unknown op"},
+      {"gemm_a4w4_gfx942_n1", "unknown target 'gfx942'"},
+      {"gemm_a4w4_gfx950_n08448", "expected 'n<number>' at field 4, got 'n08448'"},
+      {"gemm_a4w4_gfx950_n99999999999", "expected 'n<number>'"},
+      {"gemm_a4w4_gfx950_n8448_k", "expected 'k<number>'"},
+      {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256", "ends early; expected the scale rounding"},
+      {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ceil", "unknown scale rounding 'ceil'"},
+      {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_roundup_wx", "unknown weight layout 'x'"},
+      {good + "_extra", "trailing fields"},
+      {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_roundup_wgfx950mfma16_sgfx950mfma16_"
+       "aswiglu_f3fd9db2_f40e00000_ebf16",
+       "is not 8 lower-case hex digits"},
+      {"gemm_a4w4_gfx950_n1000_k7168_bm16_bn256_bk256_roundup_wgfx950mfma16_sgfx950mfma16_anone_"
+       "ebf16",
+       "N % 256 == 0"},
+      {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_roundup_wgfx950mfma16_sgfx1250wmma_anone_"
+       "ebf16",
+       "gfx950-mfma16 layout"},
+      {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_roundup_wgfx950mfma16_sgfx950mfma16_anone_"
+       "efp4",
+       "unknown epilogue 'fp4'"},
+  };
+  for (const Case &c : cases)
+    EXPECT_ERROR_CONTAINS(parseKernelName(c.name), c.error);
+  ASSERT_OK(parseKernelName(good));
+}
+
+TEST(KernelName, MutatedNamesNeverCrash) {
+  uint64_t seed = test::freshSeed();
+  std::mt19937_64 rng(seed);
+  const std::string alphabet = "abcdefghijklmnopqrstuvwxyz0123456789_-.X/\xff";
+  int parsed = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string name = randomSpec(rng).name();
+    int edits = 1 + int(rng() % 3);
+    for (int e = 0; e < edits && !name.empty(); ++e) {
+      size_t at = rng() % name.size();
+      switch (rng() % 4) {
+      case 0:
+        name.erase(at, 1 + rng() % 4);
+        break;
+      case 1:
+        name.insert(name.begin() + long(at), alphabet[rng() % alphabet.size()]);
+        break;
+      case 2:
+        name[at] = alphabet[rng() % alphabet.size()];
+        break;
+      case 3:
+        name.resize(at);
+        break;
+      }
+    }
+    auto s = parseKernelName(name);
+    if (s) {
+      ++parsed; // a mutation that is still a valid canonical name
+      ASSERT_EQ(s->name(), name);
+    } else {
+      std::string msg = llvm::toString(s.takeError());
+      ASSERT_EQ(msg.rfind("kernel name '", 0), 0u) << msg;
+    }
+  }
+  RecordProperty("still_valid", parsed);
+}
+
+} // namespace
