@@ -27,4 +27,24 @@ std::optional<uint64_t> testSeed() {
   return std::nullopt;
 }
 
+static bool flag(const char *name) {
+  std::optional<std::string> v = get(name);
+  return v && *v != "0" && !llvm::StringRef(*v).equals_insensitive("false");
+}
+
+std::string cacheDir() {
+  if (auto v = get("MXFP4_CACHE_DIR"))
+    return *v;
+  if (auto v = get("XDG_CACHE_HOME"))
+    return *v + "/mxfp4-jit";
+  if (auto v = get("HOME"))
+    return *v + "/.cache/mxfp4-jit";
+  return "";
+}
+
+bool cacheDisabled() { return flag("MXFP4_DISABLE_CACHE"); }
+bool assertCacheHit() { return flag("MXFP4_ASSERT_CACHE_HIT"); }
+std::string dumpDir() { return get("MXFP4_DUMP_DIR").value_or(""); }
+std::string archOverride() { return get("MXFP4_ARCH").value_or(""); }
+
 } // namespace mxfp4::env

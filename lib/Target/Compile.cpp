@@ -1,15 +1,16 @@
 //===- Compile.cpp - From a tile program to GPU code ----------------------===//
 //
 // Runs the pipeline and serializes the gpu.module through its target
-// attribute (ROCDL: LLVM IR -> ISA via the in-process AMDGPU backend). A code
-// object needs a linker: MLIR's ROCDL target runs `<toolkit>/llvm/bin/ld.lld`,
-// so we point the toolkit at a private directory holding a link to Debian's
-// ld.lld; nothing from ROCm is used.
+// attribute (ROCDL: LLVM IR -> ISA via the in-process AMDGPU backend), then
+// assembles and links the code object with lld as a library (AmdLink.cpp).
+// Every stage is timed and, on request, dumped.
 //
 //===----------------------------------------------------------------------===//
 
 #include "mxfp4/Target/Compile.h"
 #include "mxfp4/Dialect/Tile/TilePasses.h"
+#include "mxfp4/Kernels/GemmA4W4.h"
+#include "mxfp4/Support/Env.h"
 
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -19,11 +20,15 @@
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <unistd.h>
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <chrono>
 
 using namespace mlir;
 
@@ -39,45 +44,59 @@ std::optional<EmitKind> parseEmitKind(llvm::StringRef name) {
       .Default(std::nullopt);
 }
 
-/// A directory laid out like a ROCm toolkit as far as MLIR looks:
-/// `<dir>/llvm/bin/ld.lld` -> Debian's ld.lld. Created once per process.
-static llvm::Expected<std::string> lldToolkit() {
-  static std::string dir;
-  static std::string error;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    if (!llvm::sys::fs::exists(MXFP4_LD_LLD)) {
-      error = std::string("cannot link a code object: ld.lld not found at ") + MXFP4_LD_LLD +
-              " (install Debian's lld-22)";
-      return;
-    }
-    llvm::SmallString<128> tmp;
-    llvm::sys::path::system_temp_directory(/*erasedOnReboot=*/true, tmp);
-    llvm::sys::path::append(tmp, "mxfp4-jit-toolkit-" + std::to_string(getuid()));
-    llvm::SmallString<128> bin(tmp);
-    llvm::sys::path::append(bin, "llvm", "bin");
-    llvm::SmallString<128> link(bin);
-    llvm::sys::path::append(link, "ld.lld");
-    if (std::error_code ec = llvm::sys::fs::create_directories(bin)) {
-      error = "cannot create " + std::string(bin) + ": " + ec.message();
-      return;
-    }
-    if (!llvm::sys::fs::exists(link))
-      if (std::error_code ec = llvm::sys::fs::create_link(MXFP4_LD_LLD, link);
-          ec && !llvm::sys::fs::exists(link)) {
-        error = "cannot link " + std::string(link) + ": " + ec.message();
-        return;
-      }
-    dir = std::string(tmp);
-  });
-  if (!error.empty())
-    return llvm::createStringError(error);
-  return dir;
-}
-
 static std::string chipOf(Arch arch) { return toString(arch).str(); }
 
-llvm::Expected<std::string> compileModule(ModuleOp module, Arch arch, EmitKind emit) {
+namespace {
+/// Times stages and dumps their output.
+class Stages {
+public:
+  Stages(std::vector<StageTiming> *timings, llvm::StringRef dumpDir, llvm::StringRef name)
+      : timings(timings), dumpDir(dumpDir.str()), name(name.str()) {}
+
+  void start() { t0 = std::chrono::steady_clock::now(); }
+  void done(llvm::StringRef stage) {
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                    .count();
+    if (timings)
+      timings->push_back({stage.str(), ms});
+    start();
+  }
+  void dump(llvm::StringRef suffix, llvm::StringRef text) {
+    if (dumpDir.empty())
+      return;
+    llvm::sys::fs::create_directories(dumpDir);
+    llvm::SmallString<256> path(dumpDir);
+    llvm::sys::path::append(path, name + suffix);
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    if (!ec)
+      os << text;
+  }
+  void dump(llvm::StringRef suffix, mlir::ModuleOp module) {
+    if (dumpDir.empty())
+      return;
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    module.print(os);
+    dump(suffix, s);
+  }
+
+private:
+  std::vector<StageTiming> *timings;
+  std::string dumpDir, name;
+  std::chrono::steady_clock::time_point t0;
+};
+} // namespace
+
+llvm::Expected<std::string> compileModule(ModuleOp module, Arch arch, EmitKind emit,
+                                          std::vector<StageTiming> *timings,
+                                          llvm::StringRef dumpDir) {
+  std::string name = "module";
+  if (auto fns = module.getOps<func::FuncOp>(); !fns.empty())
+    name = (*fns.begin()).getSymName().str();
+  Stages stages(timings, dumpDir, name);
+  stages.start();
+  stages.dump(".tile.mlir", module);
   std::string diagnostics;
   llvm::raw_string_ostream diagOs(diagnostics);
   ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
@@ -113,28 +132,34 @@ llvm::Expected<std::string> compileModule(ModuleOp module, Arch arch, EmitKind e
   }
   if (failed(pm.run(module)))
     return fail("lowering for " + chipOf(arch));
+  stages.done("lower");
+  stages.dump(".lowered.mlir", module);
   if (emit == EmitKind::Gpu)
     return print();
 
-  std::string toolkit;
-  if (emit == EmitKind::Object) {
-    llvm::Expected<std::string> dir = lldToolkit();
-    if (!dir)
-      return dir.takeError();
-    toolkit = *dir;
-  }
   std::string result;
-  gpu::CompilationTarget target = emit == EmitKind::Object ? gpu::CompilationTarget::Binary
-                                  : emit == EmitKind::LLVM ? gpu::CompilationTarget::Offload
-                                                           : gpu::CompilationTarget::Assembly;
+  gpu::CompilationTarget target = emit == EmitKind::LLVM ? gpu::CompilationTarget::Offload
+                                                         : gpu::CompilationTarget::Assembly;
   for (auto gpuModule : module.getOps<gpu::GPUModuleOp>()) {
     auto targetAttr = cast<gpu::TargetAttrInterface>(gpuModule.getTargetsAttr()[0]);
-    gpu::TargetOptions opts(toolkit, {}, {}, {}, target);
+    gpu::TargetOptions opts({}, {}, {}, {}, target);
     std::optional<SmallVector<char, 0>> bytes = targetAttr.serializeToObject(gpuModule, opts);
     if (!bytes)
       return fail("generating " + chipOf(arch) + " code");
-    if (emit != EmitKind::LLVM) {
-      result.append(bytes->begin(), bytes->end());
+    if (emit == EmitKind::ISA || emit == EmitKind::Object) {
+      llvm::StringRef isa(bytes->data(), bytes->size());
+      stages.done("isa");
+      stages.dump(".s", isa);
+      if (emit == EmitKind::ISA) {
+        result.append(isa.begin(), isa.end());
+        continue;
+      }
+      llvm::Expected<std::string> hsaco = assembleAndLinkAmd(*module.getContext(), isa, chipOf(arch));
+      if (!hsaco)
+        return hsaco.takeError();
+      stages.done("link");
+      stages.dump(".hsaco", *hsaco);
+      result += *hsaco;
       continue;
     }
     // Offload is LLVM bitcode; print it as text.
@@ -147,6 +172,59 @@ llvm::Expected<std::string> compileModule(ModuleOp module, Arch arch, EmitKind e
     (*ir)->print(os, nullptr);
   }
   return result;
+}
+
+llvm::Expected<CompiledKernel> compileKernel(const KernelSpec &spec) {
+  if (llvm::Error e = verifyKernelSpec(spec))
+    return std::move(e);
+  CompiledKernel k;
+  k.spec = spec;
+  k.symbol = spec.name();
+  k.format = binaryFormatFor(spec.arch);
+  auto t0 = std::chrono::steady_clock::now();
+  DialectRegistry registry;
+  registerMxfp4Dialects(registry);
+  MLIRContext ctx(registry, MLIRContext::Threading::DISABLED);
+  ctx.loadAllAvailableDialects();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&ctx));
+  buildGemmA4W4(*module, spec);
+  k.timings.push_back(
+      {"build", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                    .count()});
+  std::string dump = env::dumpDir();
+  llvm::Expected<std::string> bin =
+      compileModule(*module, spec.arch, EmitKind::Object, &k.timings, dump);
+  if (!bin)
+    return bin.takeError();
+  k.binary = std::move(*bin);
+  if (!dump.empty()) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    for (const StageTiming &t : k.timings)
+      os << t.stage << " " << llvm::format("%.3f", t.ms) << " ms\n";
+    Stages(nullptr, dump, k.symbol).dump(".timings.txt", text);
+  }
+  return k;
+}
+
+const std::string &compilerFingerprint() {
+  static const std::string fp = [] {
+    DialectRegistry registry;
+    registerMxfp4Dialects(registry);
+    MLIRContext ctx(registry, MLIRContext::Threading::DISABLED);
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << "mxfp4-jit " << MXFP4_VERSION << " (" << MXFP4_GIT_COMMIT << "); LLVM "
+       << LLVM_VERSION_STRING << "; ";
+    for (llvm::StringRef chip : {"gfx950", "gfx1250"}) {
+      PassManager pm(&ctx);
+      buildTileToRocdlPipeline(pm, chip);
+      pm.printAsTextualPipeline(os);
+      os << "; ";
+    }
+    return s;
+  }();
+  return fp;
 }
 
 } // namespace mxfp4

@@ -84,14 +84,16 @@ int main(int argc, char **argv) {
     buildGemmA4W4(*module, *spec);
   }
 
+  // lld (run in process for --emit=obj) resets every cl::opt: read ours first.
+  std::string output = outputFile;
   llvm::Expected<std::string> out = compileModule(*module, *arch, *emit);
   if (!out)
     return fail(llvm::toString(out.takeError()));
   std::string error;
-  auto output = mlir::openOutputFile(outputFile, &error);
-  if (!output)
+  auto file = mlir::openOutputFile(output, &error);
+  if (!file)
     return fail(error);
-  output->os() << *out;
-  output->keep();
+  file->os() << *out;
+  file->keep();
   return 0;
 }

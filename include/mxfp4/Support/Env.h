@@ -19,6 +19,24 @@ std::optional<int64_t> numThreads();
 /// MXFP4_TEST_SEED: replays a randomized test with the seed it printed.
 std::optional<uint64_t> testSeed();
 
+/// The on-disk kernel cache directory: MXFP4_CACHE_DIR, else
+/// $XDG_CACHE_HOME/mxfp4-jit, else $HOME/.cache/mxfp4-jit ("" if none).
+std::string cacheDir();
+
+/// MXFP4_DISABLE_CACHE=1: keep kernels in memory only.
+bool cacheDisabled();
+
+/// MXFP4_ASSERT_CACHE_HIT=1: a kernel missing from the disk cache is an error
+/// (proves an AOT cache is complete).
+bool assertCacheHit();
+
+/// MXFP4_DUMP_DIR: write every compile stage of every kernel there.
+std::string dumpDir();
+
+/// MXFP4_ARCH: the target to compile for instead of the device's (gfx950,
+/// gfx1250, sm_90a), e.g. to cross-compile an AOT cache.
+std::string archOverride();
+
 } // namespace mxfp4::env
 
 #endif // MXFP4_SUPPORT_ENV_H

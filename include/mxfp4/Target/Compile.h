@@ -8,6 +8,7 @@
 #ifndef MXFP4_TARGET_COMPILE_H
 #define MXFP4_TARGET_COMPILE_H
 
+#include "mxfp4/JIT/CompiledKernel.h"
 #include "mxfp4/Kernels/KernelSpec.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -37,8 +38,25 @@ void registerMxfp4Passes();
 void buildTileToRocdlPipeline(mlir::OpPassManager &pm, llvm::StringRef chip);
 
 /// Lowers `module` (tile kernels) for `arch` and returns `emit` as text (or
-/// the code object's bytes). The module is modified in place.
-llvm::Expected<std::string> compileModule(mlir::ModuleOp module, Arch arch, EmitKind emit);
+/// the code object's bytes). The module is modified in place. With `timings`,
+/// appends the wall time of each stage; with `dumpDir`, writes each stage there.
+llvm::Expected<std::string> compileModule(mlir::ModuleOp module, Arch arch, EmitKind emit,
+                                          std::vector<StageTiming> *timings = nullptr,
+                                          llvm::StringRef dumpDir = "");
+
+/// The whole JIT compile of one kernel, in process, in a fresh MLIRContext:
+/// DSL -> mxtile -> ROCDL -> ISA -> HSA code object. Dumps every stage to
+/// MXFP4_DUMP_DIR when that is set.
+llvm::Expected<CompiledKernel> compileKernel(const KernelSpec &spec);
+
+/// Identifies this compiler: project version and commit, LLVM version and the
+/// exact pass pipelines. Part of every cache key.
+const std::string &compilerFingerprint();
+
+/// Assembles AMD ISA text and links it into an HSA code object with lld
+/// running in process (no ROCm, no subprocess).
+llvm::Expected<std::string> assembleAndLinkAmd(mlir::MLIRContext &ctx, llvm::StringRef isa,
+                                               llvm::StringRef chip);
 
 } // namespace mxfp4
 

@@ -1,0 +1,56 @@
+//===- DiskCache.h - Code objects on disk, safe across processes -*- C++ -*-===//
+//
+// One file per kernel under `<dir>/<fingerprint hash>/<kernel name>.mxco`.
+// The fingerprint (compiler version, LLVM version, pipeline) is part of the
+// path and of the entry, so an upgraded compiler never loads a stale kernel.
+// Entries are written to a unique temporary file and renamed into place
+// (atomic on POSIX), so concurrent writers never leave a torn entry and
+// readers see a whole entry or none. Each entry carries its name, the
+// fingerprint, the payload length and an xxh3 checksum; any mismatch is
+// reported as corruption so the caller can rebuild.
+//
+// Entry layout (little endian):
+//   "MXFP4CO1" | u32 name length | name | u32 fingerprint length | fingerprint
+//   | u8 format | u64 payload length | u64 xxh3(name, fingerprint, format, payload) | payload
+//
+//===----------------------------------------------------------------------===//
+#ifndef MXFP4_CACHE_DISKCACHE_H
+#define MXFP4_CACHE_DISKCACHE_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+
+namespace mxfp4 {
+
+class DiskCache {
+public:
+  DiskCache(std::string dir, std::string fingerprint);
+
+  /// Where the entry for `name` lives.
+  std::string pathFor(llvm::StringRef name) const;
+
+  struct Entry {
+    uint8_t format = 0;
+    std::string payload;
+  };
+
+  /// The entry for `name`: std::nullopt on a miss, an error (naming the path
+  /// and what is wrong) for an unreadable or corrupt entry.
+  llvm::Expected<std::optional<Entry>> load(llvm::StringRef name) const;
+
+  /// Writes the entry atomically (creating directories as needed).
+  llvm::Error store(llvm::StringRef name, const Entry &entry) const;
+
+  const std::string &directory() const { return dir; }
+
+private:
+  std::string dir;      ///< <root>/<fingerprint hash>
+  std::string fingerprint;
+};
+
+} // namespace mxfp4
+
+#endif // MXFP4_CACHE_DISKCACHE_H

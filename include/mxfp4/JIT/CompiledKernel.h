@@ -1,0 +1,51 @@
+//===- CompiledKernel.h - A code object and how to launch it ----*- C++ -*-===//
+//
+// What the JIT hands out and the disk cache stores: the code object bytes,
+// the kernel symbol, and the launch geometry its spec implies. No MLIR here,
+// so runtime-only code can use it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MXFP4_JIT_COMPILEDKERNEL_H
+#define MXFP4_JIT_COMPILEDKERNEL_H
+
+#include "mxfp4/Kernels/KernelSpec.h"
+
+#include <string>
+#include <vector>
+
+namespace mxfp4 {
+
+enum class BinaryFormat : uint8_t { HSACO, PTX };
+llvm::StringRef toString(BinaryFormat f);
+
+/// Wall time of one compile stage.
+struct StageTiming {
+  std::string stage;
+  double ms = 0;
+};
+
+/// Grid and block of one launch.
+struct LaunchGeometry {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned sharedBytes = 0; ///< dynamic shared memory
+};
+
+struct CompiledKernel {
+  KernelSpec spec;
+  std::string symbol; ///< the kernel function in `binary` (= spec.name())
+  BinaryFormat format = BinaryFormat::HSACO;
+  std::string binary;
+  std::vector<StageTiming> timings; ///< empty when it came from the disk cache
+
+  double compileMs() const;
+  /// Launch geometry for `m` rows of activations.
+  LaunchGeometry geometry(int64_t m) const;
+};
+
+/// The binary format each target's runtime loads.
+BinaryFormat binaryFormatFor(Arch arch);
+
+} // namespace mxfp4
+
+#endif // MXFP4_JIT_COMPILEDKERNEL_H

@@ -1,0 +1,73 @@
+//===- Jit.h - Spec to code object: memory, disk, compile --------*- C++ -*-===//
+//
+// The JIT an engine embeds. get(spec) returns the code object from the
+// in-process table, else from the disk cache, else compiles it (in process)
+// and stores it. Each kernel is compiled at most once per process even when
+// many threads ask at once; the others wait for that compile. Corrupt disk
+// entries are reported once and rebuilt; an unwritable cache directory
+// degrades to memory only with one warning.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MXFP4_JIT_JIT_H
+#define MXFP4_JIT_JIT_H
+
+#include "mxfp4/JIT/CompiledKernel.h"
+
+#include "llvm/Support/Error.h"
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace mxfp4 {
+
+class DiskCache;
+
+/// Compiles a spec to a code object (lib/Target provides the real one).
+using CompileFn = std::function<llvm::Expected<CompiledKernel>(const KernelSpec &)>;
+
+class Jit {
+public:
+  struct Options {
+    std::string cacheDir;        ///< "" or disableDisk: memory only
+    bool disableDisk = false;
+    bool assertCacheHit = false; ///< a disk miss is an error
+    std::string fingerprint;     ///< compiler identity, part of every key
+    /// Options from MXFP4_CACHE_DIR / MXFP4_DISABLE_CACHE / MXFP4_ASSERT_CACHE_HIT
+    /// and the real compiler's fingerprint.
+    static Options fromEnv();
+  };
+
+  /// Where a kernel came from on this call.
+  enum class Source { Memory, Disk, Compiled };
+
+  struct Stats {
+    std::atomic<uint64_t> memoryHits{0}, diskHits{0}, compiles{0}, corruptEntries{0};
+  };
+
+  /// A JIT using `compile` for misses (the real compiler by default).
+  explicit Jit(Options options, CompileFn compile = {});
+  ~Jit();
+
+  /// The process-wide JIT configured from the environment.
+  static Jit &global();
+
+  /// The code object for `spec`. `source`, if given, says where it came from.
+  llvm::Expected<std::shared_ptr<const CompiledKernel>> get(const KernelSpec &spec,
+                                                            Source *source = nullptr);
+
+  const Stats &stats() const { return counters; }
+  const Options &options() const { return opts; }
+
+private:
+  struct Impl;
+  Options opts;
+  CompileFn compile;
+  Stats counters;
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace mxfp4
+
+#endif // MXFP4_JIT_JIT_H

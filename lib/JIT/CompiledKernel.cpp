@@ -1,0 +1,29 @@
+//===- CompiledKernel.cpp - A code object and how to launch it ------------===//
+
+#include "mxfp4/JIT/CompiledKernel.h"
+
+namespace mxfp4 {
+
+llvm::StringRef toString(BinaryFormat f) { return f == BinaryFormat::HSACO ? "hsaco" : "ptx"; }
+
+BinaryFormat binaryFormatFor(Arch arch) {
+  return arch == Arch::SM90A ? BinaryFormat::PTX : BinaryFormat::HSACO;
+}
+
+double CompiledKernel::compileMs() const {
+  double ms = 0;
+  for (const StageTiming &t : timings)
+    ms += t.ms;
+  return ms;
+}
+
+LaunchGeometry CompiledKernel::geometry(int64_t m) const {
+  LaunchGeometry g;
+  g.grid[0] = unsigned(spec.n / spec.bn);
+  g.grid[1] = unsigned((m + spec.bm - 1) / spec.bm);
+  // gfx950: 4 waves of 64; gfx1250: 4 waves of 32.
+  g.block[0] = spec.arch == Arch::GFX1250 ? 128 : 256;
+  return g;
+}
+
+} // namespace mxfp4
