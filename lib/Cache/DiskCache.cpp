@@ -67,7 +67,9 @@ llvm::Expected<std::optional<DiskCache::Entry>> DiskCache::load(llvm::StringRef 
   std::string path = pathFor(name);
   auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
   if (!buf) {
-    if (buf.getError() == std::errc::no_such_file_or_directory)
+    // No entry, or no directory to hold one: a miss.
+    if (buf.getError() == std::errc::no_such_file_or_directory ||
+        buf.getError() == std::errc::not_a_directory)
       return std::nullopt;
     return llvm::createStringError("cannot read cache entry " + path + ": " +
                                    buf.getError().message());

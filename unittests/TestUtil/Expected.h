@@ -37,8 +37,9 @@ template <typename T> std::string errorMessage(llvm::Expected<T> &e) {
   do {                                                                                             \
     auto &&e_ = (expr);                                                                            \
     std::string msg_ = ::mxfp4::test::errorMessage(e_);                                            \
-    EXPECT_NE(msg_.find(substr), std::string::npos)                                                \
-        << "error was: '" << msg_ << "', expected it to contain '" << substr << "'";               \
+    std::string want_ = llvm::StringRef(substr).str();                                             \
+    EXPECT_NE(msg_.find(want_), std::string::npos)                                                 \
+        << "error was: '" << msg_ << "', expected it to contain '" << want_ << "'";                \
   } while (0)
 
 #endif // MXFP4_UNITTESTS_TESTUTIL_EXPECTED_H

@@ -1,0 +1,260 @@
+//===- mxfp4-jit-compile.cpp - Fill a kernel cache ahead of time -----------===//
+//
+//   mxfp4-jit-compile --preset=seed-dense --arch=gfx950,gfx1250 --cache-dir=DIR
+//   mxfp4-jit-compile --shapes=FILE --arch=gfx950 --verify
+//
+// Compiles every kernel of a preset or a shape list (lines "N K [BM]" or
+// canonical kernel names; '#' starts a comment) for each target, in parallel,
+// through the same Jit the library uses, so a later process with
+// MXFP4_ASSERT_CACHE_HIT=1 finds everything. Prints a progress bar on a
+// terminal and a summary: kernels, hits, cold compile p50/p95, bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mxfp4/Cache/DiskCache.h"
+#include "mxfp4/JIT/Jit.h"
+#include "mxfp4/Support/Parallel.h"
+#include "mxfp4/Target/Compile.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+using namespace mxfp4;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> presetOpt("preset", cl::desc("seed-dense: the seed's 4 (N, K) x BM 16/64"),
+                                      cl::init(""));
+static cl::opt<std::string> shapesOpt("shapes", cl::desc("file of 'N K [BM]' lines or kernel names"),
+                                      cl::init(""));
+static cl::opt<std::string> archOpt("arch", cl::desc("comma-separated targets: gfx950,gfx1250,sm_90a"),
+                                    cl::init("gfx950,gfx1250"));
+static cl::opt<std::string> roundingOpt("rounding", cl::desc("scale rounding for shape lines"),
+                                        cl::init("roundup"));
+static cl::opt<std::string> cacheDirOpt("cache-dir", cl::desc("cache directory (default: MXFP4_CACHE_DIR, XDG)"),
+                                        cl::init(""));
+static cl::opt<unsigned> jobsOpt("j", cl::desc("parallel compiles (default: MXFP4_NUM_THREADS or cores)"),
+                                 cl::init(0));
+static cl::opt<bool> verifyOpt("verify", cl::desc("reload every entry from disk and compare"),
+                               cl::init(false));
+static cl::opt<bool> fingerprintOpt("print-fingerprint", cl::desc("print the compiler fingerprint"),
+                                    cl::init(false));
+
+static int fail(const llvm::Twine &msg) {
+  llvm::errs() << "mxfp4-jit-compile: " << msg << "\n";
+  return 1;
+}
+
+/// One work item: a spec, or a line that failed to become one.
+struct Item {
+  std::string label;
+  std::optional<KernelSpec> spec;
+  std::string error;
+};
+
+static void addShape(std::vector<Item> &items, Arch arch, int64_t n, int64_t k, int64_t bm,
+                     ScaleRounding r) {
+  Item it;
+  it.label = (toString(arch) + " n=" + llvm::Twine(n) + " k=" + llvm::Twine(k) + " bm=" +
+              llvm::Twine(bm))
+                 .str();
+  if (auto s = makeGemmA4W4Spec(arch, n, k, bm, r))
+    it.spec = *s;
+  else
+    it.error = llvm::toString(s.takeError());
+  items.push_back(std::move(it));
+}
+
+static llvm::Error readShapes(llvm::StringRef path, llvm::ArrayRef<Arch> archs, ScaleRounding r,
+                              std::vector<Item> &items) {
+  auto buf = llvm::MemoryBuffer::getFile(path);
+  if (!buf)
+    return llvm::createStringError("cannot read " + path + ": " + buf.getError().message());
+  llvm::SmallVector<llvm::StringRef> lines;
+  (*buf)->getBuffer().split(lines, '\n');
+  for (auto [i, raw] : llvm::enumerate(lines)) {
+    llvm::StringRef line = raw.split('#').first.trim();
+    if (line.empty())
+      continue;
+    llvm::SmallVector<llvm::StringRef> f;
+    llvm::SplitString(line, f);
+    if (f.size() == 1) { // a canonical kernel name
+      Item it;
+      it.label = f[0].str();
+      if (auto s = parseKernelName(f[0]))
+        it.spec = *s;
+      else
+        it.error = llvm::toString(s.takeError());
+      items.push_back(std::move(it));
+      continue;
+    }
+    int64_t n, k, bm = 16;
+    if (f.size() > 3 || f[0].getAsInteger(10, n) || f[1].getAsInteger(10, k) ||
+        (f.size() == 3 && f[2].getAsInteger(10, bm)))
+      return llvm::createStringError(path + ":" + llvm::Twine(i + 1) + ": expected 'N K [BM]' or "
+                                     "a kernel name, got '" + line + "'");
+    for (Arch a : archs)
+      addShape(items, a, n, k, bm, r);
+  }
+  return llvm::Error::success();
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "mxfp4-jit ahead-of-time cache filler\n");
+  // lld, run in process by every compile, resets cl::opts: copy them now.
+  const std::string preset = presetOpt, shapes = shapesOpt, cacheDir = cacheDirOpt;
+  const bool verify = verifyOpt;
+  unsigned jobs = jobsOpt ? unsigned(jobsOpt) : hostThreadCount();
+
+  if (fingerprintOpt) {
+    llvm::outs() << compilerFingerprint() << "\n";
+    return 0;
+  }
+  std::vector<Arch> archs;
+  for (llvm::StringRef a : llvm::split(archOpt.getValue(), ',')) {
+    std::optional<Arch> arch = parseArch(a.trim());
+    if (!arch)
+      return fail("unknown target '" + a + "' in --arch; expected gfx950, gfx1250 or sm_90a");
+    archs.push_back(*arch);
+  }
+  std::optional<ScaleRounding> rounding = parseScaleRounding(roundingOpt);
+  if (!rounding)
+    return fail("unknown --rounding '" + roundingOpt + "'");
+
+  std::vector<Item> items;
+  if (preset == "seed-dense") {
+    for (Arch a : archs)
+      for (auto [n, k] : {std::pair<int64_t, int64_t>{8448, 7168}, {7168, 4224}, {1536, 7168}, {7168, 768}})
+        for (int64_t bm : {16, 64})
+          addShape(items, a, n, k, bm, *rounding);
+  } else if (!preset.empty()) {
+    return fail("unknown --preset '" + preset + "'; expected seed-dense");
+  }
+  if (!shapes.empty())
+    if (llvm::Error e = readShapes(shapes, archs, *rounding, items))
+      return fail(llvm::toString(std::move(e)));
+  if (items.empty())
+    return fail("nothing to compile: give --preset=seed-dense or --shapes=FILE");
+
+  Jit::Options opts = Jit::Options::fromEnv();
+  if (!cacheDir.empty()) {
+    opts.cacheDir = cacheDir;
+    opts.disableDisk = false;
+  }
+  Jit jit(opts);
+
+  struct Result {
+    Jit::Source source = Jit::Source::Compiled;
+    double ms = 0;
+    size_t bytes = 0;
+    std::string error;
+  };
+  std::vector<Result> results(items.size());
+  std::atomic<size_t> done{0};
+  std::mutex printMutex;
+  bool tty = llvm::sys::Process::StandardErrIsDisplayed();
+  auto progress = [&](const std::string &label) {
+    std::lock_guard<std::mutex> lock(printMutex);
+    size_t d = ++done, total = items.size();
+    if (!tty)
+      return;
+    const int width = 30;
+    int filled = int(width * d / total);
+    llvm::errs() << "\r[" << std::string(filled, '#') << std::string(width - filled, '.') << "] "
+                 << d << "/" << total << " " << llvm::StringRef(label).take_front(60)
+                 << "\x1b[K";
+    if (d == total)
+      llvm::errs() << "\n";
+  };
+
+  auto t0 = std::chrono::steady_clock::now();
+  // Compiles are independent: hand them to `jobs` threads, one item at a time.
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < items.size(); i = next++) {
+      Result &r = results[i];
+      if (!items[i].spec) {
+        r.error = items[i].error;
+      } else {
+        auto k = jit.get(*items[i].spec, &r.source);
+        if (!k) {
+          r.error = llvm::toString(k.takeError());
+        } else {
+          r.ms = (*k)->compileMs();
+          r.bytes = (*k)->binary.size();
+        }
+      }
+      progress(items[i].label);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < std::min<size_t>(jobs, items.size()); ++t)
+    pool.emplace_back(worker);
+  worker();
+  for (std::thread &t : pool)
+    t.join();
+  double wallMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+
+  std::vector<double> cold;
+  size_t compiled = 0, hits = 0, failed = 0, bytes = 0;
+  for (auto [item, r] : llvm::zip(items, results)) {
+    if (!r.error.empty()) {
+      ++failed;
+      llvm::errs() << "mxfp4-jit-compile: error: " << item.label << ": " << r.error << "\n";
+      continue;
+    }
+    bytes += r.bytes;
+    if (r.source == Jit::Source::Compiled) {
+      ++compiled;
+      cold.push_back(r.ms);
+    } else {
+      ++hits;
+    }
+  }
+  std::sort(cold.begin(), cold.end());
+  auto pct = [&](double p) { return cold.empty() ? 0.0 : cold[size_t(p * double(cold.size() - 1) + 0.5)]; };
+  llvm::outs() << "kernels " << items.size() << ": compiled " << compiled << ", cache hits " << hits
+               << ", failed " << failed << "\n";
+  if (!cold.empty())
+    llvm::outs() << llvm::format("cold compile: p50 %.1f ms, p95 %.1f ms (%u jobs, wall %.0f ms)\n",
+                                 pct(0.5), pct(0.95), jobs, wallMs);
+  llvm::outs() << "code objects: " << bytes << " bytes in "
+               << (opts.disableDisk || opts.cacheDir.empty() ? std::string("memory only")
+                                                              : opts.cacheDir)
+               << "\n";
+
+  if (verify && !(opts.disableDisk || opts.cacheDir.empty())) {
+    DiskCache disk(opts.cacheDir, opts.fingerprint);
+    size_t ok = 0, bad = 0;
+    for (auto [item, r] : llvm::zip(items, results)) {
+      if (!r.error.empty())
+        continue;
+      auto e = disk.load(item.spec->name());
+      if (!e) {
+        ++bad;
+        llvm::errs() << "mxfp4-jit-compile: verify: " << llvm::toString(e.takeError()) << "\n";
+      } else if (!*e || (*e)->payload.size() != r.bytes) {
+        ++bad;
+        llvm::errs() << "mxfp4-jit-compile: verify: " << item.spec->name() << " is missing or differs\n";
+      } else {
+        ++ok;
+      }
+    }
+    llvm::outs() << "verify: " << ok << " entries reload, " << bad << " bad\n";
+    if (bad)
+      return 1;
+  }
+  return failed ? 1 : 0;
+}

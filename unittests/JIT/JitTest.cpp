@@ -1,0 +1,211 @@
+//===- JitTest.cpp - The JIT's memory table and disk cache ----------------===//
+//
+// A fake compiler (counting calls, returning the name as the code object)
+// makes these fast and exact; one test runs the real compiler end to end.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mxfp4/Cache/DiskCache.h"
+#include "mxfp4/JIT/Jit.h"
+#include "mxfp4/Target/Compile.h"
+#include "TestUtil/Expected.h"
+
+#include "gtest/gtest.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <thread>
+
+using namespace mxfp4;
+
+namespace {
+
+/// A fresh temporary directory, removed at the end.
+struct TempDir {
+  llvm::SmallString<128> path;
+  TempDir() { EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("mxfp4-jit-test", path)); }
+  ~TempDir() { llvm::sys::fs::remove_directories(path); }
+};
+
+struct FakeCompiler {
+  std::atomic<int> calls{0};
+  CompileFn fn() {
+    return [this](const KernelSpec &s) -> llvm::Expected<CompiledKernel> {
+      ++calls;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20)); // widen races
+      CompiledKernel k;
+      k.spec = s;
+      k.symbol = s.name();
+      k.binary = "code object of " + s.name();
+      k.timings = {{"fake", 20.0}};
+      return k;
+    };
+  }
+};
+
+KernelSpec spec(int64_t n = 512, int64_t bm = 16) {
+  auto s = makeGemmA4W4Spec(Arch::GFX950, n, 1024, bm);
+  EXPECT_TRUE(bool(s));
+  return s ? *s : KernelSpec();
+}
+
+Jit::Options opts(llvm::StringRef dir, llvm::StringRef fp = "fp-test") {
+  Jit::Options o;
+  o.cacheDir = dir.str();
+  o.fingerprint = fp.str();
+  return o;
+}
+
+TEST(Jit, CompilesOncePerProcessUnderConcurrency) {
+  TempDir dir;
+  FakeCompiler fc;
+  Jit jit(opts(dir.path), fc.fn());
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 16; ++t)
+    threads.emplace_back([&] {
+      auto k = jit.get(spec());
+      if (k && (*k)->binary == "code object of " + spec().name())
+        ++ok;
+    });
+  for (std::thread &t : threads)
+    t.join();
+  EXPECT_EQ(ok, 16);
+  EXPECT_EQ(fc.calls, 1);
+  EXPECT_EQ(jit.stats().compiles, 1u);
+  EXPECT_EQ(jit.stats().memoryHits, 15u);
+}
+
+TEST(Jit, SecondProcessHitsTheDisk) {
+  TempDir dir;
+  FakeCompiler fc;
+  {
+    Jit first(opts(dir.path), fc.fn());
+    Jit::Source src;
+    ASSERT_OK(first.get(spec(), &src));
+    EXPECT_EQ(src, Jit::Source::Compiled);
+    ASSERT_OK(first.get(spec(), &src));
+    EXPECT_EQ(src, Jit::Source::Memory);
+  }
+  Jit second(opts(dir.path), fc.fn()); // a new process, as far as the cache can tell
+  Jit::Source src;
+  auto k = second.get(spec(), &src);
+  ASSERT_OK(k);
+  EXPECT_EQ(src, Jit::Source::Disk);
+  EXPECT_EQ((*k)->binary, "code object of " + spec().name());
+  EXPECT_EQ(fc.calls, 1);
+}
+
+TEST(Jit, NewFingerprintNeverLoadsAStaleKernel) {
+  TempDir dir;
+  FakeCompiler fc;
+  ASSERT_OK(Jit(opts(dir.path, "compiler v1"), fc.fn()).get(spec()));
+  Jit::Source src;
+  ASSERT_OK(Jit(opts(dir.path, "compiler v2"), fc.fn()).get(spec(), &src));
+  EXPECT_EQ(src, Jit::Source::Compiled);
+  EXPECT_EQ(fc.calls, 2);
+}
+
+/// Damages the cache entry of spec() with `mutate`, then expects a rebuild.
+void expectRebuildAfter(llvm::function_ref<void(std::string &)> mutate, llvm::StringRef why) {
+  TempDir dir;
+  FakeCompiler fc;
+  ASSERT_OK(Jit(opts(dir.path), fc.fn()).get(spec()));
+  std::string path = DiskCache(std::string(dir.path), "fp-test").pathFor(spec().name());
+  auto buf = llvm::MemoryBuffer::getFile(path);
+  ASSERT_TRUE(bool(buf));
+  std::string bytes = (*buf)->getBuffer().str();
+  mutate(bytes);
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    os << bytes;
+  }
+  auto load = DiskCache(std::string(dir.path), "fp-test").load(spec().name());
+  EXPECT_ERROR_CONTAINS(load, why);
+  Jit jit(opts(dir.path), fc.fn());
+  Jit::Source src;
+  auto k = jit.get(spec(), &src);
+  ASSERT_OK(k);
+  EXPECT_EQ(src, Jit::Source::Compiled);
+  EXPECT_EQ(jit.stats().corruptEntries, 1u);
+  EXPECT_EQ((*k)->binary, "code object of " + spec().name());
+  // The rebuilt entry is whole again.
+  auto again = DiskCache(std::string(dir.path), "fp-test").load(spec().name());
+  ASSERT_OK(again);
+  EXPECT_TRUE(again->has_value());
+}
+
+TEST(Jit, TruncatedEntryIsRebuilt) {
+  expectRebuildAfter([](std::string &b) { b.resize(b.size() - 7); }, "truncated or appended");
+}
+TEST(Jit, FlippedBitIsRebuilt) {
+  expectRebuildAfter([](std::string &b) { b[b.size() - 3] ^= 0x10; }, "checksum mismatch");
+}
+TEST(Jit, GarbageEntryIsRebuilt) {
+  expectRebuildAfter([](std::string &b) { b = "not a code object"; }, "bad magic");
+}
+TEST(Jit, EmptyEntryIsRebuilt) {
+  expectRebuildAfter([](std::string &b) { b.clear(); }, "bad magic");
+}
+
+TEST(Jit, AssertCacheHitMakesAMissAnError) {
+  TempDir dir;
+  FakeCompiler fc;
+  Jit::Options o = opts(dir.path);
+  o.assertCacheHit = true;
+  EXPECT_ERROR_CONTAINS(Jit(o, fc.fn()).get(spec()), "MXFP4_ASSERT_CACHE_HIT is set and kernel");
+  EXPECT_EQ(fc.calls, 0);
+  ASSERT_OK(Jit(opts(dir.path), fc.fn()).get(spec())); // fill it
+  ASSERT_OK(Jit(o, fc.fn()).get(spec()));                // now a hit
+}
+
+TEST(Jit, UnwritableCacheDirDegradesToMemory) {
+  TempDir dir;
+  // A directory below a regular file cannot be created (even by root).
+  llvm::SmallString<128> file(dir.path);
+  llvm::sys::path::append(file, "a-file");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(file, ec);
+  }
+  llvm::SmallString<128> below(file);
+  llvm::sys::path::append(below, "cache");
+  FakeCompiler fc;
+  Jit jit(opts(below), fc.fn());
+  ASSERT_OK(jit.get(spec(512)));
+  ASSERT_OK(jit.get(spec(768)));
+  Jit::Source src;
+  ASSERT_OK(jit.get(spec(512), &src));
+  EXPECT_EQ(src, Jit::Source::Memory);
+  EXPECT_EQ(fc.calls, 2);
+}
+
+TEST(Jit, CompileErrorsAreReportedAndRemembered) {
+  std::atomic<int> calls{0};
+  Jit jit(opts(""), [&](const KernelSpec &) -> llvm::Expected<CompiledKernel> {
+    ++calls;
+    return llvm::createStringError("backend exploded");
+  });
+  EXPECT_ERROR_CONTAINS(jit.get(spec()), "backend exploded");
+  EXPECT_ERROR_CONTAINS(jit.get(spec()), "backend exploded");
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(Jit, RealCompilerEndToEnd) {
+  TempDir dir;
+  Jit jit(opts(dir.path, compilerFingerprint()));
+  auto k = jit.get(spec());
+  ASSERT_OK(k);
+  EXPECT_EQ((*k)->format, BinaryFormat::HSACO);
+  EXPECT_EQ((*k)->binary.substr(1, 3), "ELF");
+  EXPECT_GT((*k)->compileMs(), 0.0);
+  LaunchGeometry g = (*k)->geometry(33);
+  EXPECT_EQ(g.grid[0], 2u); // N = 512 / 256
+  EXPECT_EQ(g.grid[1], 3u); // ceil(33 / 16)
+  EXPECT_EQ(g.block[0], 256u);
+}
+
+} // namespace
