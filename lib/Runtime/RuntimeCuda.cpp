@@ -1,0 +1,258 @@
+//===- RuntimeCuda.cpp - NVIDIA GPUs through libcuda.so.1 -----------------===//
+//
+// The driver API, loaded with dlopen. The few types we need are declared
+// here with the driver's ABI, so building needs no CUDA SDK.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mxfp4/Runtime/Device.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <dlfcn.h>
+#include <mutex>
+
+namespace mxfp4 {
+
+namespace {
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st *;
+using CUmodule = struct CUmod_st *;
+using CUfunction = struct CUfunc_st *;
+using CUstream = struct CUstream_st *;
+using CUevent = struct CUevent_st *;
+constexpr int kComputeMajor = 75, kComputeMinor = 76; // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_*
+constexpr int kMaxDynamicShared = 8;                  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+
+/// Entry points, resolved once per process.
+struct CudaApi {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDeviceGetCount)(int *);
+  CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuDeviceGetName)(char *, int, CUdevice);
+  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxSynchronize)();
+  CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, void *, void **);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, CUstream, void **, void **);
+  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
+  CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
+  CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+  CUresult (*cuEventCreate)(CUevent *, unsigned);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+  CUresult (*cuEventDestroy)(CUevent);
+  CUresult (*cuGetErrorName)(CUresult, const char **);
+  std::string error; ///< why loading failed ("" when usable)
+
+  static const CudaApi &get() {
+    static const CudaApi api = load();
+    return api;
+  }
+
+private:
+  static CudaApi load() {
+    CudaApi a{};
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      a.error = "libcuda.so.1 not found";
+      return a;
+    }
+    bool ok = true;
+    auto sym = [&](auto &fn, const char *name, const char *v2 = nullptr) {
+      void *p = v2 ? dlsym(h, v2) : nullptr;
+      if (!p)
+        p = dlsym(h, name);
+      if (!p)
+        ok = false;
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+    };
+    sym(a.cuInit, "cuInit");
+    sym(a.cuDeviceGetCount, "cuDeviceGetCount");
+    sym(a.cuDeviceGet, "cuDeviceGet");
+    sym(a.cuDeviceGetName, "cuDeviceGetName");
+    sym(a.cuDeviceGetAttribute, "cuDeviceGetAttribute");
+    sym(a.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+    sym(a.cuCtxSetCurrent, "cuCtxSetCurrent");
+    sym(a.cuCtxSynchronize, "cuCtxSynchronize");
+    sym(a.cuModuleLoadDataEx, "cuModuleLoadDataEx");
+    sym(a.cuModuleGetFunction, "cuModuleGetFunction");
+    sym(a.cuFuncSetAttribute, "cuFuncSetAttribute");
+    sym(a.cuLaunchKernel, "cuLaunchKernel");
+    sym(a.cuMemAlloc, "cuMemAlloc", "cuMemAlloc_v2");
+    sym(a.cuMemFree, "cuMemFree", "cuMemFree_v2");
+    sym(a.cuMemcpyHtoD, "cuMemcpyHtoD", "cuMemcpyHtoD_v2");
+    sym(a.cuMemcpyDtoH, "cuMemcpyDtoH", "cuMemcpyDtoH_v2");
+    sym(a.cuMemsetD8Async, "cuMemsetD8Async");
+    sym(a.cuEventCreate, "cuEventCreate");
+    sym(a.cuEventRecord, "cuEventRecord");
+    sym(a.cuEventSynchronize, "cuEventSynchronize");
+    sym(a.cuEventElapsedTime, "cuEventElapsedTime", "cuEventElapsedTime_v2");
+    sym(a.cuEventDestroy, "cuEventDestroy", "cuEventDestroy_v2");
+    sym(a.cuGetErrorName, "cuGetErrorName");
+    if (!ok)
+      a.error = "libcuda.so.1 lacks a driver API entry point we need (driver too old?)";
+    return a;
+  }
+};
+
+llvm::Error check(CUresult r, const char *call, llvm::StringRef kernel = "") {
+  if (r == 0)
+    return llvm::Error::success();
+  const char *name = "unknown error";
+  if (CudaApi::get().cuGetErrorName)
+    CudaApi::get().cuGetErrorName(r, &name);
+  std::string msg = std::string(call) + " failed: " + name + " (" + std::to_string(r) + ")";
+  if (!kernel.empty())
+    msg += " for kernel " + kernel.str();
+  return llvm::createStringError(msg);
+}
+
+class CudaDevice final : public Device {
+public:
+  CudaDevice(CUdevice dev, CUcontext ctx, std::string name, Arch arch)
+      : dev(dev), ctx(ctx), devName(std::move(name)), devArch(arch) {}
+
+  Arch arch() const override { return devArch; }
+  std::string name() const override { return devName; }
+  llvm::StringRef driver() const override { return "cuda"; }
+
+  llvm::Expected<void *> alloc(size_t bytes) override {
+    CUdeviceptr p = 0;
+    if (auto e = check(api().cuMemAlloc(&p, bytes), "cuMemAlloc"))
+      return std::move(e);
+    return reinterpret_cast<void *>(p);
+  }
+  void free(void *p) override {
+    if (p)
+      (void)api().cuMemFree(CUdeviceptr(p));
+  }
+  llvm::Error copyToDevice(void *dst, const void *src, size_t bytes) override {
+    return check(api().cuMemcpyHtoD(CUdeviceptr(dst), src, bytes), "cuMemcpyHtoD");
+  }
+  llvm::Error copyToHost(void *dst, const void *src, size_t bytes) override {
+    return check(api().cuMemcpyDtoH(dst, CUdeviceptr(src), bytes), "cuMemcpyDtoH");
+  }
+  llvm::Error fill(void *dst, uint8_t byte, size_t bytes, void *stream) override {
+    return check(api().cuMemsetD8Async(CUdeviceptr(dst), byte, bytes, CUstream(stream)),
+                 "cuMemsetD8Async");
+  }
+  llvm::Error synchronize() override { return check(api().cuCtxSynchronize(), "cuCtxSynchronize"); }
+
+  llvm::Error launch(const CompiledKernel &k, const LaunchGeometry &g, void **args,
+                     void *stream) override {
+    llvm::Expected<CUfunction> fn = function(k);
+    if (!fn)
+      return fn.takeError();
+    return check(api().cuLaunchKernel(*fn, g.grid[0], g.grid[1], g.grid[2], g.block[0],
+                                      g.block[1], g.block[2], g.sharedBytes, CUstream(stream),
+                                      args, nullptr),
+                 "cuLaunchKernel", k.symbol);
+  }
+
+  llvm::Expected<double> time(llvm::function_ref<llvm::Error()> work, void *stream) override {
+    CUevent start = nullptr, stop = nullptr;
+    if (auto e = check(api().cuEventCreate(&start, 0), "cuEventCreate"))
+      return std::move(e);
+    if (auto e = check(api().cuEventCreate(&stop, 0), "cuEventCreate"))
+      return std::move(e);
+    auto cleanup = [&] {
+      api().cuEventDestroy(start);
+      api().cuEventDestroy(stop);
+    };
+    llvm::Error err = check(api().cuEventRecord(start, CUstream(stream)), "cuEventRecord");
+    if (!err)
+      err = work();
+    if (!err)
+      err = check(api().cuEventRecord(stop, CUstream(stream)), "cuEventRecord");
+    if (!err)
+      err = check(api().cuEventSynchronize(stop), "cuEventSynchronize");
+    float ms = 0;
+    if (!err)
+      err = check(api().cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
+    cleanup();
+    if (err)
+      return std::move(err);
+    return double(ms);
+  }
+
+private:
+  static const CudaApi &api() { return CudaApi::get(); }
+
+  llvm::Expected<CUfunction> function(const CompiledKernel &k) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = functions.find(k.symbol); it != functions.end())
+      return it->second;
+    if (k.format != BinaryFormat::PTX)
+      return llvm::createStringError("kernel " + k.symbol + " is a " + toString(k.format).str() +
+                                     " code object; an NVIDIA device loads PTX");
+    // PTX is JIT-compiled by the driver and must be NUL-terminated.
+    std::string image = k.binary;
+    image.push_back('\0');
+    CUmodule mod = nullptr;
+    if (auto e = check(api().cuModuleLoadDataEx(&mod, image.data(), 0, nullptr, nullptr),
+                       "cuModuleLoadDataEx", k.symbol))
+      return std::move(e);
+    CUfunction fn = nullptr;
+    if (auto e = check(api().cuModuleGetFunction(&fn, mod, k.symbol.c_str()),
+                       "cuModuleGetFunction", k.symbol))
+      return std::move(e);
+    if (unsigned smem = k.geometry(1).sharedBytes; smem > 48 * 1024)
+      if (auto e = check(api().cuFuncSetAttribute(fn, kMaxDynamicShared, int(smem)),
+                         "cuFuncSetAttribute", k.symbol))
+        return std::move(e);
+    functions[k.symbol] = fn;
+    return fn;
+  }
+
+  CUdevice dev;
+  CUcontext ctx;
+  std::string devName;
+  Arch devArch;
+  std::mutex mutex;
+  llvm::StringMap<CUfunction> functions;
+};
+} // namespace
+
+llvm::Expected<std::unique_ptr<Device>> openCudaDevice(int ordinal) {
+  const CudaApi &api = CudaApi::get();
+  if (!api.error.empty())
+    return llvm::createStringError(api.error);
+  if (auto e = check(api.cuInit(0), "cuInit"))
+    return std::move(e);
+  int count = 0;
+  if (auto e = check(api.cuDeviceGetCount(&count), "cuDeviceGetCount"))
+    return std::move(e);
+  if (ordinal < 0 || ordinal >= count)
+    return llvm::createStringError("no CUDA device " + std::to_string(ordinal) + " (found " +
+                                   std::to_string(count) + ")");
+  CUdevice dev;
+  if (auto e = check(api.cuDeviceGet(&dev, ordinal), "cuDeviceGet"))
+    return std::move(e);
+  char name[256] = {};
+  (void)api.cuDeviceGetName(name, sizeof(name), dev);
+  int major = 0, minor = 0;
+  (void)api.cuDeviceGetAttribute(&major, kComputeMajor, dev);
+  (void)api.cuDeviceGetAttribute(&minor, kComputeMinor, dev);
+  if (major != 9 || minor != 0)
+    return llvm::createStringError(std::string(name) + " is sm_" + std::to_string(major) +
+                                   std::to_string(minor) +
+                                   "; mxfp4-jit's NVIDIA target is sm_90a (H100/H200)");
+  CUcontext ctx = nullptr;
+  if (auto e = check(api.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain"))
+    return std::move(e);
+  if (auto e = check(api.cuCtxSetCurrent(ctx), "cuCtxSetCurrent"))
+    return std::move(e);
+  return std::make_unique<CudaDevice>(dev, ctx, name, Arch::SM90A);
+}
+
+} // namespace mxfp4
