@@ -48,6 +48,11 @@ static cl::opt<unsigned> jobsOpt("j", cl::desc("parallel compiles (default: MXFP
                                  cl::init(0));
 static cl::opt<bool> verifyOpt("verify", cl::desc("reload every entry from disk and compare"),
                                cl::init(false));
+static cl::opt<bool> timeLookupsOpt(
+    "time-lookups",
+    cl::desc("after compiling, time a first lookup in a fresh JIT (disk hit, as in a new "
+             "process) and repeated in-memory lookups"),
+    cl::init(false));
 static cl::opt<bool> fingerprintOpt("print-fingerprint", cl::desc("print the compiler fingerprint"),
                                     cl::init(false));
 
@@ -115,7 +120,7 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "mxfp4-jit ahead-of-time cache filler\n");
   // lld, run in process by every compile, resets cl::opts: copy them now.
   const std::string preset = presetOpt, shapes = shapesOpt, cacheDir = cacheDirOpt;
-  const bool verify = verifyOpt;
+  const bool verify = verifyOpt, timeLookups = timeLookupsOpt;
   unsigned jobs = jobsOpt ? unsigned(jobsOpt) : hostThreadCount();
 
   if (fingerprintOpt) {
@@ -148,7 +153,10 @@ int main(int argc, char **argv) {
   if (items.empty())
     return fail("nothing to compile: give --preset=seed-dense or --shapes=FILE");
 
-  Jit::Options opts = Jit::Options::fromEnv();
+  auto optsStart = std::chrono::steady_clock::now();
+  Jit::Options opts = Jit::Options::fromEnv(); // computes the compiler fingerprint once
+  double fingerprintMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - optsStart).count();
   if (!cacheDir.empty()) {
     opts.cacheDir = cacheDir;
     opts.disableDisk = false;
@@ -255,6 +263,29 @@ int main(int argc, char **argv) {
     llvm::outs() << "verify: " << ok << " entries reload, " << bad << " bad\n";
     if (bad)
       return 1;
+  }
+  if (timeLookups && !failed) {
+    // A fresh Jit has an empty memory table, like a new process: its first
+    // get() is a disk hit. Then the in-memory path, spec -> code object.
+    using clock = std::chrono::steady_clock;
+    Jit fresh(opts);
+    const KernelSpec &spec = *items.front().spec;
+    auto t = clock::now();
+    Jit::Source src;
+    auto k = fresh.get(spec, &src);
+    double diskUs = std::chrono::duration<double, std::micro>(clock::now() - t).count();
+    if (!k)
+      return fail(llvm::toString(k.takeError()));
+    const int reps = 100000;
+    t = clock::now();
+    for (int i = 0; i < reps; ++i)
+      if (!fresh.get(spec))
+        return fail("in-memory lookup failed");
+    double memUs = std::chrono::duration<double, std::micro>(clock::now() - t).count() / reps;
+    llvm::outs() << llvm::format("new process: fingerprint %.2f ms, first lookup (%s) %.1f us; "
+                                 "in-memory lookup %.3f us\n",
+                                 fingerprintMs, src == Jit::Source::Disk ? "disk hit" : "compiled",
+                                 diskUs, memUs);
   }
   return failed ? 1 : 0;
 }
