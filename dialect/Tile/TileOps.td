@@ -53,21 +53,32 @@ def Tile_LoadOp : Tile_Op<"load", [
   let hasVerifier = 1;
 }
 
-def Tile_QuantizeOp : Tile_Op<"quantize", [Pure]> {
+def Tile_QuantizeOp : Tile_Op<"quantize", [AttrSizedOperandSegments]> {
   let summary = "Quantize a tile to MXFP4 along its columns (K)";
   let description = [{
     Each run of 32 columns of a row is one block: its E8M0 scale follows
     `rounding` and its elements are E2M1, bit for bit the CPU quantizer
     (docs/Numerics.md).
 
+    With `dump`, the lowering also writes what it computed, for tests: the
+    packed E2M1 codes row-major (`cols/2` bytes per row at byte column
+    `col/2` of a matrix of `ld` elements per row) and the E8M0 scales
+    row-major (`ld/32` per row), for rows below `validRows` of the load
+    that produced the input.
+
     ```mlir
-    %q, %s = mxtile.quantize %a {rounding = #mxtile.rounding<roundup>}
+    %q, %s = mxtile.quantize %a {rounding = #mxtile<rounding roundup>}
         : !mxtile.tile<16x256xbf16> -> !mxtile.tile<16x256xf4E2M1FN>, !mxtile.tile<16x8xf8E8M0FNU>
     ```
   }];
-  let arguments = (ins Tile_FloatTile:$input, Tile_RoundingAttr:$rounding);
+  let arguments = (ins Tile_FloatTile:$input, Tile_RoundingAttr:$rounding,
+                       Optional<MemRefRankOf<[I8], [1]>>:$dumpData,
+                       Optional<MemRefRankOf<[I8], [1]>>:$dumpScales);
   let results = (outs Tile_FP4Tile:$data, Tile_ScaleTile:$scales);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($data) `,` type($scales)";
+  let assemblyFormat = [{
+    $input (`dump` `(` $dumpData^ `,` $dumpScales `:` type($dumpData) `,` type($dumpScales) `)`)?
+    attr-dict `:` type($input) `->` type($data) `,` type($scales)
+  }];
   let hasVerifier = 1;
 }
 

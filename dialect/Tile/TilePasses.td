@@ -34,4 +34,26 @@ def TileToAMDGPU : Pass<"mxtile-to-amdgpu", "::mlir::ModuleOp"> {
   ];
 }
 
+def TileToNVVM : Pass<"mxtile-to-nvvm", "::mlir::ModuleOp"> {
+  let summary = "Lower mxtile kernels to gpu.module/gpu.func with nvvm ops (sm_90a)";
+  let description = [{
+    Every `func.func` marked `mxtile.kernel` becomes a `gpu.func` in a
+    `gpu.module` targeting sm_90a. Hopper has no FP4 tensor cores: weights
+    are dequantized to BF16 in registers (E8M0 scale folded in), activations
+    are quantized inline to MXFP4 exactly as the CPU quantizer does and
+    dequantized to BF16 in shared memory, and `nvvm.mma.sync` m16n8k16 BF16
+    accumulates in FP32. The K loop is software-pipelined: the next step's
+    weights and activations are loaded while the current step's MMAs run,
+    with double-buffered shared memory and one barrier per step.
+
+    The lowering expects the dense GEMM's K-loop form (load, quantize,
+    load_weight, load_scales, scaled_mma); other forms are diagnosed.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::vector::VectorDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect", "::mlir::math::MathDialect",
+  ];
+}
+
 #endif // MXFP4_TILE_PASSES

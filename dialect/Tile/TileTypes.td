@@ -51,7 +51,8 @@ def Tile_Rounding : I32EnumAttr<"ScaleRoundingKind", "E8M0 scale rounding (docs/
 def Tile_RoundingAttr : EnumAttr<Tile_Dialect, Tile_Rounding, "rounding">;
 
 def Tile_WeightLayout : I32EnumAttr<"WeightLayoutKind", "packed E2M1 weight layout", [
-    I32EnumAttrCase<"rowmajor", 0>, I32EnumAttrCase<"gfx950_mfma16", 1>]> {
+    I32EnumAttrCase<"rowmajor", 0>, I32EnumAttrCase<"gfx950_mfma16", 1>,
+    I32EnumAttrCase<"sm90_mma16", 2>]> {
   let cppNamespace = "::mxfp4::tile";
   let genSpecializedAttr = 0;
 }
@@ -59,7 +60,7 @@ def Tile_WeightLayoutAttr : EnumAttr<Tile_Dialect, Tile_WeightLayout, "weight_la
 
 def Tile_ScaleLayout : I32EnumAttr<"ScaleLayoutKind", "E8M0 scale layout", [
     I32EnumAttrCase<"rowmajor", 0>, I32EnumAttrCase<"gfx950_mfma16", 1>,
-    I32EnumAttrCase<"gfx1250_wmma", 2>]> {
+    I32EnumAttrCase<"gfx1250_wmma", 2>, I32EnumAttrCase<"sm90_mma16", 3>]> {
   let cppNamespace = "::mxfp4::tile";
   let genSpecializedAttr = 0;
 }

@@ -24,8 +24,15 @@ static tile::ScaleRoundingKind toTile(ScaleRounding r) {
 }
 
 static tile::WeightLayoutKind toTile(WeightLayout l) {
-  return l == WeightLayout::RowMajor ? tile::WeightLayoutKind::rowmajor
-                                     : tile::WeightLayoutKind::gfx950_mfma16;
+  switch (l) {
+  case WeightLayout::RowMajor:
+    return tile::WeightLayoutKind::rowmajor;
+  case WeightLayout::Gfx950Mfma16:
+    return tile::WeightLayoutKind::gfx950_mfma16;
+  case WeightLayout::Sm90Mma16:
+    return tile::WeightLayoutKind::sm90_mma16;
+  }
+  llvm_unreachable("unknown layout");
 }
 
 static tile::ScaleLayoutKind toTile(ScaleLayout l) {
@@ -36,6 +43,8 @@ static tile::ScaleLayoutKind toTile(ScaleLayout l) {
     return tile::ScaleLayoutKind::gfx950_mfma16;
   case ScaleLayout::Gfx1250Wmma:
     return tile::ScaleLayoutKind::gfx1250_wmma;
+  case ScaleLayout::Sm90Mma16:
+    return tile::ScaleLayoutKind::sm90_mma16;
   }
   llvm_unreachable("unknown layout");
 }
@@ -92,11 +101,12 @@ Tile TileBuilder::load(Value buffer, Index row, Index col, Index ld, Index valid
                                    validRows.value(), Value()));
 }
 
-MxTile TileBuilder::quantize(Tile t, ScaleRounding rounding) {
+MxTile TileBuilder::quantize(Tile t, ScaleRounding rounding, Value dumpData, Value dumpScales) {
   auto data = tile::TileType::get(b.getContext(), {t.rows(), t.cols()}, b.getType<Float4E2M1FNType>());
   auto scales = tile::TileType::get(b.getContext(), {t.rows(), t.cols() / kBlockSize},
                                     b.getType<Float8E8M0FNUType>());
-  auto op = tile::QuantizeOp::create(b, data, scales, t.value(), toTile(rounding));
+  auto op = tile::QuantizeOp::create(b, data, scales, t.value(), toTile(rounding), dumpData,
+                                    dumpScales);
   return {Tile(op.getData()), Tile(op.getScales())};
 }
 

@@ -42,6 +42,13 @@ static int64_t gfx950Weight(int64_t kBytes, int64_t row, int64_t kb) {
          (kb % 16);
 }
 
+// Per 16 rows x 128 K: [half = row%16/8][lane = (row%8)*4 + kquarter][16 bytes].
+static int64_t sm90Weight(int64_t kBytes, int64_t n, int64_t kb) {
+  int64_t chunks = kBytes / 64;
+  int64_t nt = n / 16, h = (n % 16) / 8, g = n % 8, kc = kb / 64, t = (kb % 64) / 16, b = kb % 16;
+  return ((nt * chunks + kc) * 2 + h) * 512 + (g * 4 + t) * 16 + b;
+}
+
 static int64_t rowMajorScale(StorageShape s, int64_t row, int64_t kblock) {
   return row * s.cols + kblock;
 }
@@ -57,21 +64,32 @@ static int64_t gfx1250Scale(StorageShape s, int64_t r, int64_t k) {
   return (r / 32) * 32 * s.cols + (k / 4) * 128 + (r % 32) * 4 + (k % 4);
 }
 
+// Per 32 rows x 128 K: dword (row%8)*4 + kblock%4, byte 2*(row%32/16) + row%16/8.
+static int64_t sm90Scale(StorageShape s, int64_t n, int64_t j) {
+  int64_t chunks = s.cols / 4;
+  int64_t nw = n / 32, i = (n % 32) / 16, h = (n % 16) / 8, g = n % 8, kc = j / 4, t = j % 4;
+  return (nw * chunks + kc) * 128 + (g * 4 + t) * 4 + i * 2 + h;
+}
+
 static constexpr WeightLayoutInfo kWeightLayouts[] = {
     {WeightLayout::RowMajor, "rowmajor", 1, 1, rowMajorWeight},
     {WeightLayout::Gfx950Mfma16, "gfx950-mfma16", 16, 32, gfx950Weight},
+    {WeightLayout::Sm90Mma16, "sm90-mma16", 16, 64, sm90Weight},
 };
 
 static constexpr ScaleLayoutInfo kScaleLayouts[] = {
     {ScaleLayout::RowMajor, "rowmajor", 1, 1, rowMajorScale},
     {ScaleLayout::Gfx950Mfma16, "gfx950-mfma16", 32, 8, gfx950Scale},
     {ScaleLayout::Gfx1250Wmma, "gfx1250-wmma", 32, 4, gfx1250Scale},
+    {ScaleLayout::Sm90Mma16, "sm90-mma16", 32, 4, sm90Scale},
 };
 
 // The tables are indexed by enum value.
 static_assert(kWeightLayouts[size_t(WeightLayout::Gfx950Mfma16)].id == WeightLayout::Gfx950Mfma16);
 static_assert(kScaleLayouts[size_t(ScaleLayout::Gfx950Mfma16)].id == ScaleLayout::Gfx950Mfma16);
 static_assert(kScaleLayouts[size_t(ScaleLayout::Gfx1250Wmma)].id == ScaleLayout::Gfx1250Wmma);
+static_assert(kWeightLayouts[size_t(WeightLayout::Sm90Mma16)].id == WeightLayout::Sm90Mma16);
+static_assert(kScaleLayouts[size_t(ScaleLayout::Sm90Mma16)].id == ScaleLayout::Sm90Mma16);
 
 static const WeightLayoutInfo &info(WeightLayout l) { return kWeightLayouts[size_t(l)]; }
 static const ScaleLayoutInfo &info(ScaleLayout l) { return kScaleLayouts[size_t(l)]; }

@@ -21,8 +21,8 @@ LaunchGeometry CompiledKernel::geometry(int64_t m) const {
   LaunchGeometry g;
   g.grid[0] = unsigned(spec.n / spec.bn);
   g.grid[1] = unsigned((m + spec.bm - 1) / spec.bm);
-  // gfx950: 4 waves of 64; gfx1250: 4 waves of 32.
-  g.block[0] = spec.arch == Arch::GFX1250 ? 128 : 256;
+  // gfx950: 4 waves of 64; gfx1250: 4 waves of 32; sm_90a: 4 warps.
+  g.block[0] = spec.arch == Arch::GFX950 ? 256 : 128;
   return g;
 }
 

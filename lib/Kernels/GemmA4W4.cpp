@@ -26,6 +26,11 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
   mlir::Value ws = tb.bufferArg(tb.i8());
   mlir::Value c = tb.bufferArg(tb.bf16());
   dsl::Index m = tb.i32Arg();
+  mlir::Value dumpData, dumpScales;
+  if (spec.epilogue == Epilogue::BF16DumpQuant) {
+    dumpData = tb.bufferArg(tb.i8());
+    dumpScales = tb.bufferArg(tb.i8());
+  }
 
   dsl::Index n0 = tb.tileId(0) * spec.bn;
   dsl::Index m0 = tb.tileId(1) * spec.bm;
@@ -35,7 +40,7 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
   dsl::Tile acc = tb.loopK(
       tb.constant(0), kDim, spec.bk, tb.zero(spec.bm, spec.bn), [&](dsl::Index k0, dsl::Tile acc) {
         dsl::Tile x = tb.load(a, m0, k0, kDim, valid, spec.bm, spec.bk);
-        dsl::MxTile qa = tb.quantize(x, spec.rounding);
+        dsl::MxTile qa = tb.quantize(x, spec.rounding, dumpData, dumpScales);
         dsl::MxTile qw = tb.loadWeight(w, ws, n0, k0, spec.k, spec.weightLayout,
                                        spec.scaleLayout, spec.bn, spec.bk);
         return tb.scaledMma(qa, qw, acc);

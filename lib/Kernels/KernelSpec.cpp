@@ -73,7 +73,7 @@ std::string KernelSpec::name() const {
     std::memcpy(&bits, &activationParams[i], 4);
     os << "_f" << llvm::format_hex_no_prefix(bits, 8);
   }
-  os << "_ebf16";
+  os << (epilogue == Epilogue::BF16DumpQuant ? "_ebf16dq" : "_ebf16");
   return s;
 }
 
@@ -174,7 +174,7 @@ llvm::Expected<KernelSpec> parseKernelName(llvm::StringRef name) {
   if (!wl)
     return wl.takeError();
   std::optional<WeightLayout> w;
-  for (WeightLayout l : {WeightLayout::RowMajor, WeightLayout::Gfx950Mfma16})
+  for (WeightLayout l : {WeightLayout::RowMajor, WeightLayout::Gfx950Mfma16, WeightLayout::Sm90Mma16})
     if (*wl == layoutToken(toString(l)))
       w = l;
   if (!w)
@@ -185,7 +185,8 @@ llvm::Expected<KernelSpec> parseKernelName(llvm::StringRef name) {
   if (!sl)
     return sl.takeError();
   std::optional<ScaleLayout> sc;
-  for (ScaleLayout l : {ScaleLayout::RowMajor, ScaleLayout::Gfx950Mfma16, ScaleLayout::Gfx1250Wmma})
+  for (ScaleLayout l : {ScaleLayout::RowMajor, ScaleLayout::Gfx950Mfma16, ScaleLayout::Gfx1250Wmma,
+                        ScaleLayout::Sm90Mma16})
     if (*sl == layoutToken(toString(l)))
       sc = l;
   if (!sc)
@@ -215,8 +216,10 @@ llvm::Expected<KernelSpec> parseKernelName(llvm::StringRef name) {
   llvm::Expected<llvm::StringRef> ep = p.tagged("e", "the epilogue 'e<kind>'");
   if (!ep)
     return ep.takeError();
-  if (*ep != "bf16")
-    return p.error("unknown epilogue '" + *ep + "'; expected bf16");
+  if (*ep == "bf16dq")
+    s.epilogue = Epilogue::BF16DumpQuant;
+  else if (*ep != "bf16")
+    return p.error("unknown epilogue '" + *ep + "'; expected bf16 or bf16dq");
   if (!p.done())
     return p.error("has trailing fields after the epilogue");
   if (llvm::Error e = verifyKernelSpec(s))
@@ -224,37 +227,58 @@ llvm::Expected<KernelSpec> parseKernelName(llvm::StringRef name) {
   return s;
 }
 
-llvm::Error verifyKernelSpec(const KernelSpec &s) {
+/// Checks shared by every target: positive shapes, divisibility by the tile,
+/// the layouts and the activation.
+static llvm::Error verifyCommon(const KernelSpec &s, WeightLayout wl, ScaleLayout sl) {
   llvm::StringRef arch = toString(s.arch);
   auto fail = [](const llvm::Twine &msg) { return llvm::createStringError(msg.str()); };
-  if (s.arch == Arch::SM90A)
-    return fail("gemm_a4w4: the sm_90a lowering does not exist yet; use gfx950 or gfx1250");
   if (s.n <= 0 || s.k <= 0)
     return fail("gemm_a4w4: N and K must be positive, got N = " + llvm::Twine(s.n) +
                 ", K = " + llvm::Twine(s.k));
-  if (s.bn != 256)
-    return fail("gemm_a4w4 on " + arch + ": BN must be 256, got " + llvm::Twine(s.bn));
   if (s.n % s.bn != 0)
-    return fail("gemm_a4w4 on " + arch + " needs N % 256 == 0 (the N tile is 256); got N = " +
-                llvm::Twine(s.n));
+    return fail("gemm_a4w4 on " + arch + " needs N % " + llvm::Twine(s.bn) + " == 0 (the N tile is " +
+                llvm::Twine(s.bn) + "); got N = " + llvm::Twine(s.n));
   if (s.k % 128 != 0)
-    return fail("gemm_a4w4 on " + arch + " needs K % 128 == 0 (one scaled MMA covers 128 K); "
+    return fail("gemm_a4w4 on " + arch + " needs K % 128 == 0 (one MMA K step covers 128 K); "
                 "got K = " + llvm::Twine(s.k));
-  if (s.bm != 16 && s.bm != 64)
-    return fail("gemm_a4w4: BM must be 16 or 64, got " + llvm::Twine(s.bm));
   if ((s.bk != 128 && s.bk != 256) || s.k % s.bk != 0)
     return fail("gemm_a4w4: BK must be 128 or 256 and divide K = " + llvm::Twine(s.k) + ", got " +
                 llvm::Twine(s.bk));
-  if (s.weightLayout != WeightLayout::Gfx950Mfma16)
-    return fail("gemm_a4w4 on " + arch + " reads weights in the gfx950-mfma16 layout");
-  ScaleLayout want = s.arch == Arch::GFX1250 ? ScaleLayout::Gfx1250Wmma : ScaleLayout::Gfx950Mfma16;
-  if (s.scaleLayout != want)
-    return fail("gemm_a4w4 on " + arch + " reads weight scales in the " + toString(want) +
+  if (s.weightLayout != wl)
+    return fail("gemm_a4w4 on " + arch + " reads weights in the " + toString(wl) + " layout");
+  if (s.scaleLayout != sl)
+    return fail("gemm_a4w4 on " + arch + " reads weight scales in the " + toString(sl) +
                 " layout");
   if (s.activation == Activation::Swiglu || s.activation == Activation::Situv2)
     return fail("activation " + toString(s.activation) +
                 " needs gate and up tiles (MoE stage 1); the dense GEMM takes none or silu");
   return llvm::Error::success();
+}
+
+llvm::Error verifyKernelSpec(const KernelSpec &s) {
+  llvm::StringRef arch = toString(s.arch);
+  auto fail = [](const llvm::Twine &msg) { return llvm::createStringError(msg.str()); };
+  if (s.arch == Arch::SM90A) {
+    if (s.bn != 128)
+      return fail("gemm_a4w4 on sm_90a: BN must be 128 (4 warps x 32 weight rows), got " +
+                  llvm::Twine(s.bn));
+    if (s.bm != 8 && s.bm != 16 && s.bm != 32 && s.bm != 64)
+      return fail("gemm_a4w4 on sm_90a: BM must be 8, 16, 32 or 64, got " + llvm::Twine(s.bm));
+    if (s.bm * s.bk > 64 * 128)
+      return fail("gemm_a4w4 on sm_90a: BM x BK = " + llvm::Twine(s.bm * s.bk) +
+                  " exceeds the 48 KiB of static shared memory (at most 8192)");
+    return verifyCommon(s, WeightLayout::Sm90Mma16, ScaleLayout::Sm90Mma16);
+  }
+  if (s.epilogue == Epilogue::BF16DumpQuant)
+    return fail("gemm_a4w4 on " + arch + ": the quantization dump (epilogue bf16dq) is "
+                "implemented for sm_90a only");
+  if (s.bn != 256)
+    return fail("gemm_a4w4 on " + arch + ": BN must be 256, got " + llvm::Twine(s.bn));
+  if (s.bm != 16 && s.bm != 64)
+    return fail("gemm_a4w4: BM must be 16 or 64, got " + llvm::Twine(s.bm));
+  return verifyCommon(s, WeightLayout::Gfx950Mfma16,
+                      s.arch == Arch::GFX1250 ? ScaleLayout::Gfx1250Wmma
+                                              : ScaleLayout::Gfx950Mfma16);
 }
 
 llvm::Expected<KernelSpec> makeGemmA4W4Spec(Arch arch, int64_t n, int64_t k, int64_t bm,
@@ -265,9 +289,18 @@ llvm::Expected<KernelSpec> makeGemmA4W4Spec(Arch arch, int64_t n, int64_t k, int
   s.n = n;
   s.k = k;
   s.bm = bm;
-  s.bk = k % 256 == 0 ? 256 : 128;
   s.rounding = rounding;
-  s.scaleLayout = arch == Arch::GFX1250 ? ScaleLayout::Gfx1250Wmma : ScaleLayout::Gfx950Mfma16;
+  if (arch == Arch::SM90A) {
+    // One 128-K chunk per step: the register prefetch of the next step's
+    // weights stays small and there are the most K steps to overlap.
+    s.bn = 128;
+    s.bk = 128;
+    s.weightLayout = WeightLayout::Sm90Mma16;
+    s.scaleLayout = ScaleLayout::Sm90Mma16;
+  } else {
+    s.bk = k % 256 == 0 ? 256 : 128;
+    s.scaleLayout = arch == Arch::GFX1250 ? ScaleLayout::Gfx1250Wmma : ScaleLayout::Gfx950Mfma16;
+  }
   s.activation = activation;
   s.activationParams = params;
   if (llvm::Error e = verifyKernelSpec(s))

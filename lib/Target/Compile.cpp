@@ -118,15 +118,18 @@ llvm::Expected<std::string> compileModule(ModuleOp module, Arch arch, EmitKind e
   };
   if (emit == EmitKind::Tile)
     return print();
-  if (arch == Arch::SM90A)
-    return llvm::createStringError("sm_90a: the NVIDIA lowering does not exist yet; use gfx950 "
-                                   "or gfx1250");
-
+  const bool nvidia = arch == Arch::SM90A;
   PassManager pm(module.getContext());
   if (emit == EmitKind::Gpu) {
-    tile::TileToAMDGPUOptions opts;
-    opts.chip = chipOf(arch);
-    pm.addPass(tile::createTileToAMDGPU(opts));
+    if (nvidia) {
+      pm.addPass(tile::createTileToNVVM());
+    } else {
+      tile::TileToAMDGPUOptions opts;
+      opts.chip = chipOf(arch);
+      pm.addPass(tile::createTileToAMDGPU(opts));
+    }
+  } else if (nvidia) {
+    buildTileToNvvmPipeline(pm);
   } else {
     buildTileToRocdlPipeline(pm, chipOf(arch));
   }
@@ -148,9 +151,10 @@ llvm::Expected<std::string> compileModule(ModuleOp module, Arch arch, EmitKind e
       return fail("generating " + chipOf(arch) + " code");
     if (emit == EmitKind::ISA || emit == EmitKind::Object) {
       llvm::StringRef isa(bytes->data(), bytes->size());
-      stages.done("isa");
-      stages.dump(".s", isa);
-      if (emit == EmitKind::ISA) {
+      stages.done(nvidia ? "ptx" : "isa");
+      stages.dump(nvidia ? ".ptx" : ".s", isa);
+      // The NVIDIA code object is the PTX itself: the driver compiles it.
+      if (emit == EmitKind::ISA || nvidia) {
         result.append(isa.begin(), isa.end());
         continue;
       }

@@ -7,7 +7,9 @@
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/GPUToROCDL/GPUToROCDLPass.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
@@ -20,6 +22,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -27,10 +30,12 @@
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVM/ROCDL/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/ROCDL/ROCDLToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -42,7 +47,7 @@ void registerMxfp4Dialects(DialectRegistry &registry) {
   registry.insert<tile::TileDialect, func::FuncDialect, arith::ArithDialect, scf::SCFDialect,
                   cf::ControlFlowDialect, memref::MemRefDialect, vector::VectorDialect,
                   math::MathDialect, gpu::GPUDialect, amdgpu::AMDGPUDialect,
-                  ROCDL::ROCDLDialect, LLVM::LLVMDialect, ub::UBDialect>();
+                  ROCDL::ROCDLDialect, NVVM::NVVMDialect, LLVM::LLVMDialect, ub::UBDialect>();
   // convert-gpu-to-rocdl leaves these to their ConvertToLLVM interfaces.
   arith::registerConvertArithToLLVMInterface(registry);
   cf::registerConvertControlFlowToLLVMInterface(registry);
@@ -52,11 +57,14 @@ void registerMxfp4Dialects(DialectRegistry &registry) {
   registerConvertMemRefToLLVMInterface(registry);
   ub::registerConvertUBToLLVMInterface(registry);
   vector::registerConvertVectorToLLVMInterface(registry);
+  registerConvertNVVMToLLVMInterface(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   registerGPUDialectTranslation(registry);
   registerROCDLDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
   ROCDL::registerROCDLTargetInterfaceExternalModels(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
 }
 
 void buildTileToRocdlPipeline(OpPassManager &pm, StringRef chip) {
@@ -78,6 +86,20 @@ void buildTileToRocdlPipeline(OpPassManager &pm, StringRef chip) {
   gm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+void buildTileToNvvmPipeline(OpPassManager &pm) {
+  pm.addPass(tile::createTileToNVVM());
+  OpPassManager &gm = pm.nest<gpu::GPUModuleOp>();
+  gm.addPass(createSCFToControlFlowPass());
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.useBarePtrCallConv = true;
+  nvvm.indexBitwidth = 32;
+  gm.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  gm.addPass(createConvertNVVMToLLVMPass());
+  gm.addPass(createCanonicalizerPass());
+  gm.addPass(createCSEPass());
+  gm.addPass(createReconcileUnrealizedCastsPass());
+}
+
 namespace {
 struct RocdlPipelineOptions : PassPipelineOptions<RocdlPipelineOptions> {
   Option<std::string> chip{*this, "chip", llvm::cl::desc("gfx950 or gfx1250"),
@@ -90,6 +112,9 @@ void registerMxfp4Passes() {
   PassPipelineRegistration<RocdlPipelineOptions>(
       "mxfp4-to-rocdl", "Lower mxtile kernels to ROCDL/LLVM (the JIT's AMD pipeline)",
       [](OpPassManager &pm, const RocdlPipelineOptions &o) { buildTileToRocdlPipeline(pm, o.chip); });
+  PassPipelineRegistration<>("mxfp4-to-nvvm",
+                             "Lower mxtile kernels to NVVM/LLVM for sm_90a (the JIT's pipeline)",
+                             buildTileToNvvmPipeline);
 }
 
 } // namespace mxfp4

@@ -92,7 +92,9 @@ public:
 
   Tile load(mlir::Value buffer, Index row, Index col, Index ld, Index validRows, int64_t rows,
             int64_t cols);
-  MxTile quantize(Tile t, ScaleRounding rounding);
+  /// With `dumpData`/`dumpScales`, also writes the quantized tile there (tests).
+  MxTile quantize(Tile t, ScaleRounding rounding, mlir::Value dumpData = {},
+                  mlir::Value dumpScales = {});
   /// Weights [rows, cols K-elements] at (row, col) of a [*, k] matrix, with its
   /// scales at (row, col / 32), in the given layouts.
   MxTile loadWeight(mlir::Value data, mlir::Value scales, Index row, Index col, int64_t k,

@@ -10,11 +10,17 @@
 //            Gfx950Mfma16    AITER shuffle_weight (16,16): per 16 rows and 64 bytes,
 //                            lane l reads 16 B at l*16 = row l%16, K 32*(l/16)..+31
 //                            (semantics.md 3.1; gfx1250 uses the same byte order)
+//            Sm90Mma16       per 16 rows and 128 K, 1 KiB in two 512 B halves (rows
+//                            0-7, 8-15); lane g*4+t reads 16 B = row g, K 32t..+31,
+//                            the mma.sync m16n8k16 A operand under the K permutation
+//                            of docs/Architecture.md
 //   scales   RowMajor        [rows, K/32] as given
 //            Gfx950Mfma16    AITER e8m0_shuffle: 32 rows x 8 K-blocks per 256 B,
 //                            dword = MFMA lane, byte = opsel (semantics.md 3.2)
 //            Gfx1250Wmma     AITER shuffle_scale_n32k4: per 32 rows, one dword =
 //                            the 4 scales of one row for one 128-K WMMA step (3.4)
+//            Sm90Mma16       per 32 rows and 128 K, 128 B: lane g*4+t's dword holds
+//                            K-block t of rows g, g+8, g+16, g+24 (byte 2*(n%32/16) + n%16/8)
 //
 // Padding is deterministic: padded scale bytes are kScalePadByte.
 //
@@ -32,8 +38,8 @@
 
 namespace mxfp4 {
 
-enum class WeightLayout : uint8_t { RowMajor, Gfx950Mfma16 };
-enum class ScaleLayout : uint8_t { RowMajor, Gfx950Mfma16, Gfx1250Wmma };
+enum class WeightLayout : uint8_t { RowMajor, Gfx950Mfma16, Sm90Mma16 };
+enum class ScaleLayout : uint8_t { RowMajor, Gfx950Mfma16, Gfx1250Wmma, Sm90Mma16 };
 
 /// Value of padded scale bytes: E8M0 1.0, harmless against zero data.
 inline constexpr uint8_t kScalePadByte = 0x7F;

@@ -34,7 +34,9 @@ std::optional<Arch> parseArch(llvm::StringRef name);
 
 enum class OpKind : uint8_t { GemmA4W4 };
 enum class Activation : uint8_t { None, Silu, Swiglu, Situv2 };
-enum class Epilogue : uint8_t { BF16 };
+/// BF16: store C. BF16DumpQuant: also write the inline-quantized activations
+/// and their scales (tests compare them with the CPU quantizer byte for byte).
+enum class Epilogue : uint8_t { BF16, BF16DumpQuant };
 
 llvm::StringRef toString(Activation act);
 /// Float parameters of an activation: swiglu (alpha, limit), situv2 (beta, linear_beta).

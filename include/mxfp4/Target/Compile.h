@@ -37,6 +37,10 @@ void registerMxfp4Passes();
 /// vector->llvm, canonicalize, cse.
 void buildTileToRocdlPipeline(mlir::OpPassManager &pm, llvm::StringRef chip);
 
+/// The sm_90a pipeline: mxtile-to-nvvm, then inside the gpu.module scf->cf,
+/// gpu->nvvm (bare pointers, 32-bit indices), nvvm->llvm, canonicalize, cse.
+void buildTileToNvvmPipeline(mlir::OpPassManager &pm);
+
 /// Lowers `module` (tile kernels) for `arch` and returns `emit` as text (or
 /// the code object's bytes). The module is modified in place. With `timings`,
 /// appends the wall time of each stage; with `dumpDir`, writes each stage there.
@@ -45,7 +49,8 @@ llvm::Expected<std::string> compileModule(mlir::ModuleOp module, Arch arch, Emit
                                           llvm::StringRef dumpDir = "");
 
 /// The whole JIT compile of one kernel, in process, in a fresh MLIRContext:
-/// DSL -> mxtile -> ROCDL -> ISA -> HSA code object. Dumps every stage to
+/// DSL -> mxtile -> ROCDL -> ISA -> HSA code object (AMD), or
+/// DSL -> mxtile -> NVVM -> PTX (sm_90a; the driver JIT-compiles it). Dumps every stage to
 /// MXFP4_DUMP_DIR when that is set.
 llvm::Expected<CompiledKernel> compileKernel(const KernelSpec &spec);
 

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AmdLowering.h"
+#include "mxfp4/Conversion/ActivationEmitter.h"
 
 #include "mxfp4/Format/Layout.h"
 
@@ -162,56 +163,9 @@ LogicalResult KernelEmitter::lowerActivation(ImplicitLocOpBuilder &b, tile::Acti
   Accumulator *up = op.getUp() ? handle<Accumulator>(op.getUp()) : nullptr;
   if (!gate || (op.getUp() && !up))
     return op.emitOpError() << "operands must be accumulator tiles";
-  auto vt = cast<VectorType>(gate->parts.front().getType());
-  auto splat = [&](float v) -> Value {
-    return arith::ConstantOp::create(b, vt, DenseElementsAttr::get(vt, v));
-  };
-  auto sigmoid = [&](Value x) -> Value {
-    Value e = math::ExpOp::create(b, arith::NegFOp::create(b, x));
-    return arith::DivFOp::create(b, splat(1.0f), arith::AddFOp::create(b, splat(1.0f), e));
-  };
-  // tanh(x) = 1 - 2 / (exp(2x) + 1): exp lowers natively, math.tanh would
-  // need the ROCm device library.
-  auto tanh = [&](Value x) -> Value {
-    Value e = math::ExpOp::create(b, arith::MulFOp::create(b, x, splat(2.0f)));
-    Value q = arith::DivFOp::create(b, splat(2.0f), arith::AddFOp::create(b, e, splat(1.0f)));
-    return arith::SubFOp::create(b, splat(1.0f), q);
-  };
   Accumulator out;
-  for (size_t i = 0; i < gate->parts.size(); ++i) {
-    Value g = gate->parts[i], u = up ? up->parts[i] : Value();
-    Value r;
-    switch (op.getKind()) {
-    case tile::ActivationKind::none:
-      r = g;
-      break;
-    case tile::ActivationKind::silu:
-      r = arith::MulFOp::create(b, g, sigmoid(g));
-      if (u)
-        r = arith::MulFOp::create(b, r, u);
-      break;
-    case tile::ActivationKind::swiglu: {
-      float alpha = op.getAlphaAttr().getValueAsDouble(), limit = op.getLimitAttr().getValueAsDouble();
-      Value gc = arith::MinimumFOp::create(b, g, splat(limit));
-      Value uc = arith::MaximumFOp::create(b, arith::MinimumFOp::create(b, u, splat(limit)),
-                                           splat(-limit));
-      Value glu = arith::MulFOp::create(b, gc, sigmoid(arith::MulFOp::create(b, gc, splat(alpha))));
-      r = arith::MulFOp::create(b, glu, arith::AddFOp::create(b, uc, splat(1.0f)));
-      break;
-    }
-    case tile::ActivationKind::situv2: {
-      float beta = op.getBetaAttr().getValueAsDouble();
-      float lbeta = op.getLinearBetaAttr().getValueAsDouble();
-      Value sg = arith::MulFOp::create(
-          b, arith::MulFOp::create(b, splat(beta), tanh(arith::DivFOp::create(b, g, splat(beta)))),
-          sigmoid(g));
-      Value su = arith::MulFOp::create(b, splat(lbeta), tanh(arith::DivFOp::create(b, u, splat(lbeta))));
-      r = arith::MulFOp::create(b, sg, su);
-      break;
-    }
-    }
-    out.parts.push_back(r);
-  }
+  for (size_t i = 0; i < gate->parts.size(); ++i)
+    out.parts.push_back(emitActivation(b, op, gate->parts[i], up ? up->parts[i] : Value()));
   tiles[op.getResult()] = std::move(out);
   return success();
 }

@@ -55,6 +55,8 @@ LogicalResult LoadOp::verify() {
 }
 
 LogicalResult QuantizeOp::verify() {
+  if (bool(getDumpData()) != bool(getDumpScales()))
+    return emitOpError() << "dump takes both a data and a scale buffer";
   TileType in = getInput().getType(), data = getData().getType(), scales = getScales().getType();
   if (in.getCols() % kBlock != 0)
     return emitOpError() << "quantizes along columns in blocks of 32, but the tile has "

@@ -1,0 +1,123 @@
+//===- Sm90KLoop.cpp - The software-pipelined K loop on sm_90a ------------===//
+//
+// Prologue: weights of step 0 into registers, activations of step 0
+// quantized into shared buffer 0, barrier. Iteration ks: issue the global
+// loads of step ks+1 (clamped to the last step, so the last iteration redoes
+// harmless work instead of branching), run step ks's MMAs from registers and
+// buffer ks%2, quantize step ks+1 into the other buffer, barrier. A buffer is
+// rewritten only after the barrier that ends the iteration that read it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NvLowering.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace mxfp4;
+using namespace mxfp4::nv;
+
+LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) {
+  tile::LoadOp load;
+  tile::QuantizeOp quant;
+  tile::LoadWeightOp weight;
+  tile::LoadScalesOp scales;
+  tile::ScaledMmaOp mma;
+  auto expected = [&](Operation *op) {
+    return op->emitOpError() << "does not fit the K loop the sm_90a lowering pipelines: one "
+                                "mxtile.load -> mxtile.quantize, one load_weight and "
+                                "load_scales, one scaled_mma yielded as the accumulator";
+  };
+  auto once = [&](auto &slot, auto op) -> LogicalResult {
+    if (slot)
+      return expected(op);
+    slot = op;
+    return success();
+  };
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    LogicalResult r = success();
+    if (auto x = dyn_cast<tile::LoadOp>(op))
+      r = once(load, x);
+    else if (auto x = dyn_cast<tile::QuantizeOp>(op))
+      r = once(quant, x);
+    else if (auto x = dyn_cast<tile::LoadWeightOp>(op))
+      r = once(weight, x);
+    else if (auto x = dyn_cast<tile::LoadScalesOp>(op))
+      r = once(scales, x);
+    else if (auto x = dyn_cast<tile::ScaledMmaOp>(op))
+      r = once(mma, x);
+    else if (!isa<arith::ArithDialect>(op.getDialect()) || op.getNumRegions() != 0)
+      r = expected(&op);
+    if (failed(r))
+      return failure();
+  }
+  if (!load || !quant || !weight || !scales || !mma)
+    return expected(loop);
+  if (loop.getNumRegionIterArgs() != 1 || quant.getInput() != load.getResult() ||
+      mma.getA() != quant.getData() || mma.getAScales() != quant.getScales() ||
+      mma.getB() != weight.getResult() || mma.getBScales() != scales.getResult() ||
+      mma.getAcc() != loop.getRegionIterArg(0) ||
+      loop.getBody()->getTerminator()->getOperand(0) != mma.getResult())
+    return expected(loop);
+  if (load.getGather())
+    return load.emitOpError() << "gathered loads (MoE) are not lowered for sm_90a yet";
+  if (!load.getResult().getType().getElementType().isBF16())
+    return load.emitOpError() << "inline quantization on sm_90a takes bf16 input";
+  if (scales.getLayout() != tile::ScaleLayoutKind::sm90_mma16)
+    return scales.emitOpError() << "on sm_90a weight scales must use the sm90_mma16 layout";
+  auto init = accumulators.find(loop.getInitArgs()[0]);
+  if (init == accumulators.end())
+    return loop.emitOpError() << "must start from an mxtile.zero accumulator";
+
+  Value lb = mapping.lookup(loop.getLowerBound()), ub = mapping.lookup(loop.getUpperBound()),
+        step = mapping.lookup(loop.getStep());
+  auto colAt = [&](Value iv) { return valueAt(b, load.getCol(), loop, iv); };
+  auto weightsAt = [&](Value iv) {
+    return loadWeights(b, weight, scales, valueAt(b, weight.getCol(), loop, iv),
+                       valueAt(b, scales.getKblock(), loop, iv));
+  };
+
+  // Prologue.
+  WeightRegs first = weightsAt(lb);
+  SmallVector<Value> chunks = loadActivations(b, load, colAt(lb));
+  quantizeToSmem(b, quant, chunks, colAt(lb), idx(b, 0));
+  gpu::BarrierOp::create(b);
+
+  SmallVector<Value> inits(init->second);
+  size_t nAcc = inits.size(), nWords = first.words.size();
+  llvm::append_range(inits, first.words);
+  llvm::append_range(inits, first.scales);
+  auto newFor = scf::ForOp::create(b, lb, ub, step, inits);
+  newFor->setAttr("loop_annotation",
+                  parseAttribute("#llvm.loop_annotation<unroll = <disable = true>>",
+                                 b.getContext()));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(newFor.getBody());
+    Value iv = newFor.getInductionVar();
+    Value last = arith::SubIOp::create(b, ub, step);
+    Value next = arith::MinUIOp::create(b, add(b, iv, step), last);
+    WeightRegs nextRegs = weightsAt(next);
+    SmallVector<Value> nextChunks = loadActivations(b, load, colAt(next));
+
+    Value trip = arith::DivUIOp::create(b, arith::SubIOp::create(b, iv, lb), step);
+    Value cur = mul(b, rem(b, trip, 2), cfg.unitsPerBuffer());
+    Value other = arith::SubIOp::create(b, idx(b, cfg.unitsPerBuffer()), cur);
+    auto args = newFor.getRegionIterArgs();
+    SmallVector<Value> accs(args.begin(), args.begin() + nAcc);
+    WeightRegs regs;
+    regs.words.assign(args.begin() + nAcc, args.begin() + nAcc + nWords);
+    regs.scales.assign(args.begin() + nAcc + nWords, args.end());
+    mmaStep(b, regs, cur, accs);
+    quantizeToSmem(b, quant, nextChunks, colAt(next), other);
+    gpu::BarrierOp::create(b);
+    SmallVector<Value> yields(accs);
+    llvm::append_range(yields, nextRegs.words);
+    llvm::append_range(yields, nextRegs.scales);
+    scf::YieldOp::create(b, yields);
+  }
+  accumulators[loop.getResult(0)] =
+      SmallVector<Value>(newFor.getResults().begin(), newFor.getResults().begin() + nAcc);
+  return success();
+}

@@ -1,0 +1,148 @@
+//===- Sm90Mma.cpp - Weight fetch, dequantization and mma.sync on sm_90a ---===//
+//
+// Per K step and 128-K chunk, each thread loads for each of its 4 weight rows
+// (m16 tile i, half h) 16 contiguous bytes = 32 E2M1 values (K 32t..+31 of
+// the chunk) and one dword holding its 4 rows' E8M0 scales (sm90-mma16
+// layouts). MMA step s uses bytes 2s (A regs a0/a1) and 2s+1 (a2/a3).
+//
+// Dequantization of a byte (two E2M1) to a bf16x2 register, exactly:
+// t = b | b << 12 puts the nibbles at bits 0-3 and 16-19; the 3 magnitude bits
+// moved to bf16 bits 6-8 and the sign to bit 15 make each half E2M1 * 2^-126
+// (code 1 is the bf16 subnormal 2^-127); two exact bf16x2 multiplies by 2^126
+// and by 2^(S-127) (S = 0: 2^-127, S = 0xFF: NaN) give the scaled value.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NvLowering.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mxfp4;
+using namespace mxfp4::nv;
+
+WeightRegs Sm90Emitter::loadWeights(ImplicitLocOpBuilder &b, tile::LoadWeightOp w,
+                                    tile::LoadScalesOp s, Value kcol, Value kblock) {
+  Value wBase = mapping.lookup(w.getBase()), sBase = mapping.lookup(s.getBase());
+  Value n0 = mapping.lookup(w.getRow());
+  const int64_t chunks = cfg.chunksPerRow();
+  // 16-byte unit of (16-row tile nt, chunk kc, half h) for this lane:
+  // ((nt * chunks + kc) * 2 + h) * 32 + lane.
+  Value nt0 = add(b, div(b, n0, 16), mul(b, warp, 2));
+  Value nw = add(b, div(b, n0, 32), warp);
+  Value kc0 = div(b, kcol, 128), sc0 = div(b, kblock, 4);
+  WeightRegs r;
+  for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
+    Value chunk = add(b, kc0, kc);
+    for (int64_t i = 0; i < 2; ++i) {
+      Value tileBase = mul(b, add(b, mul(b, add(b, nt0, i), chunks), chunk), 64);
+      for (int64_t h = 0; h < 2; ++h)
+        r.words.push_back(memref::LoadOp::create(b, wBase, ValueRange{add(b, add(b, tileBase, h * 32), lane)}));
+    }
+    Value sIdx = add(b, mul(b, add(b, mul(b, nw, chunks), add(b, sc0, kc)), 32), lane);
+    r.scales.push_back(memref::LoadOp::create(b, sBase, ValueRange{sIdx}));
+  }
+  return r;
+}
+
+namespace {
+struct I32Ops {
+  ImplicitLocOpBuilder &b;
+  Value c(int64_t v) { return arith::ConstantIntOp::create(b, v, 32); }
+  Value shr(Value x, int64_t n) { return n ? arith::ShRUIOp::create(b, x, c(n)).getResult() : x; }
+  Value shl(Value x, int64_t n) { return arith::ShLIOp::create(b, x, c(n)); }
+  Value band(Value x, int64_t m) { return arith::AndIOp::create(b, x, c(m)); }
+  Value bor(Value x, Value y) { return arith::OrIOp::create(b, x, y); }
+  Value selEq(Value x, int64_t v, int64_t then, Value otherwise) {
+    Value eq = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, x, c(v));
+    return arith::SelectOp::create(b, eq, c(then), otherwise);
+  }
+};
+} // namespace
+
+/// E8M0 byte `which` of `word` as a bf16x2 splat of 2^(S-127).
+static Value scalePair(ImplicitLocOpBuilder &b, Value word, int which) {
+  I32Ops o{b};
+  Value s = o.band(o.shr(word, 8 * which), 0xFF);
+  Value bits = o.shl(s, 7);
+  bits = o.selEq(s, 0, 0x40, bits);     // 2^-127, a bf16 subnormal
+  bits = o.selEq(s, 0xFF, 0x7FC0, bits); // NaN
+  bits = o.bor(bits, o.shl(bits, 16));
+  return LLVM::BitcastOp::create(b, VectorType::get({2}, b.getBF16Type()), bits);
+}
+
+/// Byte `pos` of `word` (two E2M1, low nibble first) as bf16x2 bits, scaled.
+static Value dequantByte(ImplicitLocOpBuilder &b, Value word, int pos, Value scale) {
+  I32Ops o{b};
+  Value byte = o.band(o.shr(word, 8 * pos), 0xFF);
+  Value spread = o.bor(byte, o.shl(byte, 12));
+  Value bits = o.bor(o.shl(o.band(spread, 0x00070007), 6), o.shl(o.band(spread, 0x00080008), 12));
+  auto v2 = VectorType::get({2}, b.getBF16Type());
+  Value v = LLVM::BitcastOp::create(b, v2, bits);
+  Value two126 = arith::ConstantOp::create(
+      b, v2, DenseElementsAttr::get(v2, APFloat(APFloat::BFloat(), APInt(16, 0x7E80))));
+  v = arith::MulFOp::create(b, v, two126);
+  v = arith::MulFOp::create(b, v, scale);
+  return LLVM::BitcastOp::create(b, b.getI32Type(), v);
+}
+
+void Sm90Emitter::mmaStep(ImplicitLocOpBuilder &b, const WeightRegs &regs, Value buffer,
+                          MutableArrayRef<Value> accs) {
+  const int64_t unitsPerRow = cfg.bk / 8, tiles = cfg.tokenTiles();
+  auto i32x4 = VectorType::get({4}, b.getI32Type());
+  auto f32 = b.getF32Type();
+  auto accStruct = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  Value godd = rem(b, g, 2);
+  for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
+    Value scales[2][2];
+    for (int i = 0; i < 2; ++i)
+      for (int h = 0; h < 2; ++h)
+        scales[i][h] = scalePair(b, regs.scales[kc], i * 2 + h);
+    for (int64_t p = 0; p < 4; ++p) {
+      // B fragments: one 16-byte smem load per n8 token tile gives b0/b1 of
+      // MMA steps 2p and 2p+1 (the xor swizzle matches the quantizer's stores).
+      Value swz = arith::XOrIOp::create(b, godd, idx(b, p));
+      Value unit = add(b, add(b, mul(b, g, unitsPerRow), mul(b, swz, 4)), t);
+      SmallVector<SmallVector<Value, 4>> bFrag;
+      for (int64_t j = 0; j < tiles; ++j) {
+        Value u = add(b, add(b, unit, j * 8 * unitsPerRow + kc * 16), buffer);
+        Value v = memref::LoadOp::create(b, smem, ValueRange{u});
+        SmallVector<Value, 4> words;
+        for (int64_t q = 0; q < 4; ++q)
+          words.push_back(vector::ExtractOp::create(b, v, ArrayRef<int64_t>{q}));
+        bFrag.push_back(words);
+      }
+      for (int64_t step = 2 * p; step < 2 * p + 2; ++step) {
+        int64_t word = step / 2, byte0 = (step % 2) * 2;
+        for (int64_t i = 0; i < 2; ++i) {
+          Value w0 = vector::ExtractOp::create(b, regs.words[(kc * 2 + i) * 2 + 0], ArrayRef<int64_t>{word});
+          Value w1 = vector::ExtractOp::create(b, regs.words[(kc * 2 + i) * 2 + 1], ArrayRef<int64_t>{word});
+          Value a[4] = {dequantByte(b, w0, int(byte0), scales[i][0]),
+                        dequantByte(b, w1, int(byte0), scales[i][1]),
+                        dequantByte(b, w0, int(byte0 + 1), scales[i][0]),
+                        dequantByte(b, w1, int(byte0 + 1), scales[i][1])};
+          for (int64_t j = 0; j < tiles; ++j) {
+            Value &acc = accs[i * tiles + j];
+            SmallVector<Value> c;
+            for (int64_t q = 0; q < 4; ++q)
+              c.push_back(vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{q}));
+            Value bOps[2] = {bFrag[j][(step % 2) * 2], bFrag[j][(step % 2) * 2 + 1]};
+            Value d = NVVM::MmaOp::create(b, accStruct, a, bOps, c, {16, 8, 16}, std::nullopt,
+                                          std::nullopt,
+                                          std::array{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
+                                          std::array{NVVM::MMALayout::row, NVVM::MMALayout::col});
+            SmallVector<Value> ds;
+            for (int64_t q = 0; q < 4; ++q)
+              ds.push_back(LLVM::ExtractValueOp::create(b, d, ArrayRef<int64_t>{q}));
+            acc = vector::FromElementsOp::create(b, VectorType::get({4}, f32), ds);
+          }
+        }
+      }
+    }
+  }
+  (void)i32x4;
+}

@@ -1,0 +1,163 @@
+//===- Sm90Quantize.cpp - Inline MXFP4 quantization of A on sm_90a --------===//
+//
+// Chunk r of a thread is 8 consecutive BF16 values (one 16-byte load):
+// c = tid + 128 r, token row c / (BK/8), and inside the row the 16-byte unit
+// u = c % (BK/8) with t = u % 4, p = (u / 4) % 4, kc = u / 16 at
+// K = kc*128 + 32t + 8p. The four lanes p = 0..3 (lane xor 4, xor 8) hold one
+// 32-block: two shuffles finish its |x| maximum. The E8M0 code follows the
+// op's rounding mode (E8M0Emitter, the CPU quantizer's integer formulas), the
+// E2M1 codes are RNE with saturation by threshold compares (sm_90 has no FP4
+// convert), and the dequantized BF16 values go to shared memory. Rows past M
+// read as zero (their loads are clamped to a valid row).
+//
+// Shared memory (bf16, 16-byte units): unit(m, K) = m*(BK/8) + kc*16 +
+// ((p ^ (m & 1)) * 4 + t): the xor makes these stores and the MMA's B-fragment
+// loads free of bank conflicts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NvLowering.h"
+#include "mxfp4/Conversion/E8M0Emitter.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mxfp4;
+using namespace mxfp4::nv;
+
+Sm90Emitter::QuantCoords Sm90Emitter::quantCoords(ImplicitLocOpBuilder &b, int64_t r) {
+  const int64_t unitsPerRow = cfg.bk / 8;
+  Value c = add(b, tid, r * Config::kThreads);
+  Value u = rem(b, c, unitsPerRow);
+  QuantCoords q;
+  q.row = div(b, c, unitsPerRow);
+  q.t = rem(b, u, 4);
+  q.p = rem(b, div(b, u, 4), 4);
+  q.kc = div(b, u, 16);
+  q.col8 = add(b, add(b, mul(b, q.kc, 16), mul(b, q.t, 4)), q.p);
+  return q;
+}
+
+SmallVector<Value> Sm90Emitter::loadActivations(ImplicitLocOpBuilder &b, tile::LoadOp op,
+                                                Value col) {
+  Value base = mapping.lookup(op.getBase()), row0 = mapping.lookup(op.getRow()),
+        ldv = mapping.lookup(op.getLd()), valid = mapping.lookup(op.getValidRows());
+  auto v8 = VectorType::get({8}, b.getBF16Type());
+  Value zero = arith::ConstantOp::create(b, v8, DenseElementsAttr::get(v8, 0.0f));
+  Value lastRow = arith::SubIOp::create(b, valid, idx(b, 1));
+  Value units = div(b, ldv, 8), colUnit = div(b, col, 8);
+  SmallVector<Value> chunks;
+  for (int64_t r = 0; r < cfg.quantChunks(); ++r) {
+    QuantCoords q = quantCoords(b, r);
+    Value row = add(b, row0, arith::MinUIOp::create(b, q.row, lastRow));
+    Value at = add(b, arith::MulIOp::create(b, row, units), add(b, colUnit, q.col8));
+    Value x = memref::LoadOp::create(b, base, ValueRange{at});
+    Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, q.row, valid);
+    chunks.push_back(arith::SelectOp::create(b, ok, x, zero));
+  }
+  return chunks;
+}
+
+void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
+                                 ArrayRef<Value> chunks, Value col, Value buffer) {
+  auto i32 = b.getI32Type();
+  auto v8f = VectorType::get({8}, b.getF32Type());
+  auto v8i = VectorType::get({8}, i32);
+  auto c32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 32).getResult(); };
+  auto splatI = [&](int64_t v) {
+    return arith::ConstantOp::create(b, v8i, DenseElementsAttr::get(v8i, int32_t(v))).getResult();
+  };
+  auto splatF = [&](float v) {
+    return arith::ConstantOp::create(b, v8f, DenseElementsAttr::get(v8f, v)).getResult();
+  };
+  tile::LoadOp load = op.getInput().getDefiningOp<tile::LoadOp>();
+  Value row0 = mapping.lookup(load.getRow()), ldv = mapping.lookup(load.getLd()),
+        valid = mapping.lookup(load.getValidRows());
+  const int64_t unitsPerRow = cfg.bk / 8;
+
+  for (auto [r, x] : llvm::enumerate(chunks)) {
+    QuantCoords q = quantCoords(b, int64_t(r));
+    // Block maximum of |x| bit patterns across the 4 lanes of the 32-block.
+    Value xi = vector::BitCastOp::create(b, VectorType::get({8}, b.getI16Type()), x);
+    Value mag16 = arith::AndIOp::create(
+        b, xi, arith::ConstantOp::create(
+                   b, DenseElementsAttr::get(VectorType::get({8}, b.getI16Type()), int16_t(0x7FFF))));
+    Value amax = arith::ExtUIOp::create(
+        b, i32, vector::ReductionOp::create(b, vector::CombiningKind::MAXUI, mag16));
+    for (int64_t d : {4, 8}) {
+      auto sh = gpu::ShuffleOp::create(b, amax, c32(d), c32(32), gpu::ShuffleMode::XOR);
+      amax = arith::MaxUIOp::create(b, amax, sh.getShuffleResult());
+    }
+    Value code = emitScaleFromAmax(b, b.getLoc(), arith::ShLIOp::create(b, amax, c32(16)),
+                                   op.getRounding());
+    Value nanScale = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, code, c32(0xFF));
+    // x * 2^(127 - s) is exact in f32 (s = 254 needs the subnormal 2^-127).
+    Value invBits = arith::ShLIOp::create(b, arith::SubIOp::create(b, c32(254), code), c32(23));
+    Value is254 = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, code, c32(254));
+    invBits = arith::SelectOp::create(b, is254, c32(0x00400000), invBits);
+    Value inv = vector::BroadcastOp::create(
+        b, v8f, arith::BitcastOp::create(b, b.getF32Type(), invBits));
+    Value scale = vector::BroadcastOp::create(b, v8f, emitDequantScale(b, b.getLoc(), code));
+    Value scaled = arith::MulFOp::create(b, arith::ExtFOp::create(b, v8f, x), inv);
+    Value bits = arith::BitcastOp::create(b, v8i, scaled);
+    Value sign = arith::AndIOp::create(b, bits, splatI(int32_t(0x80000000u)));
+    Value a = arith::BitcastOp::create(b, v8f, arith::AndIOp::create(b, bits, splatI(0x7FFFFFFF)));
+    // RNE onto {0, .5, 1, 1.5, 2, 3, 4, 6} with saturation; NaN compares false -> 0.
+    Value codes = splatI(0), mags = splatF(0.0f);
+    struct Step {
+      float threshold;
+      arith::CmpFPredicate pred;
+      int32_t code;
+      float value;
+    } steps[] = {{0.25f, arith::CmpFPredicate::OGT, 1, 0.5f}, {0.75f, arith::CmpFPredicate::OGE, 2, 1.0f},
+                 {1.25f, arith::CmpFPredicate::OGT, 3, 1.5f}, {1.75f, arith::CmpFPredicate::OGE, 4, 2.0f},
+                 {2.5f, arith::CmpFPredicate::OGT, 5, 3.0f},  {3.5f, arith::CmpFPredicate::OGE, 6, 4.0f},
+                 {5.0f, arith::CmpFPredicate::OGT, 7, 6.0f}};
+    for (const Step &s : steps) {
+      Value above = arith::CmpFOp::create(b, s.pred, a, splatF(s.threshold));
+      codes = arith::SelectOp::create(b, above, splatI(s.code), codes);
+      mags = arith::SelectOp::create(b, above, splatF(s.value), mags);
+    }
+    Value signedQ = arith::BitcastOp::create(
+        b, v8f, arith::OrIOp::create(b, arith::BitcastOp::create(b, v8i, mags), sign));
+    Value deq = arith::TruncFOp::create(b, VectorType::get({8}, b.getBF16Type()),
+                                        arith::MulFOp::create(b, signedQ, scale));
+    Value swz = arith::XOrIOp::create(b, q.p, rem(b, q.row, 2));
+    Value unit = add(b, add(b, add(b, mul(b, q.row, unitsPerRow), mul(b, q.kc, 16)),
+                            mul(b, swz, 4)),
+                     q.t);
+    memref::StoreOp::create(
+        b, vector::BitCastOp::create(b, VectorType::get({4}, i32), deq), smem,
+        ValueRange{add(b, unit, buffer)});
+
+    if (!op.getDumpData())
+      continue;
+    // The dump: packed codes (sign in bit 3, all zero under a NaN scale) and
+    // the scale byte, for rows that exist.
+    Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, q.row, valid);
+    auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value signBit = arith::ShRUIOp::create(b, sign, splatI(28));
+    Value full = arith::OrIOp::create(b, codes, signBit);
+    Value word = c32(0);
+    for (int64_t e = 0; e < 8; ++e) {
+      Value ce = vector::ExtractOp::create(b, full, ArrayRef<int64_t>{e});
+      word = arith::OrIOp::create(b, word, arith::ShLIOp::create(b, ce, c32(4 * e)));
+    }
+    word = arith::SelectOp::create(b, nanScale, c32(0), word);
+    Value row = add(b, row0, q.row);
+    Value at = add(b, arith::MulIOp::create(b, row, div(b, ldv, 8)), add(b, div(b, col, 8), q.col8));
+    memref::StoreOp::create(b, word, mapping.lookup(op.getDumpData()), ValueRange{at});
+    Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, q.p, idx(b, 0));
+    auto ifFirst = scf::IfOp::create(b, first, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(ifFirst.thenBlock());
+    Value sAt = add(b, arith::MulIOp::create(b, row, div(b, ldv, 32)),
+                    add(b, div(b, col, 32), add(b, mul(b, q.kc, 4), q.t)));
+    memref::StoreOp::create(b, arith::TruncIOp::create(b, b.getI8Type(), code),
+                            mapping.lookup(op.getDumpScales()), ValueRange{sAt});
+  }
+}

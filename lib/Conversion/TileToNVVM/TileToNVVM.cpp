@@ -1,0 +1,280 @@
+//===- TileToNVVM.cpp - Lower mxtile kernels to nvvm (sm_90a) -------------===//
+//
+// Outlines each mxtile kernel into a gpu.func in an sm_90a gpu.module. Each
+// global buffer gets the element type its accesses want, so 16-byte loads are
+// single memref.load ops: activations vector<8xbf16>, weights vector<4xi32>,
+// scales i32, the quantization dump i32 (codes) / i8 (scales), the output
+// bf16. Shapes are nominal (the bare-pointer convention needs static ones).
+//
+//===----------------------------------------------------------------------===//
+
+#include "NvLowering.h"
+#include "mxfp4/Conversion/ActivationEmitter.h"
+#include "mxfp4/Dialect/Tile/TilePasses.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+namespace mxfp4::tile {
+#define GEN_PASS_DEF_TILETONVVM
+#include "mxfp4/Dialect/Tile/TilePasses.h.inc"
+} // namespace mxfp4::tile
+
+using namespace mlir;
+using namespace mxfp4;
+using namespace mxfp4::nv;
+
+static constexpr int64_t kNominalElements = int64_t(1) << 27;
+
+Value Sm90Emitter::idx(ImplicitLocOpBuilder &b, int64_t v) {
+  return arith::ConstantIndexOp::create(b, v);
+}
+Value Sm90Emitter::add(ImplicitLocOpBuilder &b, Value x, int64_t v) {
+  return v == 0 ? x : arith::AddIOp::create(b, x, idx(b, v)).getResult();
+}
+Value Sm90Emitter::add(ImplicitLocOpBuilder &b, Value x, Value y) {
+  return arith::AddIOp::create(b, x, y);
+}
+Value Sm90Emitter::mul(ImplicitLocOpBuilder &b, Value x, int64_t v) {
+  return v == 1 ? x : arith::MulIOp::create(b, x, idx(b, v)).getResult();
+}
+Value Sm90Emitter::div(ImplicitLocOpBuilder &b, Value x, int64_t v) {
+  return v == 1 ? x : arith::DivUIOp::create(b, x, idx(b, v)).getResult();
+}
+Value Sm90Emitter::rem(ImplicitLocOpBuilder &b, Value x, int64_t v) {
+  return arith::RemUIOp::create(b, x, idx(b, v));
+}
+
+void Sm90Emitter::emitIds(ImplicitLocOpBuilder &b) {
+  tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  lane = rem(b, tid, 32);
+  warp = div(b, tid, 32);
+  g = div(b, lane, 4);
+  t = rem(b, lane, 4);
+}
+
+Value Sm90Emitter::valueAt(ImplicitLocOpBuilder &b, Value v, scf::ForOp loop, Value iv) {
+  if (v == loop.getInductionVar())
+    return iv;
+  Operation *def = v.getDefiningOp();
+  if (!def || !loop->isAncestor(def))
+    return mapping.lookup(v);
+  IRMapping local;
+  for (Value operand : def->getOperands())
+    local.map(operand, valueAt(b, operand, loop, iv));
+  Operation *clone = b.clone(*def, local);
+  return clone->getResult(cast<OpResult>(v).getResultNumber());
+}
+
+LogicalResult Sm90Emitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
+  b.setLoc(op->getLoc());
+  if (auto id = dyn_cast<tile::TileIdOp>(op)) {
+    gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y, gpu::Dimension::z};
+    mapping.map(id.getResult(), gpu::BlockIdOp::create(b, dims[id.getDim()]));
+    return success();
+  }
+  if (auto z = dyn_cast<tile::ZeroOp>(op)) {
+    tile::TileType tt = z.getResult().getType();
+    if (tt.getRows() != cfg.bm || tt.getCols() != cfg.bn)
+      return z.emitOpError() << "accumulator must match the MMA tile " << cfg.bm << "x" << cfg.bn;
+    auto vt = VectorType::get({4}, b.getF32Type());
+    Value zero = arith::ConstantOp::create(b, vt, DenseElementsAttr::get(vt, 0.0f));
+    accumulators[z.getResult()] = SmallVector<Value>(2 * cfg.tokenTiles(), zero);
+    return success();
+  }
+  if (auto loop = dyn_cast<scf::ForOp>(op))
+    return lowerKLoop(b, loop);
+  if (auto act = dyn_cast<tile::ActivationOp>(op)) {
+    auto gate = accumulators.find(act.getInput());
+    auto up = act.getUp() ? accumulators.find(act.getUp()) : accumulators.end();
+    if (gate == accumulators.end() || (act.getUp() && up == accumulators.end()))
+      return act.emitOpError() << "operands must be accumulator tiles";
+    SmallVector<Value> out;
+    for (size_t i = 0; i < gate->second.size(); ++i)
+      out.push_back(emitActivation(b, act, gate->second[i], up != accumulators.end() ? up->second[i] : Value()));
+    accumulators[act.getResult()] = std::move(out);
+    return success();
+  }
+  if (auto st = dyn_cast<tile::StoreOp>(op))
+    return lowerStore(b, st);
+  if (isa<func::ReturnOp>(op)) {
+    gpu::ReturnOp::create(b);
+    return success();
+  }
+  if (op->getNumRegions() == 0 && isa<arith::ArithDialect>(op->getDialect()) &&
+      llvm::none_of(op->getResultTypes(), [](Type t) { return isa<tile::TileType>(t); })) {
+    b.clone(*op, mapping);
+    return success();
+  }
+  return op->emitOpError() << "is not supported outside the K loop by the sm_90a lowering";
+}
+
+LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op) {
+  auto acc = accumulators.find(op.getValue());
+  if (acc == accumulators.end())
+    return op.emitOpError() << "on sm_90a only accumulator tiles can be stored";
+  if (op.getScatter())
+    return op.emitOpError() << "scattered stores (MoE) are not lowered for sm_90a yet";
+  Value base = mapping.lookup(op.getBase()), row0 = mapping.lookup(op.getRow()),
+        col0 = mapping.lookup(op.getCol()), ldv = mapping.lookup(op.getLd()),
+        valid = mapping.lookup(op.getValidRows());
+  Type elem = cast<MemRefType>(base.getType()).getElementType();
+  // acc[i][j] lane mapping: (weight row g, token 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
+  Value nrow = add(b, add(b, col0, mul(b, warp, 32)), g);
+  for (int64_t j = 0; j < cfg.tokenTiles(); ++j)
+    for (int64_t tt = 0; tt < 2; ++tt) {
+      Value tokIn = add(b, mul(b, t, 2), j * 8 + tt);
+      Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tokIn, valid);
+      auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value rowBase = arith::MulIOp::create(b, add(b, row0, tokIn), ldv);
+      for (int64_t i = 0; i < 2; ++i)
+        for (int64_t hh = 0; hh < 2; ++hh) {
+          Value v = vector::ExtractOp::create(b, acc->second[i * cfg.tokenTiles() + j],
+                                              ArrayRef<int64_t>{hh * 2 + tt});
+          if (elem.isBF16())
+            v = arith::TruncFOp::create(b, b.getBF16Type(), v);
+          Value at = add(b, rowBase, add(b, nrow, i * 16 + hh * 8));
+          memref::StoreOp::create(b, v, base, ValueRange{at});
+        }
+    }
+  return success();
+}
+
+namespace {
+
+/// The memref element type each kernel argument is accessed with.
+FailureOr<Type> argElementType(func::FuncOp kernel, BlockArgument arg) {
+  Type want;
+  MLIRContext *ctx = kernel.getContext();
+  auto agree = [&](Type t) -> LogicalResult {
+    if (want && want != t)
+      return kernel.emitError() << "argument " << arg.getArgNumber()
+                                << " is used in incompatible roles";
+    want = t;
+    return success();
+  };
+  for (Operation *user : arg.getUsers()) {
+    LogicalResult r = success();
+    if (auto l = dyn_cast<tile::LoadOp>(user); l && l.getBase() == arg)
+      r = agree(VectorType::get({8}, BFloat16Type::get(ctx)));
+    else if (auto w = dyn_cast<tile::LoadWeightOp>(user))
+      r = agree(VectorType::get({4}, IntegerType::get(ctx, 32)));
+    else if (isa<tile::LoadScalesOp>(user))
+      r = agree(IntegerType::get(ctx, 32));
+    else if (auto q = dyn_cast<tile::QuantizeOp>(user))
+      r = agree(q.getDumpData() == arg ? Type(IntegerType::get(ctx, 32))
+                                       : Type(IntegerType::get(ctx, 8)));
+    else if (auto s = dyn_cast<tile::StoreOp>(user); s && s.getBase() == arg)
+      r = agree(cast<MemRefType>(arg.getType()).getElementType());
+    else
+      return user->emitOpError() << "uses a kernel buffer in a way the sm_90a lowering does not know";
+    if (failed(r))
+      return failure();
+  }
+  if (!want)
+    want = cast<MemRefType>(arg.getType()).getElementType();
+  return want;
+}
+
+FailureOr<Config> deriveConfig(func::FuncOp kernel) {
+  tile::ScaledMmaOp mma;
+  tile::LoadWeightOp weight;
+  kernel.walk([&](tile::ScaledMmaOp op) { mma = op; });
+  kernel.walk([&](tile::LoadWeightOp op) { weight = op; });
+  if (!mma || !weight)
+    return kernel.emitError() << "kernel '" << kernel.getSymName()
+                              << "' has no mxtile.scaled_mma fed by mxtile.load_weight";
+  Config cfg;
+  cfg.bm = mma.getA().getType().getRows();
+  cfg.bk = mma.getA().getType().getCols();
+  cfg.bn = mma.getB().getType().getRows();
+  cfg.k = weight.getK();
+  if (cfg.bn != 128)
+    return mma.emitOpError() << "on sm_90a the N tile must be 128 (4 warps x 32 rows), got " << cfg.bn;
+  if (cfg.bm != 8 && cfg.bm != 16 && cfg.bm != 32 && cfg.bm != 64)
+    return mma.emitOpError() << "on sm_90a the M tile must be 8, 16, 32 or 64, got " << cfg.bm;
+  if ((cfg.bk != 128 && cfg.bk != 256) || cfg.bm * cfg.bk > 64 * 128)
+    return mma.emitOpError() << "on sm_90a the K tile must be 128 or 256 with BM x BK <= 8192 "
+                                "(48 KiB of shared memory), got BK = " << cfg.bk;
+  if (weight.getLayout() != tile::WeightLayoutKind::sm90_mma16)
+    return weight.emitOpError() << "on sm_90a weights must use the sm90_mma16 layout";
+  return cfg;
+}
+
+struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> kernels;
+    module.walk([&](func::FuncOp f) {
+      if (f->hasAttr(tile::TileDialect::getKernelAttrName()))
+        kernels.push_back(f);
+    });
+    if (kernels.empty())
+      return;
+    MLIRContext *ctx = &getContext();
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), UnitAttr::get(ctx));
+    OpBuilder mb(ctx);
+    mb.setInsertionPointToEnd(module.getBody());
+    auto target = NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3, "nvptx64-nvidia-cuda", "sm_90a",
+                                            "+ptx80");
+    auto gpuModule = gpu::GPUModuleOp::create(mb, module.getLoc(), "mxfp4_kernels",
+                                              mb.getArrayAttr({target}));
+    for (func::FuncOp kernel : kernels)
+      if (failed(lowerKernel(kernel, gpuModule)))
+        return signalPassFailure();
+  }
+
+  LogicalResult lowerKernel(func::FuncOp kernel, gpu::GPUModuleOp gpuModule) {
+    FailureOr<Config> cfg = deriveConfig(kernel);
+    if (failed(cfg))
+      return failure();
+    MLIRContext *ctx = &getContext();
+    SmallVector<Type> argTypes;
+    for (BlockArgument arg : kernel.getArguments()) {
+      Type t = arg.getType();
+      if (isa<MemRefType>(t)) {
+        FailureOr<Type> elem = argElementType(kernel, arg);
+        if (failed(elem))
+          return failure();
+        argTypes.push_back(MemRefType::get({kNominalElements}, *elem));
+      } else if (t.isSignlessInteger(32) || t.isIndex()) {
+        argTypes.push_back(t);
+      } else {
+        return kernel.emitError() << "unsupported kernel argument type " << t;
+      }
+    }
+    auto smemType = MemRefType::get({2 * cfg->unitsPerBuffer()},
+                                    VectorType::get({4}, IntegerType::get(ctx, 32)),
+                                    MemRefLayoutAttrInterface(),
+                                    gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+    OpBuilder ob(ctx);
+    ob.setInsertionPointToEnd(gpuModule.getBody());
+    auto func = gpu::GPUFuncOp::create(ob, kernel.getLoc(), kernel.getSymName(),
+                                       ob.getFunctionType(argTypes, {}), TypeRange{smemType},
+                                       TypeRange{});
+    func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
+    func.setKnownBlockSizeAttr(ob.getDenseI32ArrayAttr({Config::kThreads, 1, 1}));
+
+    Sm90Emitter emitter(*cfg, func.getWorkgroupAttributions()[0]);
+    ImplicitLocOpBuilder b(kernel.getLoc(), ctx);
+    b.setInsertionPointToStart(&func.getBody().front());
+    for (auto [from, to] : llvm::zip(kernel.getArguments(), func.getArguments()))
+      emitter.mapping.map(from, to);
+    emitter.emitIds(b);
+    for (Operation &op : kernel.getBody().front())
+      if (failed(emitter.lower(b, &op))) {
+        func.erase();
+        return failure();
+      }
+    kernel.erase();
+    return success();
+  }
+};
+
+} // namespace
