@@ -17,3 +17,10 @@ llvm_config.use_default_substitutions()
 tool_dirs = [os.path.join(config.mxfp4_obj_root, "bin"), config.llvm_tools_dir]
 tools = ["mxfp4-quant", "mxfp4-opt", "mxfp4-dump", "mxfp4-jit-compile"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# ptxas (CUDA toolkit) lets the sm_90a tests also check register use and spills.
+import shutil
+ptxas = shutil.which("ptxas") or ("/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else None)
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("ptxas", ptxas))

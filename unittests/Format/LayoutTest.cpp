@@ -161,11 +161,70 @@ TEST(ScaleLayout, SizeMismatchIsAnError) {
 }
 
 TEST(Layout, NamesRoundTrip) {
-  for (WeightLayout l : {WeightLayout::RowMajor, WeightLayout::Gfx950Mfma16})
+  for (WeightLayout l : {WeightLayout::RowMajor, WeightLayout::Gfx950Mfma16, WeightLayout::Sm90Mma16})
     EXPECT_EQ(parseWeightLayout(toString(l)), l);
-  for (ScaleLayout l : {ScaleLayout::RowMajor, ScaleLayout::Gfx950Mfma16, ScaleLayout::Gfx1250Wmma})
+  for (ScaleLayout l : {ScaleLayout::RowMajor, ScaleLayout::Gfx950Mfma16, ScaleLayout::Gfx1250Wmma,
+                        ScaleLayout::Sm90Mma16})
     EXPECT_EQ(parseScaleLayout(toString(l)), l);
   EXPECT_EQ(parseScaleLayout("nope"), std::nullopt);
+}
+
+} // namespace
+
+namespace {
+
+TEST(WeightLayout, Sm90LaneReadsItsMmaOperand) {
+  // Per 16 rows x 128 K: lane g*4+t of half h reads 16 bytes at
+  // ((nt*chunks + kc)*2 + h)*512 + lane*16 = row nt*16 + h*8 + g, K 32t..+31.
+  const int64_t n = 32, kb = 128, chunks = kb / 64;
+  std::set<int64_t> seen;
+  for (int64_t nt = 0; nt < n / 16; ++nt)
+    for (int64_t kc = 0; kc < chunks; ++kc)
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t lane = 0; lane < 32; ++lane)
+          for (int64_t byte = 0; byte < 16; ++byte) {
+            int64_t row = nt * 16 + h * 8 + lane / 4, t = lane % 4;
+            int64_t k = kc * 128 + 32 * t + 2 * byte;
+            int64_t off = weightOffset(WeightLayout::Sm90Mma16, kb, row, k / 2);
+            ASSERT_EQ(off, ((nt * chunks + kc) * 2 + h) * 512 + lane * 16 + byte);
+            seen.insert(off);
+          }
+  EXPECT_EQ(int64_t(seen.size()), n * kb);
+  EXPECT_ERROR_CONTAINS(shuffleWeight(WeightLayout::Sm90Mma16, std::vector<uint8_t>(16 * 96), 16, 96),
+                        "K % 128 == 0");
+}
+
+TEST(ScaleLayout, Sm90DwordHoldsALanesFourRows) {
+  // Dword (nw*chunks + kc)*32 + lane holds K-block kc*4 + t of rows
+  // nw*32 + i*16 + h*8 + g at byte i*2 + h (lane = g*4 + t).
+  const int64_t rows = 64, kBlocks = 8;
+  StorageShape st = scaleStorageShape(ScaleLayout::Sm90Mma16, rows, kBlocks);
+  const int64_t chunks = st.cols / 4;
+  for (int64_t nw = 0; nw < rows / 32; ++nw)
+    for (int64_t kc = 0; kc < chunks; ++kc)
+      for (int64_t lane = 0; lane < 32; ++lane)
+        for (int64_t byte = 0; byte < 4; ++byte) {
+          int64_t row = nw * 32 + (byte / 2) * 16 + (byte % 2) * 8 + lane / 4;
+          int64_t kblock = kc * 4 + lane % 4;
+          ASSERT_EQ(scaleOffset(ScaleLayout::Sm90Mma16, st, row, kblock),
+                    ((nw * chunks + kc) * 32 + lane) * 4 + byte);
+        }
+}
+
+TEST(Layout, Sm90ShufflesInvert) {
+  std::mt19937_64 rng(7);
+  std::vector<uint8_t> w = test::randomBytes(rng, 48 * 192);
+  auto s = shuffleWeight(WeightLayout::Sm90Mma16, w, 48, 192);
+  ASSERT_OK(s);
+  auto back = unshuffleWeight(WeightLayout::Sm90Mma16, *s, 48, 192);
+  ASSERT_OK(back);
+  EXPECT_EQ(*back, w);
+  std::vector<uint8_t> sc = test::randomScales(rng, 40 * 12, 0, 254);
+  auto ss = shuffleScales(ScaleLayout::Sm90Mma16, sc, 40, 12);
+  ASSERT_OK(ss);
+  auto sback = unshuffleScales(ScaleLayout::Sm90Mma16, *ss, 40, 12);
+  ASSERT_OK(sback);
+  EXPECT_EQ(*sback, sc);
 }
 
 } // namespace

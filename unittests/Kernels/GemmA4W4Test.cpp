@@ -31,7 +31,17 @@ TEST(GemmA4W4Spec, ConstraintsAreNamed) {
   EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::GFX950, 256, 4100, 16), "K % 128 == 0");
   EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::GFX950, 256, 256, 32), "BM must be 16 or 64");
   EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::GFX950, 0, 256, 16), "must be positive");
-  EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::SM90A, 256, 256, 16), "sm_90a");
+  EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::SM90A, 200, 256, 16), "N % 128 == 0");
+  EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::SM90A, 256, 256, 24), "BM must be 8, 16, 32 or 64");
+  auto nv = makeGemmA4W4Spec(Arch::SM90A, 8448, 7168, 8);
+  ASSERT_OK(nv);
+  EXPECT_EQ(nv->bn, 128);
+  EXPECT_EQ(nv->weightLayout, WeightLayout::Sm90Mma16);
+  KernelSpec dump = *nv;
+  dump.epilogue = Epilogue::BF16DumpQuant;
+  ASSERT_OK(verifyKernelSpec(dump));
+  dump.arch = Arch::GFX950;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(dump), "bf16dq");
 }
 
 TEST(GemmA4W4, TileProgramVerifiesAndHasTheSeedAnatomy) {
@@ -80,7 +90,8 @@ TEST(GemmA4W4, CompileErrorsComeBackAsErrors) {
   auto spec = makeGemmA4W4Spec(Arch::GFX950, 256, 512, 16);
   ASSERT_OK(spec);
   buildGemmA4W4(module, *spec);
-  EXPECT_ERROR_CONTAINS(compileModule(module, Arch::SM90A, EmitKind::ISA), "sm_90a");
+  // A gfx950 tile program (BN 256) does not fit the sm_90a lowering.
+  EXPECT_ERROR_CONTAINS(compileModule(module, Arch::SM90A, EmitKind::ISA), "N tile must be 128");
   module.erase();
 }
 
