@@ -1,0 +1,77 @@
+//===- GemmA4W4.h - The public dense A4W4 GEMM API ---------------*- C++ -*-===//
+//
+//   auto dev = mxfp4::Device::open();
+//   auto w = mxfp4::prepareGemmA4W4Weight(**dev, wFp4, wScale, N, K);   // once
+//   mxfp4::gemmA4W4(**dev, stream, aBf16, M, **w, outBf16);              // per call
+//
+// out[M, N] (bf16) = quantize_mxfp4(a[M, K] bf16) * W^T, W given as packed
+// E2M1 [N, K/2] (even K in the low nibble) with E8M0 scales [N, K/32], both
+// row-major on the host; prepare() preshuffles them for the device's target
+// and uploads them once. Kernels come from the JIT (memory, disk cache, or a
+// compile) for the tile the table below picks for M.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MXFP4_OPS_GEMMA4W4_H
+#define MXFP4_OPS_GEMMA4W4_H
+
+#include "mxfp4/Runtime/Device.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <optional>
+
+namespace mxfp4 {
+
+/// Weights preshuffled and resident on one device.
+class PreparedWeight {
+public:
+  PreparedWeight(Device &dev, Arch arch, int64_t n, int64_t k, void *data, void *scales)
+      : dev(&dev), target(arch), rows(n), cols(k), data(data), scales(scales) {}
+  ~PreparedWeight();
+  PreparedWeight(const PreparedWeight &) = delete;
+  PreparedWeight &operator=(const PreparedWeight &) = delete;
+
+  Arch arch() const { return target; }
+  int64_t n() const { return rows; }
+  int64_t k() const { return cols; }
+  void *deviceData() const { return data; }
+  void *deviceScales() const { return scales; }
+  Device &device() const { return *dev; }
+
+private:
+  Device *dev;
+  Arch target;
+  int64_t rows, cols;
+  void *data, *scales;
+};
+
+/// Preshuffles host weights for `arch` (default: targetArch(&dev)) and
+/// uploads them. Checks the sizes against N and K and the target's shape
+/// constraints.
+llvm::Expected<std::unique_ptr<PreparedWeight>>
+prepareGemmA4W4Weight(Device &dev, llvm::ArrayRef<uint8_t> wFp4, llvm::ArrayRef<uint8_t> wScale,
+                      int64_t n, int64_t k, std::optional<Arch> arch = std::nullopt);
+
+struct GemmA4W4Options {
+  ScaleRounding rounding = kDefaultScaleRounding;
+  /// Overrides the M tile the table picks.
+  std::optional<int64_t> bm;
+  /// Debug: also write the inline-quantized activations as packed E2M1
+  /// [M, K/2] and E8M0 [M, K/32] (device pointers; sm_90a only).
+  void *dumpCodes = nullptr;
+  void *dumpScales = nullptr;
+};
+
+/// The M tile for (arch, N, K, M): the one table later tuning replaces.
+int64_t selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m);
+
+/// out[M, N] = quantize(a[M, K]) * W^T on `stream`. `a` and `out` are device
+/// pointers to row-major bf16 (16-byte and 2-byte aligned); M >= 1.
+llvm::Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m,
+                     const PreparedWeight &w, void *out, const GemmA4W4Options &options = {});
+
+} // namespace mxfp4
+
+#endif // MXFP4_OPS_GEMMA4W4_H

@@ -1,0 +1,114 @@
+//===- GemmA4W4.cpp - The public dense A4W4 GEMM API ----------------------===//
+
+#include "mxfp4/Ops/GemmA4W4.h"
+#include "mxfp4/Format/Layout.h"
+#include "mxfp4/JIT/Jit.h"
+
+#include <cstdint>
+
+namespace mxfp4 {
+
+PreparedWeight::~PreparedWeight() {
+  dev->free(data);
+  dev->free(scales);
+}
+
+static llvm::Error fail(const llvm::Twine &msg) { return llvm::createStringError(msg.str()); }
+
+llvm::Expected<std::unique_ptr<PreparedWeight>>
+prepareGemmA4W4Weight(Device &dev, llvm::ArrayRef<uint8_t> wFp4, llvm::ArrayRef<uint8_t> wScale,
+                      int64_t n, int64_t k, std::optional<Arch> archOpt) {
+  Arch arch;
+  if (archOpt) {
+    arch = *archOpt;
+  } else {
+    llvm::Expected<Arch> a = targetArch(&dev);
+    if (!a)
+      return a.takeError();
+    arch = *a;
+  }
+  // The shape constraints are the kernels'; any M tile will do for checking.
+  llvm::Expected<KernelSpec> spec = makeGemmA4W4Spec(arch, n, k, arch == Arch::SM90A ? 8 : 16);
+  if (!spec)
+    return spec.takeError();
+  if (wFp4.size() != size_t(n * k / 2))
+    return fail("prepareGemmA4W4Weight: packed weights for N = " + llvm::Twine(n) + ", K = " +
+                llvm::Twine(k) + " are " + llvm::Twine(n * k / 2) + " bytes, got " +
+                llvm::Twine(wFp4.size()));
+  if (wScale.size() != size_t(n * k / 32))
+    return fail("prepareGemmA4W4Weight: weight scales for N = " + llvm::Twine(n) + ", K = " +
+                llvm::Twine(k) + " are " + llvm::Twine(n * k / 32) + " bytes, got " +
+                llvm::Twine(wScale.size()));
+  llvm::Expected<std::vector<uint8_t>> w = shuffleWeight(spec->weightLayout, wFp4, n, k / 2);
+  if (!w)
+    return w.takeError();
+  llvm::Expected<std::vector<uint8_t>> s = shuffleScales(spec->scaleLayout, wScale, n, k / 32);
+  if (!s)
+    return s.takeError();
+  llvm::Expected<void *> dw = dev.alloc(w->size());
+  if (!dw)
+    return dw.takeError();
+  llvm::Expected<void *> ds = dev.alloc(s->size());
+  if (!ds) {
+    dev.free(*dw);
+    return ds.takeError();
+  }
+  auto prepared = std::make_unique<PreparedWeight>(dev, arch, n, k, *dw, *ds);
+  if (llvm::Error e = dev.copyToDevice(*dw, w->data(), w->size()))
+    return std::move(e);
+  if (llvm::Error e = dev.copyToDevice(*ds, s->data(), s->size()))
+    return std::move(e);
+  return prepared;
+}
+
+int64_t selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
+  if (arch == Arch::SM90A)
+    return m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64;
+  // gfx950/gfx1250: BM64 from the M where seed 000 measured it faster.
+  int64_t threshold = 512;
+  if (n == 8448 && k == 7168)
+    threshold = 128;
+  else if (n == 1536 && k == 7168)
+    threshold = 2048;
+  return m >= threshold ? 64 : 16;
+}
+
+llvm::Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const PreparedWeight &w,
+                     void *out, const GemmA4W4Options &options) {
+  if (m < 1)
+    return fail("gemmA4W4: M must be >= 1, got " + llvm::Twine(m));
+  if (!a || !out)
+    return fail("gemmA4W4: the activation and output pointers must not be null");
+  if (reinterpret_cast<uintptr_t>(a) % 16 != 0)
+    return fail("gemmA4W4: the activation pointer must be 16-byte aligned");
+  if (reinterpret_cast<uintptr_t>(out) % 2 != 0)
+    return fail("gemmA4W4: the output pointer must be 2-byte aligned");
+  if (&w.device() != &dev)
+    return fail("gemmA4W4: the weights were prepared for another device");
+  // Kernels index with 32 bits; the activation buffer is addressed in 16-byte units.
+  if (m * w.n() >= (int64_t(1) << 31) || m * w.k() / 8 >= (int64_t(1) << 27))
+    return fail("gemmA4W4: M = " + llvm::Twine(m) + " is too large for 32-bit indexing (M * N "
+                "must be < 2^31 and M * K < 2^30)");
+  bool dump = options.dumpCodes || options.dumpScales;
+  if (dump && !(options.dumpCodes && options.dumpScales))
+    return fail("gemmA4W4: the quantization dump needs both dumpCodes and dumpScales");
+  int64_t bm = options.bm ? *options.bm : selectGemmA4W4Tile(w.arch(), w.n(), w.k(), m);
+  llvm::Expected<KernelSpec> spec = makeGemmA4W4Spec(w.arch(), w.n(), w.k(), bm, options.rounding);
+  if (!spec)
+    return spec.takeError();
+  if (dump) {
+    spec->epilogue = Epilogue::BF16DumpQuant;
+    if (llvm::Error e = verifyKernelSpec(*spec))
+      return e;
+  }
+  llvm::Expected<std::shared_ptr<const CompiledKernel>> kernel = Jit::global().get(*spec);
+  if (!kernel)
+    return kernel.takeError();
+  void *aPtr = const_cast<void *>(a), *wPtr = w.deviceData(), *sPtr = w.deviceScales();
+  int32_t m32 = int32_t(m);
+  void *args[] = {&aPtr, &wPtr, &sPtr, &out, &m32,
+                  const_cast<void **>(&options.dumpCodes), const_cast<void **>(&options.dumpScales)};
+  return dev.launch(**kernel, (*kernel)->geometry(m), args, stream);
+}
+
+} // namespace mxfp4

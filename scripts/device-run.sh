@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (the `run` tool, with carry ["dist"]): unpacks the
+# bundle, runs the GPU tests (seed printed) and the benchmark, writes JSON and
+# logs under $OUT, and prints a short table last.
+# Usage: scripts/device-run.sh [gtest filter] [bench args...]
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-/tmp/mxfp4-out}
+mkdir -p "$out"
+work=/tmp/mxfp4-bundle
+rm -rf "$work" && mkdir -p "$work"
+xz -dc "$root/dist/gpu-bundle.tar.xz" | tar -C "$work" -xf -
+echo "bundle commit $(cat "$work/COMMIT"); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
+export MXFP4_CACHE_DIR=/tmp/mxfp4-cache
+filter=${1:-*}
+shift || true
+"$work/bin/mxfp4-gpu-tests" --gtest_filter="$filter" --gtest_output="json:$out/gpu-tests.json" \
+  > "$out/gpu-tests.log" 2>&1
+tests_rc=$?
+grep -E "^\[ (seed|numerics) |FAILED|Failure|PASSED|error" "$out/gpu-tests.log" | head -80
+bench_args=("$@")
+[ ${#bench_args[@]} -eq 0 ] && bench_args=(--preset=seed-dense)
+"$work/bin/mxfp4-bench" "${bench_args[@]}" --json="$out/bench.json" > "$out/bench.log" 2>&1
+bench_rc=$?
+echo "== gpu tests rc=$tests_rc, bench rc=$bench_rc =="
+cat "$out/bench.log"
+exit $(( tests_rc != 0 || bench_rc != 0 ))

@@ -1,0 +1,194 @@
+//===- mxfp4-bench.cpp - Our dense A4W4 GEMM against cuBLAS, same run -----===//
+//
+//   mxfp4-bench --preset=seed-dense --json=FILE
+//   mxfp4-bench --n=8448 --k=7168 --m=1,16,128
+//
+// Per point, on the same device and in the same run: our gemmA4W4 (inline
+// activation quantization included), cuBLAS BF16 on unquantized weights and
+// cuBLASLt FP8 e4m3. L2 is flushed (a 512 MiB memset) before every
+// repetition; times are CUDA-event medians. Prints us, effective TB/s and
+// TFLOP/s, the roofline floor max(bytes / 4.25 TB/s, FLOPs / 700 TFLOP/s)
+// and our ratio to it, and the speedup over cuBLAS BF16.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CublasPeer.h"
+#include "mxfp4/Ops/GemmA4W4.h"
+#include "mxfp4/Support/BF16.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <random>
+
+using namespace mxfp4;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> presetOpt("preset", cl::desc("seed-dense: the seed's 24 points"), cl::init(""));
+static cl::opt<std::string> nOpt("n", cl::desc("comma-separated N"), cl::init("8448"));
+static cl::opt<std::string> kOpt("k", cl::desc("comma-separated K"), cl::init("7168"));
+static cl::opt<std::string> mOpt("m", cl::desc("comma-separated M"), cl::init("1,16,128"));
+static cl::opt<unsigned> repsOpt("reps", cl::desc("timed repetitions per kernel"), cl::init(30));
+static cl::opt<std::string> jsonOpt("json", cl::desc("write the results as JSON here"), cl::init(""));
+static cl::opt<bool> peersOpt("peers", cl::desc("also time cuBLAS BF16 and FP8"), cl::init(true));
+
+static constexpr double kHbmBytesPerS = 4.25e12, kBf16FlopsPerS = 700e12;
+
+namespace {
+struct Row {
+  int64_t n, k, m;
+  double ours = 0, bf16 = 0, fp8 = 0;
+  double bytes = 0, flops = 0;
+};
+
+std::vector<int64_t> parseList(llvm::StringRef s) {
+  std::vector<int64_t> v;
+  for (llvm::StringRef part : llvm::split(s, ',')) {
+    int64_t x;
+    if (!part.trim().getAsInteger(10, x))
+      v.push_back(x);
+  }
+  return v;
+}
+
+int fail(const llvm::Twine &msg) {
+  llvm::errs() << "mxfp4-bench: " << msg << "\n";
+  return 1;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "mxfp4-jit dense A4W4 benchmark\n");
+  const unsigned reps = repsOpt;
+  const std::string json = jsonOpt;
+  const bool withPeers = peersOpt;
+  std::vector<std::array<int64_t, 3>> points;
+  if (presetOpt == "seed-dense") {
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{8448, 7168}, {7168, 4224}, {1536, 7168}, {7168, 768}})
+      for (int64_t m : {1, 8, 32, 128, 512, 2048})
+        points.push_back({n, k, m});
+  } else {
+    for (int64_t n : parseList(nOpt))
+      for (int64_t k : parseList(kOpt))
+        for (int64_t m : parseList(mOpt))
+          points.push_back({n, k, m});
+  }
+  auto devOr = Device::open();
+  if (!devOr)
+    return fail(llvm::toString(devOr.takeError()));
+  Device &dev = **devOr;
+  std::unique_ptr<bench::CublasPeer> peer;
+  if (withPeers) {
+    auto p = bench::CublasPeer::load();
+    if (p)
+      peer = std::move(*p);
+    else
+      llvm::errs() << "mxfp4-bench: no peer: " << llvm::toString(p.takeError()) << "\n";
+  }
+  auto alloc = [&](size_t bytes) -> void * {
+    auto p = dev.alloc(bytes);
+    if (!p) {
+      llvm::errs() << "mxfp4-bench: " << llvm::toString(p.takeError()) << "\n";
+      std::exit(1);
+    }
+    return *p;
+  };
+  const size_t flushBytes = size_t(512) << 20, wsBytes = size_t(64) << 20;
+  void *flush = alloc(flushBytes), *workspace = alloc(wsBytes);
+  std::mt19937_64 rng(12345);
+  auto timeIt = [&](llvm::function_ref<llvm::Error()> launch) -> double {
+    for (int w = 0; w < 3; ++w)
+      if (llvm::Error e = launch()) {
+        llvm::errs() << "mxfp4-bench: " << llvm::toString(std::move(e)) << "\n";
+        return -1;
+      }
+    std::vector<double> ms;
+    for (unsigned r = 0; r < reps; ++r) {
+      llvm::consumeError(dev.fill(flush, uint8_t(r), flushBytes));
+      auto t = dev.time(launch);
+      if (!t) {
+        llvm::errs() << "mxfp4-bench: " << llvm::toString(t.takeError()) << "\n";
+        return -1;
+      }
+      ms.push_back(*t);
+    }
+    return median(ms) * 1000.0;
+  };
+
+  std::vector<Row> rows;
+  llvm::outs() << llvm::format("%-6s %-6s %-5s %9s %7s %8s %9s %7s %10s %9s %8s\n", "N", "K", "M",
+                               "ours_us", "TB/s", "TFLOP/s", "floor_us", "x_floor", "cublas_bf16",
+                               "cublas_fp8", "speedup");
+  for (auto [n, k, m] : points) {
+    Row row{n, k, m};
+    std::vector<uint8_t> wq(size_t(n * k / 2)), ws(size_t(n * k / 32));
+    for (auto &b : wq)
+      b = uint8_t(rng());
+    for (auto &s : ws)
+      s = uint8_t(122 + rng() % 9);
+    auto prepared = prepareGemmA4W4Weight(dev, wq, ws, n, k);
+    if (!prepared)
+      return fail(llvm::toString(prepared.takeError()));
+    std::vector<uint16_t> a(size_t(m * k));
+    std::normal_distribution<float> normal;
+    for (auto &x : a)
+      x = floatToBf16(normal(rng));
+    void *da = alloc(a.size() * 2), *dc = alloc(size_t(m * n * 2));
+    llvm::consumeError(dev.copyToDevice(da, a.data(), a.size() * 2));
+    row.ours = timeIt([&] { return gemmA4W4(dev, nullptr, da, m, **prepared, dc); });
+    row.bytes = double(n * k / 2 + n * k / 32 + m * k * 2 + m * n * 2);
+    row.flops = 2.0 * double(m) * double(n) * double(k);
+    if (peer) {
+      void *wb = alloc(size_t(n * k * 2));
+      llvm::consumeError(dev.fill(wb, 0x3C, size_t(n * k * 2))); // bf16 ~0.0115
+      row.bf16 = timeIt([&] { return peer->gemmBf16(da, wb, dc, m, n, k, nullptr); });
+      dev.free(wb);
+      void *w8 = alloc(size_t(n * k)), *a8 = alloc(size_t(m * k));
+      llvm::consumeError(dev.fill(w8, 0x30, size_t(n * k)));
+      llvm::consumeError(dev.fill(a8, 0x30, size_t(m * k)));
+      row.fp8 = timeIt([&] { return peer->gemmFp8(a8, w8, dc, m, n, k, workspace, wsBytes, nullptr); });
+      dev.free(w8);
+      dev.free(a8);
+    }
+    dev.free(da);
+    dev.free(dc);
+    double floorUs = std::max(row.bytes / kHbmBytesPerS, row.flops / kBf16FlopsPerS) * 1e6;
+    llvm::outs() << llvm::format("%-6lld %-6lld %-5lld %9.1f %7.2f %8.1f %9.1f %7.2f %10.1f %9.1f %8.2f\n",
+                                 (long long)n, (long long)k, (long long)m, row.ours,
+                                 row.bytes / (row.ours * 1e-6) / 1e12,
+                                 row.flops / (row.ours * 1e-6) / 1e12, floorUs, row.ours / floorUs,
+                                 row.bf16, row.fp8, row.bf16 > 0 ? row.bf16 / row.ours : 0.0);
+    llvm::outs().flush();
+    rows.push_back(row);
+  }
+  if (!json.empty()) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(json, ec);
+    if (ec)
+      return fail("cannot write " + json + ": " + ec.message());
+    os << "{\"device\": \"" << dev.name() << "\", \"reps\": " << reps << ", \"points\": [\n";
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const Row &r = rows[i];
+      double floorUs = std::max(r.bytes / kHbmBytesPerS, r.flops / kBf16FlopsPerS) * 1e6;
+      os << llvm::format("  {\"n\": %lld, \"k\": %lld, \"m\": %lld, \"ours_us\": %.2f, "
+                         "\"cublas_bf16_us\": %.2f, \"cublas_fp8_us\": %.2f, \"floor_us\": %.2f, "
+                         "\"bytes\": %.0f, \"flops\": %.0f}%s\n",
+                         (long long)r.n, (long long)r.k, (long long)r.m, r.ours, r.bf16, r.fp8,
+                         floorUs, r.bytes, r.flops, i + 1 < rows.size() ? "," : "");
+    }
+    os << "]}\n";
+  }
+  dev.free(flush);
+  dev.free(workspace);
+  return 0;
+}

@@ -1,0 +1,253 @@
+//===- GemmA4W4GpuTest.cpp - Dense A4W4 GEMM numerics on a GPU -------------===//
+//
+// Tier L2: skipped without a device. Everything goes through the public API
+// (prepareGemmA4W4Weight, gemmA4W4), so the JIT, cache, runtime and layouts
+// are exercised with the kernels. Inputs are fresh random data with a logged
+// seed (MXFP4_TEST_SEED replays); outputs are poisoned first.
+//
+//  - the inline quantization matches the CPU quantizer byte for byte
+//    (codes and scales) for all four rounding modes, with adversarial blocks;
+//  - the GEMM matches the float64 QDQ reference within
+//    (K * 2^-24 + 2^-8) * sum_k |a_k w_k| (FP32 accumulation, BF16 output) on
+//    the seed's 24 points and ragged M, and never writes rows >= M.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mxfp4/Format/E2M1.h"
+#include "mxfp4/Format/ReferenceGemm.h"
+#include "mxfp4/Ops/GemmA4W4.h"
+#include "mxfp4/Support/BF16.h"
+#include "TestUtil/DeviceBuffer.h"
+#include "TestUtil/Expected.h"
+#include "TestUtil/Random.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstdio>
+
+using namespace mxfp4;
+using namespace mxfp4::test;
+
+namespace {
+
+/// Random weights: E2M1 bytes and scales around 2^-5 .. 2^3.
+struct HostWeights {
+  int64_t n, k;
+  std::vector<uint8_t> data, scales;
+  MxMatrix mx() const {
+    MxMatrix m;
+    m.rows = n;
+    m.cols = k;
+    m.data = data;
+    m.scales = scales;
+    return m;
+  }
+};
+
+HostWeights randomWeights(std::mt19937_64 &rng, int64_t n, int64_t k) {
+  return {n, k, randomBytes(rng, size_t(n * k / 2)), randomScales(rng, size_t(n * k / 32), 122, 130)};
+}
+
+/// LLM-like activations: N(0,1) with a few large outlier channels.
+std::vector<uint16_t> randomActivations(std::mt19937_64 &rng, int64_t m, int64_t k) {
+  std::vector<uint16_t> a = randomBf16(rng, size_t(m * k));
+  for (int64_t c = 13; c < k; c += 997)
+    for (int64_t r = 0; r < m; ++r)
+      a[size_t(r * k + c)] = floatToBf16(bf16ToFloat(a[size_t(r * k + c)]) * 40.0f);
+  return a;
+}
+
+/// Plants the adversarial 32-blocks of the seed checklist in rows of `a`.
+void plantAdversarialBlocks(std::vector<uint16_t> &a, int64_t m, int64_t k) {
+  auto block = [&](int64_t r, int64_t b, auto value) {
+    if (r >= m || (b + 1) * 32 > k)
+      return;
+    for (int64_t i = 0; i < 32; ++i)
+      a[size_t(r * k + b * 32 + i)] = value(i);
+  };
+  block(0, 0, [](int64_t) { return uint16_t(0); });                          // all zero
+  block(0, 1, [](int64_t i) { return floatToBf16(i % 2 ? 6.0f : -6.0f); });  // +-6 exactly
+  block(0, 2, [](int64_t i) { return floatToBf16(1e30f * float(i - 16)); }); // huge
+  block(0, 3, [](int64_t i) { return floatToBf16(1e-38f * float(i - 16)); });// tiny/subnormal
+  block(0, 4, [](int64_t i) { return floatToBf16(i == 5 ? INFINITY : 1.0f); });  // Inf
+  block(0, 5, [](int64_t i) { return floatToBf16(i == 7 ? -INFINITY : 0.25f); });
+  block(0, 6, [](int64_t i) { return floatToBf16(0.75f * float(i % 9) - 3.0f); }); // ties
+}
+
+class Gemm : public ::testing::Test {
+protected:
+  void SetUp() override {
+    seed = freshSeed();
+    rng.seed(seed);
+  }
+  uint64_t seed = 0;
+  std::mt19937_64 rng;
+};
+
+TEST_F(Gemm, InlineQuantizationMatchesTheCpuQuantizer) {
+  OPEN_DEVICE_OR_SKIP(dev);
+  const int64_t n = 256, k = 1024;
+  HostWeights w = randomWeights(rng, n, k);
+  auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
+  ASSERT_OK(prepared);
+  for (ScaleRounding mode : allScaleRoundings())
+    for (int64_t m : {1, 7, 33, 129}) {
+      SCOPED_TRACE(testing::Message() << toString(mode).str() << " M=" << m << " seed=" << seed);
+      std::vector<uint16_t> a = randomActivations(rng, m, k);
+      plantAdversarialBlocks(a, m, k);
+      DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * n * 2)),
+          codes(dev, size_t(m * k / 2)), scales(dev, size_t(m * k / 32));
+      da.upload(a);
+      dc.fill(0xFF);
+      codes.fill(0xAA);
+      scales.fill(0xAA);
+      GemmA4W4Options opts;
+      opts.rounding = mode;
+      opts.dumpCodes = codes.get();
+      opts.dumpScales = scales.get();
+      ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), opts));
+      ASSERT_OK(dev.synchronize());
+      auto cpu = quantizeBf16(a, m, k, mode);
+      ASSERT_OK(cpu);
+      std::vector<uint8_t> gotCodes = codes.download<uint8_t>(size_t(m * k / 2));
+      std::vector<uint8_t> gotScales = scales.download<uint8_t>(size_t(m * k / 32));
+      EXPECT_EQ(0, std::memcmp(gotScales.data(), cpu->scales.data(), gotScales.size()))
+          << "E8M0 scales differ";
+      EXPECT_EQ(0, std::memcmp(gotCodes.data(), cpu->data.data(), gotCodes.size()))
+          << "E2M1 codes differ";
+      for (size_t i = 0; i < gotScales.size() && i < 200000; ++i)
+        if (gotScales[i] != cpu->scales[i]) {
+          ADD_FAILURE() << "first scale mismatch at " << i << ": gpu " << int(gotScales[i])
+                        << " cpu " << int(cpu->scales[i]);
+          break;
+        }
+    }
+}
+
+/// Runs one GEMM point and checks it against the float64 QDQ reference on up
+/// to `sampleRows` rows (all rows when M is small).
+void checkPoint(Device &dev, std::mt19937_64 &rng, uint64_t seed, int64_t n, int64_t k, int64_t m,
+                int sampleRows = 48, bool print = true) {
+  SCOPED_TRACE(testing::Message() << "N=" << n << " K=" << k << " M=" << m << " seed=" << seed);
+  HostWeights w = randomWeights(rng, n, k);
+  auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
+  ASSERT_OK(prepared);
+  std::vector<uint16_t> a = randomActivations(rng, m, k);
+  // One guard row after C: must still hold the poison.
+  DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t((m + 1) * n * 2));
+  da.upload(a);
+  dc.fill(0xFF);
+  ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get()));
+  ASSERT_OK(dev.synchronize());
+  std::vector<uint16_t> c = dc.download<uint16_t>(size_t((m + 1) * n));
+  for (int64_t j = 0; j < n; ++j)
+    ASSERT_EQ(c[size_t(m * n + j)], 0xFFFF) << "wrote past row M at column " << j;
+
+  std::vector<int64_t> rows;
+  if (m <= sampleRows) {
+    for (int64_t r = 0; r < m; ++r)
+      rows.push_back(r);
+  } else {
+    rows = {0, m - 1};
+    while (int64_t(rows.size()) < sampleRows)
+      rows.push_back(int64_t(rng() % uint64_t(m)));
+  }
+  int64_t rs = int64_t(rows.size());
+  std::vector<uint16_t> aRows(size_t(rs * k));
+  for (int64_t i = 0; i < rs; ++i)
+    std::copy_n(&a[size_t(rows[size_t(i)] * k)], k, &aRows[size_t(i * k)]);
+  MxMatrix wm = w.mx();
+  auto qdq = referenceGemmQdq(aRows, rs, k, wm);
+  ASSERT_OK(qdq);
+  GemmResult bf16 = gemmF64(
+      rs, n, k,
+      [&](int64_t r, double *out) {
+        for (int64_t q = 0; q < k; ++q)
+          out[q] = bf16ToFloat(aRows[size_t(r * k + q)]);
+      },
+      [&](int64_t r, double *out) {
+        for (int64_t q = 0; q < k; ++q)
+          out[q] = wm.at(r, q);
+      });
+  std::vector<double> got(size_t(rs * n));
+  for (int64_t i = 0; i < rs; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      got[size_t(i * n + j)] = bf16ToFloat(c[size_t(rows[size_t(i)] * n + j)]);
+  const double tol = double(k) * std::ldexp(1.0, -24) + std::ldexp(1.0, -8);
+  int64_t bad = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    double ref = qdq->c[i];
+    if (std::isnan(ref)) {
+      bad += !std::isnan(got[i]);
+      continue;
+    }
+    if (!std::isfinite(got[i]) || std::fabs(got[i] - ref) > tol * qdq->absSum[i]) {
+      if (bad++ < 5)
+        ADD_FAILURE() << "element " << i << ": gpu " << got[i] << " ref " << ref << " bound "
+                      << tol * qdq->absSum[i];
+    }
+  }
+  EXPECT_EQ(bad, 0);
+  ErrorStats vsQdq = compareToReference(got, qdq->c, qdq->absSum);
+  ErrorStats vsBf16 = compareToReference(got, bf16.c);
+  if (print)
+    std::printf("[ numerics ] N=%5lld K=%5lld M=%5lld: rel-L2 vs QDQ %.2e (max |err|/sum|ab| "
+                "%.2e), vs BF16 %.2f%%\n",
+                (long long)n, (long long)k, (long long)m, vsQdq.relL2, vsQdq.maxNormalized,
+                100 * vsBf16.relL2);
+}
+
+struct Point {
+  int64_t n, k, m;
+};
+
+class SeedPoints : public ::testing::TestWithParam<Point> {};
+
+TEST_P(SeedPoints, MatchesTheQdqReference) {
+  OPEN_DEVICE_OR_SKIP(dev);
+  uint64_t seed = freshSeed();
+  std::mt19937_64 rng(seed);
+  Point p = GetParam();
+  checkPoint(dev, rng, seed, p.n, p.k, p.m);
+}
+
+std::vector<Point> seedPoints() {
+  std::vector<Point> pts;
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{8448, 7168}, {7168, 4224}, {1536, 7168}, {7168, 768}})
+    for (int64_t m : {1, 8, 32, 128, 512, 2048})
+      pts.push_back({n, k, m});
+  return pts;
+}
+
+INSTANTIATE_TEST_SUITE_P(Seed, SeedPoints, ::testing::ValuesIn(seedPoints()),
+                         [](const testing::TestParamInfo<Point> &i) {
+                           return "N" + std::to_string(i.param.n) + "_K" + std::to_string(i.param.k) +
+                                  "_M" + std::to_string(i.param.m);
+                         });
+
+TEST_F(Gemm, RaggedM) {
+  OPEN_DEVICE_OR_SKIP(dev);
+  for (int64_t m : {1, 2, 3, 5, 9, 15, 17, 31, 33, 63, 65, 100, 127, 129, 2047})
+    checkPoint(dev, rng, seed, 1536, 768, m, 48, /*print=*/false);
+}
+
+TEST_F(Gemm, ApiRejectsBadInput) {
+  OPEN_DEVICE_OR_SKIP(dev);
+  HostWeights w = randomWeights(rng, 256, 512);
+  EXPECT_ERROR_CONTAINS(prepareGemmA4W4Weight(dev, w.data, w.scales, 256, 1024), "bytes, got");
+  EXPECT_ERROR_CONTAINS(prepareGemmA4W4Weight(dev, w.data, w.scales, 200, 640), "N %");
+  auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, 256, 512);
+  ASSERT_OK(prepared);
+  DeviceBuffer da(dev, 4 * 512 * 2), dc(dev, 4 * 256 * 2);
+  EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, nullptr, 4, **prepared, dc.get()), "null");
+  EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), 0, **prepared, dc.get()), "M must be >= 1");
+  EXPECT_ERROR_CONTAINS(
+      gemmA4W4(dev, nullptr, static_cast<char *>(da.get()) + 2, 4, **prepared, dc.get()),
+      "16-byte aligned");
+  GemmA4W4Options bad;
+  bad.bm = 24;
+  EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), 4, **prepared, dc.get(), bad), "BM");
+}
+
+} // namespace
