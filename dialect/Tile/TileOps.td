@@ -180,22 +180,33 @@ def Tile_ActivationOp : Tile_Op<"activation", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>]> {
+def Tile_StoreOp : Tile_Op<"store", [AttrSizedOperandSegments, MemoryEffects<[MemWrite]>]> {
   let summary = "Store a tile to a row-major global matrix, rows masked";
   let description = [{
     Converts to the memref's element type (f32 -> bf16 rounds to nearest even)
     and writes rows below `validRows`. With `scatter`, tile row r goes to
     matrix row `scatter[row + r]` (decoded as `token * topk + slot` for MoE).
 
+    With `reduce(%ws, %counters)` the tile is one of `splits` partial sums of
+    a split-K GEMM: it is added atomically in f32 to `ws` ([rows, ld] f32,
+    zero on entry), and the last of the `splits` workgroups of this output
+    tile (counted in `counters`, one i32 per tile, zero on entry) converts
+    the sum, stores it and leaves `ws` and its counter zero again.
+
     ```mlir
     mxtile.store %acc, %C[%m0, %n0] ld %c8448 rows %valid : !mxtile.tile<16x256xf32> -> memref<?xbf16>
     ```
   }];
   let arguments = (ins Tile_FloatTile:$value, AnyMemRef:$base, Index:$row, Index:$col, Index:$ld,
-                       Index:$validRows, Optional<MemRefRankOf<[I32], [1]>>:$scatter);
+                       Index:$validRows, Optional<MemRefRankOf<[I32], [1]>>:$scatter,
+                       Optional<MemRefRankOf<[F32], [1]>>:$workspace,
+                       Optional<MemRefRankOf<[I32], [1]>>:$counters,
+                       DefaultValuedAttr<I64Attr, "1">:$splits);
   let assemblyFormat = [{
     $value `,` $base `[` $row `,` $col `]` `ld` $ld `rows` $validRows
-    (`scatter` $scatter^ `:` type($scatter))? attr-dict `:` type($value) `->` type($base)
+    (`scatter` $scatter^ `:` type($scatter))?
+    (`reduce` `(` $workspace^ `,` $counters `:` type($workspace) `,` type($counters) `)`)?
+    attr-dict `:` type($value) `->` type($base)
   }];
   let hasVerifier = 1;
 }

@@ -141,9 +141,11 @@ Tile TileBuilder::activation(const Activation &act, Tile gate, Tile up) {
                                          f(situ, act.beta), f(situ, act.linearBeta)));
 }
 
-void TileBuilder::store(Tile t, Value buffer, Index row, Index col, Index ld, Index validRows) {
+void TileBuilder::store(Tile t, Value buffer, Index row, Index col, Index ld, Index validRows,
+                        const SplitK &splitK) {
   tile::StoreOp::create(b, t.value(), buffer, row.value(), col.value(), ld.value(),
-                        validRows.value(), Value());
+                        validRows.value(), Value(), splitK.workspace, splitK.counters,
+                        splitK.splits);
 }
 
 Tile TileBuilder::loopK(Index lb, Index ub, int64_t step, Tile init,

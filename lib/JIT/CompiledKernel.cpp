@@ -21,6 +21,7 @@ LaunchGeometry CompiledKernel::geometry(int64_t m) const {
   LaunchGeometry g;
   g.grid[0] = unsigned(spec.n / spec.bn);
   g.grid[1] = unsigned((m + spec.bm - 1) / spec.bm);
+  g.grid[2] = unsigned(spec.splitK);
   // gfx950: 4 waves of 64; gfx1250: 4 waves of 32; sm_90a: 4 warps.
   g.block[0] = spec.arch == Arch::GFX950 ? 256 : 128;
   return g;

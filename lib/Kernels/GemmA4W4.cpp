@@ -32,13 +32,27 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
     dumpScales = tb.bufferArg(tb.i8());
   }
 
+  dsl::SplitK split;
+  if (spec.splitK > 1) {
+    split.workspace = tb.bufferArg(tb.f32());
+    split.counters = tb.bufferArg(tb.builder().getI32Type());
+    split.splits = spec.splitK;
+  }
+
   dsl::Index n0 = tb.tileId(0) * spec.bn;
   dsl::Index m0 = tb.tileId(1) * spec.bm;
   dsl::Index valid = m - m0; // rows of this tile that exist (M tail)
   dsl::Index kDim = tb.constant(spec.k), nDim = tb.constant(spec.n);
 
+  // Split z of split-K covers K elements [z * K/splits, (z+1) * K/splits).
+  dsl::Index kBegin = tb.constant(0), kEnd = kDim;
+  if (spec.splitK > 1) {
+    dsl::Index z = tb.tileId(2);
+    kBegin = z * (spec.k / spec.splitK);
+    kEnd = kBegin + spec.k / spec.splitK;
+  }
   dsl::Tile acc = tb.loopK(
-      tb.constant(0), kDim, spec.bk, tb.zero(spec.bm, spec.bn), [&](dsl::Index k0, dsl::Tile acc) {
+      kBegin, kEnd, spec.bk, tb.zero(spec.bm, spec.bn), [&](dsl::Index k0, dsl::Tile acc) {
         dsl::Tile x = tb.load(a, m0, k0, kDim, valid, spec.bm, spec.bk);
         dsl::MxTile qa = tb.quantize(x, spec.rounding, dumpData, dumpScales);
         dsl::MxTile qw = tb.loadWeight(w, ws, n0, k0, spec.k, spec.weightLayout,
@@ -52,7 +66,7 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
     act.limit = act.linearBeta = spec.activationParams[1];
     acc = tb.activation(act, acc);
   }
-  tb.store(acc, c, m0, n0, nDim, valid);
+  tb.store(acc, c, m0, n0, nDim, valid, split);
   tb.finish();
 }
 

@@ -66,7 +66,7 @@ std::string KernelSpec::name() const {
   std::string s;
   llvm::raw_string_ostream os(s);
   os << "gemm_a4w4_" << archToken(arch) << "_n" << n << "_k" << k << "_bm" << bm << "_bn" << bn
-     << "_bk" << bk << "_" << toString(rounding) << "_w" << layoutToken(toString(weightLayout))
+     << "_bk" << bk << "_ks" << splitK << "_" << toString(rounding) << "_w" << layoutToken(toString(weightLayout))
      << "_s" << layoutToken(toString(scaleLayout)) << "_a" << toString(activation);
   for (unsigned i = 0; i < activationParamCount(activation); ++i) {
     uint32_t bits;
@@ -155,7 +155,8 @@ llvm::Expected<KernelSpec> parseKernelName(llvm::StringRef name) {
                                {"k", &s.k},
                                {"bm", &s.bm},
                                {"bn", &s.bn},
-                               {"bk", &s.bk}}) {
+                               {"bk", &s.bk},
+                               {"ks", &s.splitK}}) {
     llvm::Expected<int64_t> v = p.number(prefix);
     if (!v)
       return v.takeError();
@@ -264,6 +265,9 @@ llvm::Error verifyKernelSpec(const KernelSpec &s) {
                   llvm::Twine(s.bn));
     if (s.bm != 8 && s.bm != 16 && s.bm != 32 && s.bm != 64)
       return fail("gemm_a4w4 on sm_90a: BM must be 8, 16, 32 or 64, got " + llvm::Twine(s.bm));
+    if (s.splitK < 1 || (s.k / s.bk) % s.splitK != 0 || s.k / s.bk / s.splitK < 2)
+      return fail("gemm_a4w4 on sm_90a: split-K " + llvm::Twine(s.splitK) + " must divide the " +
+                  llvm::Twine(s.k / s.bk) + " K steps and leave at least 2 per split");
     if (s.bm * s.bk > 64 * 128)
       return fail("gemm_a4w4 on sm_90a: BM x BK = " + llvm::Twine(s.bm * s.bk) +
                   " exceeds the 48 KiB of static shared memory (at most 8192)");
@@ -272,6 +276,8 @@ llvm::Error verifyKernelSpec(const KernelSpec &s) {
   if (s.epilogue == Epilogue::BF16DumpQuant)
     return fail("gemm_a4w4 on " + arch + ": the quantization dump (epilogue bf16dq) is "
                 "implemented for sm_90a only");
+  if (s.splitK != 1)
+    return fail("gemm_a4w4 on " + arch + ": split-K is implemented for sm_90a only");
   if (s.bn != 256)
     return fail("gemm_a4w4 on " + arch + ": BN must be 256, got " + llvm::Twine(s.bn));
   if (s.bm != 16 && s.bm != 64)

@@ -4,13 +4,42 @@
 #include "mxfp4/Format/Layout.h"
 #include "mxfp4/JIT/Jit.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <cstdint>
+#include <tuple>
 
 namespace mxfp4 {
 
 PreparedWeight::~PreparedWeight() {
   dev->free(data);
   dev->free(scales);
+  dev->free(workspace);
+  dev->free(counters);
+}
+
+llvm::Expected<std::pair<void *, void *>> PreparedWeight::splitKScratch() {
+  if (!workspace) {
+    size_t wsBytes = size_t(kSplitKMaxRows * rows * 4);
+    size_t counterBytes = size_t(kSplitKMaxRows * rows * 4); // >= one per output tile
+    llvm::Expected<void *> w = dev->alloc(wsBytes);
+    if (!w)
+      return w.takeError();
+    llvm::Expected<void *> c = dev->alloc(counterBytes);
+    if (!c) {
+      dev->free(*w);
+      return c.takeError();
+    }
+    if (llvm::Error e = dev->fill(*w, 0, wsBytes))
+      return std::move(e);
+    if (llvm::Error e = dev->fill(*c, 0, counterBytes))
+      return std::move(e);
+    if (llvm::Error e = dev->synchronize())
+      return std::move(e);
+    workspace = *w;
+    counters = *c;
+  }
+  return std::make_pair(workspace, counters);
 }
 
 static llvm::Error fail(const llvm::Twine &msg) { return llvm::createStringError(msg.str()); }
@@ -61,16 +90,30 @@ prepareGemmA4W4Weight(Device &dev, llvm::ArrayRef<uint8_t> wFp4, llvm::ArrayRef<
   return prepared;
 }
 
-int64_t selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
-  if (arch == Arch::SM90A)
-    return m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64;
+GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
+  if (arch == Arch::SM90A) {
+    GemmA4W4Tile t;
+    t.bm = m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64;
+    if (m <= PreparedWeight::kSplitKMaxRows) {
+      // Small M streams weights: aim for ~2 workgroups per SM (132 SMs), with
+      // a split that divides the K steps and leaves at least 4 per split.
+      int64_t tiles = (n / 128) * ((m + t.bm - 1) / t.bm), steps = k / 128;
+      int64_t want = (2 * 132 + tiles - 1) / tiles;
+      for (int64_t s = std::min(want, steps / 4); s > 1; --s)
+        if (steps % s == 0) {
+          t.splitK = s;
+          break;
+        }
+    }
+    return t;
+  }
   // gfx950/gfx1250: BM64 from the M where seed 000 measured it faster.
   int64_t threshold = 512;
   if (n == 8448 && k == 7168)
     threshold = 128;
   else if (n == 1536 && k == 7168)
     threshold = 2048;
-  return m >= threshold ? 64 : 16;
+  return {m >= threshold ? 64 : 16, 1};
 }
 
 llvm::Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const PreparedWeight &w,
@@ -92,23 +135,47 @@ llvm::Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const 
   bool dump = options.dumpCodes || options.dumpScales;
   if (dump && !(options.dumpCodes && options.dumpScales))
     return fail("gemmA4W4: the quantization dump needs both dumpCodes and dumpScales");
-  int64_t bm = options.bm ? *options.bm : selectGemmA4W4Tile(w.arch(), w.n(), w.k(), m);
-  llvm::Expected<KernelSpec> spec = makeGemmA4W4Spec(w.arch(), w.n(), w.k(), bm, options.rounding);
+  GemmA4W4Tile tile = selectGemmA4W4Tile(w.arch(), w.n(), w.k(), m);
+  if (options.bm)
+    tile.bm = *options.bm;
+  if (options.splitK)
+    tile.splitK = *options.splitK;
+  llvm::Expected<KernelSpec> spec = makeGemmA4W4Spec(w.arch(), w.n(), w.k(), tile.bm, options.rounding);
   if (!spec)
     return spec.takeError();
-  if (dump) {
+  spec->splitK = tile.splitK;
+  if (dump)
     spec->epilogue = Epilogue::BF16DumpQuant;
-    if (llvm::Error e = verifyKernelSpec(*spec))
-      return e;
+  if (llvm::Error e = verifyKernelSpec(*spec))
+    return e;
+  void *ws = nullptr, *counters = nullptr;
+  if (spec->splitK > 1) {
+    if (m > PreparedWeight::kSplitKMaxRows)
+      return fail("gemmA4W4: split-K is for M <= " + llvm::Twine(PreparedWeight::kSplitKMaxRows) +
+                  ", got M = " + llvm::Twine(m));
+    llvm::Expected<std::pair<void *, void *>> scratch =
+        const_cast<PreparedWeight &>(w).splitKScratch();
+    if (!scratch)
+      return scratch.takeError();
+    std::tie(ws, counters) = *scratch;
   }
   llvm::Expected<std::shared_ptr<const CompiledKernel>> kernel = Jit::global().get(*spec);
   if (!kernel)
     return kernel.takeError();
   void *aPtr = const_cast<void *>(a), *wPtr = w.deviceData(), *sPtr = w.deviceScales();
   int32_t m32 = int32_t(m);
-  void *args[] = {&aPtr, &wPtr, &sPtr, &out, &m32,
-                  const_cast<void **>(&options.dumpCodes), const_cast<void **>(&options.dumpScales)};
-  return dev.launch(**kernel, (*kernel)->geometry(m), args, stream);
+  // Arguments in the kernel's order (GemmA4W4.h): the optional ones follow M.
+  llvm::SmallVector<void *, 9> args = {&aPtr, &wPtr, &sPtr, &out, &m32};
+  void *dumpCodes = options.dumpCodes, *dumpScales = options.dumpScales;
+  if (dump) {
+    args.push_back(&dumpCodes);
+    args.push_back(&dumpScales);
+  }
+  if (spec->splitK > 1) {
+    args.push_back(&ws);
+    args.push_back(&counters);
+  }
+  return dev.launch(**kernel, (*kernel)->geometry(m), args.data(), stream);
 }
 
 } // namespace mxfp4

@@ -34,6 +34,7 @@ static cl::opt<std::string> archName("arch", cl::desc("gfx950, gfx1250 or sm_90a
 static cl::opt<int64_t> nOpt("n", cl::desc("N (output columns)"), cl::init(8448));
 static cl::opt<int64_t> kOpt("k", cl::desc("K (reduction length)"), cl::init(7168));
 static cl::opt<int64_t> bmOpt("bm", cl::desc("M tile: 16 or 64"), cl::init(16));
+static cl::opt<int64_t> splitKOpt("split-k", cl::desc("split-K factor (sm_90a)"), cl::init(1));
 static cl::opt<std::string> roundingName("rounding", cl::desc("roundup, even, floor, nearest"),
                                          cl::init("roundup"));
 static cl::opt<std::string> emitName("emit", cl::desc("tile, gpu, llvm, isa or obj"), cl::init("isa"));
@@ -80,6 +81,9 @@ int main(int argc, char **argv) {
     llvm::Expected<KernelSpec> spec = makeGemmA4W4Spec(*arch, nOpt, kOpt, bmOpt, *rounding);
     if (!spec)
       return fail(llvm::toString(spec.takeError()));
+    spec->splitK = splitKOpt;
+    if (llvm::Error e = verifyKernelSpec(*spec))
+      return fail(llvm::toString(std::move(e)));
     module = mlir::ModuleOp::create(mlir::UnknownLoc::get(&ctx));
     buildGemmA4W4(*module, *spec);
   }

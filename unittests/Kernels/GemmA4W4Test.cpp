@@ -18,12 +18,12 @@ TEST(GemmA4W4Spec, SeedShapesAndTiles) {
   auto s = makeGemmA4W4Spec(Arch::GFX950, 8448, 7168, 16);
   ASSERT_OK(s);
   EXPECT_EQ(s->bk, 256);
-  EXPECT_EQ(s->name(), "gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_roundup_wgfx950mfma16_sgfx950mfma16_anone_ebf16");
+  EXPECT_EQ(s->name(), "gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks1_roundup_wgfx950mfma16_sgfx950mfma16_anone_ebf16");
   auto s2 = makeGemmA4W4Spec(Arch::GFX1250, 7168, 4224, 64, ScaleRounding::Even);
   ASSERT_OK(s2);
   EXPECT_EQ(s2->bk, 128); // 4224 % 256 != 0
   EXPECT_EQ(s2->scaleLayout, ScaleLayout::Gfx1250Wmma);
-  EXPECT_EQ(s2->name(), "gemm_a4w4_gfx1250_n7168_k4224_bm64_bn256_bk128_even_wgfx950mfma16_sgfx1250wmma_anone_ebf16");
+  EXPECT_EQ(s2->name(), "gemm_a4w4_gfx1250_n7168_k4224_bm64_bn256_bk128_ks1_even_wgfx950mfma16_sgfx1250wmma_anone_ebf16");
 }
 
 TEST(GemmA4W4Spec, ConstraintsAreNamed) {

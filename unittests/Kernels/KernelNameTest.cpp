@@ -29,7 +29,7 @@ KernelSpec randomSpec(std::mt19937_64 &rng) {
 TEST(KernelName, Canonical) {
   auto s = makeGemmA4W4Spec(Arch::GFX950, 8448, 7168, 16);
   ASSERT_OK(s);
-  EXPECT_EQ(s->name(), "gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_roundup_wgfx950mfma16_"
+  EXPECT_EQ(s->name(), "gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks1_roundup_wgfx950mfma16_"
                        "sgfx950mfma16_anone_ebf16");
   KernelSpec sw = *s;
   sw.activation = Activation::Swiglu;
@@ -62,7 +62,7 @@ TEST(KernelName, RandomSpecsRoundTrip) {
 }
 
 TEST(KernelName, MalformedNamesSayWhatIsWrong) {
-  const std::string good = "gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_roundup_wgfx950mfma16_"
+  const std::string good = "gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks1_roundup_wgfx950mfma16_"
                            "sgfx950mfma16_anone_ebf16";
   struct Case {
     std::string name, error;
@@ -75,20 +75,26 @@ TEST(KernelName, MalformedNamesSayWhatIsWrong) {
       {"gemm_a4w4_gfx950_n08448", "expected 'n<number>' at field 4, got 'n08448'"},
       {"gemm_a4w4_gfx950_n99999999999", "expected 'n<number>'"},
       {"gemm_a4w4_gfx950_n8448_k", "expected 'k<number>'"},
-      {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256", "ends early; expected the scale rounding"},
-      {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ceil", "unknown scale rounding 'ceil'"},
-      {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_roundup_wx", "unknown weight layout 'x'"},
+      {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks1", "ends early; expected the scale rounding"},
+      {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ceil", "expected 'ks<number>' at field 9"},
+      {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks1_ceil", "unknown scale rounding 'ceil'"},
+      {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks4_roundup_wgfx950mfma16_sgfx950mfma16_"
+       "anone_ebf16",
+       "split-K is implemented for sm_90a only"},
+      {"gemm_a4w4_sm90a_n8448_k7168_bm8_bn128_bk128_ks5_roundup_wsm90mma16_ssm90mma16_anone_ebf16",
+       "split-K 5 must divide the 56 K steps"},
+      {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks1_roundup_wx", "unknown weight layout 'x'"},
       {good + "_extra", "trailing fields"},
-      {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_roundup_wgfx950mfma16_sgfx950mfma16_"
+      {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks1_roundup_wgfx950mfma16_sgfx950mfma16_"
        "aswiglu_f3fd9db2_f40e00000_ebf16",
        "is not 8 lower-case hex digits"},
-      {"gemm_a4w4_gfx950_n1000_k7168_bm16_bn256_bk256_roundup_wgfx950mfma16_sgfx950mfma16_anone_"
+      {"gemm_a4w4_gfx950_n1000_k7168_bm16_bn256_bk256_ks1_roundup_wgfx950mfma16_sgfx950mfma16_anone_"
        "ebf16",
        "N % 256 == 0"},
-      {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_roundup_wgfx950mfma16_sgfx1250wmma_anone_"
+      {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks1_roundup_wgfx950mfma16_sgfx1250wmma_anone_"
        "ebf16",
        "gfx950-mfma16 layout"},
-      {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_roundup_wgfx950mfma16_sgfx950mfma16_anone_"
+      {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks1_roundup_wgfx950mfma16_sgfx950mfma16_anone_"
        "efp4",
        "unknown epilogue 'fp4'"},
   };

@@ -65,6 +65,12 @@ struct MxTile {
   Tile scales;
 };
 
+/// Split-K partial results: f32 workspace, per-tile counters, the split count.
+struct SplitK {
+  mlir::Value workspace, counters;
+  int64_t splits = 1;
+};
+
 /// Activation and its parameters (docs/Numerics.md, mxtile.activation).
 struct Activation {
   tile::ActivationKind kind = tile::ActivationKind::none;
@@ -103,7 +109,8 @@ public:
   Tile zero(int64_t rows, int64_t cols);
   Tile scaledMma(const MxTile &a, const MxTile &b, Tile acc);
   Tile activation(const Activation &act, Tile gate, Tile up = Tile());
-  void store(Tile t, mlir::Value buffer, Index row, Index col, Index ld, Index validRows);
+  void store(Tile t, mlir::Value buffer, Index row, Index col, Index ld, Index validRows,
+             const SplitK &splitK = {});
 
   /// A K loop lb, lb+step, ... < ub carrying one accumulator tile.
   Tile loopK(Index lb, Index ub, int64_t step, Tile init,

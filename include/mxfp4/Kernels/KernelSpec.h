@@ -47,6 +47,8 @@ struct KernelSpec {
   Arch arch = Arch::GFX950;
   int64_t n = 0, k = 0;
   int64_t bm = 16, bn = 256, bk = 256;
+  /// Split-K: workgroups per output tile, each over K / splitK (sm_90a).
+  int64_t splitK = 1;
   ScaleRounding rounding = kDefaultScaleRounding;
   WeightLayout weightLayout = WeightLayout::Gfx950Mfma16;
   ScaleLayout scaleLayout = ScaleLayout::Gfx950Mfma16;

@@ -40,11 +40,18 @@ public:
   void *deviceScales() const { return scales; }
   Device &device() const { return *dev; }
 
+  /// Split-K scratch for up to kSplitKMaxRows rows of output: an f32
+  /// workspace and tile counters, allocated zeroed on first use. Kernels leave
+  /// them zero, so calls on one PreparedWeight must be ordered (one stream).
+  llvm::Expected<std::pair<void *, void *>> splitKScratch();
+  static constexpr int64_t kSplitKMaxRows = 64;
+
 private:
   Device *dev;
   Arch target;
   int64_t rows, cols;
   void *data, *scales;
+  void *workspace = nullptr, *counters = nullptr;
 };
 
 /// Preshuffles host weights for `arch` (default: targetArch(&dev)) and
@@ -56,16 +63,23 @@ prepareGemmA4W4Weight(Device &dev, llvm::ArrayRef<uint8_t> wFp4, llvm::ArrayRef<
 
 struct GemmA4W4Options {
   ScaleRounding rounding = kDefaultScaleRounding;
-  /// Overrides the M tile the table picks.
+  /// Override the M tile / split-K factor the table picks.
   std::optional<int64_t> bm;
+  std::optional<int64_t> splitK;
   /// Debug: also write the inline-quantized activations as packed E2M1
   /// [M, K/2] and E8M0 [M, K/32] (device pointers; sm_90a only).
   void *dumpCodes = nullptr;
   void *dumpScales = nullptr;
 };
 
-/// The M tile for (arch, N, K, M): the one table later tuning replaces.
-int64_t selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m);
+/// A tile choice: the M tile and the split-K factor.
+struct GemmA4W4Tile {
+  int64_t bm = 16;
+  int64_t splitK = 1;
+};
+
+/// The tile for (arch, N, K, M): the one table later tuning replaces.
+GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m);
 
 /// out[M, N] = quantize(a[M, K]) * W^T on `stream`. `a` and `out` are device
 /// pointers to row-major bf16 (16-byte and 2-byte aligned); M >= 1.

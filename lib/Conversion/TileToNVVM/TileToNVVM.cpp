@@ -125,24 +125,85 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   Type elem = cast<MemRefType>(base.getType()).getElementType();
   // acc[i][j] lane mapping: (weight row g, token 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
   Value nrow = add(b, add(b, col0, mul(b, warp, 32)), g);
-  for (int64_t j = 0; j < cfg.tokenTiles(); ++j)
-    for (int64_t tt = 0; tt < 2; ++tt) {
-      Value tokIn = add(b, mul(b, t, 2), j * 8 + tt);
-      Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tokIn, valid);
-      auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      Value rowBase = arith::MulIOp::create(b, add(b, row0, tokIn), ldv);
-      for (int64_t i = 0; i < 2; ++i)
-        for (int64_t hh = 0; hh < 2; ++hh) {
-          Value v = vector::ExtractOp::create(b, acc->second[i * cfg.tokenTiles() + j],
-                                              ArrayRef<int64_t>{hh * 2 + tt});
-          if (elem.isBF16())
-            v = arith::TruncFOp::create(b, b.getBF16Type(), v);
-          Value at = add(b, rowBase, add(b, nrow, i * 16 + hh * 8));
-          memref::StoreOp::create(b, v, base, ValueRange{at});
-        }
-    }
+  /// Calls `body(value, index)` for each of this lane's valid output elements.
+  auto forEachElement = [&](llvm::function_ref<void(Value acc, Value at)> body) {
+    for (int64_t j = 0; j < cfg.tokenTiles(); ++j)
+      for (int64_t tt = 0; tt < 2; ++tt) {
+        Value tokIn = add(b, mul(b, t, 2), j * 8 + tt);
+        Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tokIn, valid);
+        auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        Value rowBase = arith::MulIOp::create(b, add(b, row0, tokIn), ldv);
+        for (int64_t i = 0; i < 2; ++i)
+          for (int64_t hh = 0; hh < 2; ++hh) {
+            Value v = vector::ExtractOp::create(b, acc->second[i * cfg.tokenTiles() + j],
+                                                ArrayRef<int64_t>{hh * 2 + tt});
+            body(v, add(b, rowBase, add(b, nrow, i * 16 + hh * 8)));
+          }
+      }
+  };
+  auto storeOut = [&](Value v, Value at) {
+    if (elem.isBF16())
+      v = arith::TruncFOp::create(b, b.getBF16Type(), v);
+    memref::StoreOp::create(b, v, base, ValueRange{at});
+  };
+  if (!op.getWorkspace()) {
+    forEachElement(storeOut);
+    return success();
+  }
+
+  // Split-K: add this partial sum to the f32 workspace; the last workgroup of
+  // the output tile (by an atomic counter) converts the total, stores it and
+  // zeroes what it read, so the buffers are ready for the next launch.
+  Value ws = mapping.lookup(op.getWorkspace()), counters = mapping.lookup(op.getCounters());
+  forEachElement([&](Value v, Value at) {
+    memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addf, v, ws, ValueRange{at});
+  });
+  auto gpuScope = NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU);
+  NVVM::MembarOp::create(b, gpuScope);
+  gpu::BarrierOp::create(b);
+  Value tileIdx = arith::AddIOp::create(
+      b,
+      arith::MulIOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::y),
+                            gpu::GridDimOp::create(b, gpu::Dimension::x)),
+      gpu::BlockIdOp::create(b, gpu::Dimension::x));
+  auto i32 = b.getI32Type();
+  auto i32x4 = VectorType::get({4}, i32);
+  Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idx(b, 0));
+  {
+    auto ifOp = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value one = arith::ConstantIntOp::create(b, 1, 32);
+    Value old = memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi, one, counters,
+                                            ValueRange{tileIdx});
+    Value last = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, old,
+                                       arith::ConstantIntOp::create(b, op.getSplits() - 1, 32));
+    Value flag = arith::ExtUIOp::create(b, i32, last);
+    memref::StoreOp::create(b, vector::BroadcastOp::create(b, i32x4, flag), smem,
+                            ValueRange{idx(b, 0)});
+  }
+  gpu::BarrierOp::create(b);
+  Value flagVec = memref::LoadOp::create(b, smem, ValueRange{idx(b, 0)});
+  Value flag = vector::ExtractOp::create(b, flagVec, ArrayRef<int64_t>{0});
+  Value isLast = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, flag,
+                                       arith::ConstantIntOp::create(b, 0, 32));
+  auto lastIf = scf::IfOp::create(b, isLast, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(lastIf.thenBlock());
+  NVVM::MembarOp::create(b, gpuScope);
+  Value zero = arith::ConstantOp::create(b, b.getF32FloatAttr(0.0f));
+  forEachElement([&](Value, Value at) {
+    Value total = memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::assign, zero, ws,
+                                              ValueRange{at});
+    storeOut(total, at);
+  });
+  auto resetIf = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(resetIf.thenBlock());
+  memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::assign,
+                              arith::ConstantIntOp::create(b, 0, 32), counters,
+                              ValueRange{tileIdx});
   return success();
 }
 
@@ -170,8 +231,10 @@ FailureOr<Type> argElementType(func::FuncOp kernel, BlockArgument arg) {
     else if (auto q = dyn_cast<tile::QuantizeOp>(user))
       r = agree(q.getDumpData() == arg ? Type(IntegerType::get(ctx, 32))
                                        : Type(IntegerType::get(ctx, 8)));
-    else if (auto s = dyn_cast<tile::StoreOp>(user); s && s.getBase() == arg)
-      r = agree(cast<MemRefType>(arg.getType()).getElementType());
+    else if (auto s = dyn_cast<tile::StoreOp>(user))
+      r = agree(s.getBase() == arg ? cast<MemRefType>(arg.getType()).getElementType()
+                                   : s.getWorkspace() == arg ? Type(Float32Type::get(ctx))
+                                                             : Type(IntegerType::get(ctx, 32)));
     else
       return user->emitOpError() << "uses a kernel buffer in a way the sm_90a lowering does not know";
     if (failed(r))

@@ -174,6 +174,12 @@ LogicalResult ActivationOp::verify() {
 LogicalResult StoreOp::verify() {
   if (failed(verifyBuffer(*this, getBase(), "base")))
     return failure();
+  if (bool(getWorkspace()) != bool(getCounters()))
+    return emitOpError() << "reduce takes both a workspace and a counter buffer";
+  if (getWorkspace() && getSplits() < 2)
+    return emitOpError() << "a split-K reduction needs splits >= 2, got " << getSplits();
+  if (!getWorkspace() && getSplits() != 1)
+    return emitOpError() << "splits = " << getSplits() << " needs reduce(workspace, counters)";
   Type elem = getBase().getType().getElementType();
   if (!elem.isBF16() && !elem.isF32())
     return emitOpError() << "stores bf16 or f32, but the buffer holds " << elem;
