@@ -44,7 +44,7 @@ public:
   /// workspace and tile counters, allocated zeroed on first use. Kernels leave
   /// them zero, so calls on one PreparedWeight must be ordered (one stream).
   llvm::Expected<std::pair<void *, void *>> splitKScratch();
-  static constexpr int64_t kSplitKMaxRows = 64;
+  static constexpr int64_t kSplitKMaxRows = 256;
 
 private:
   Device *dev;
