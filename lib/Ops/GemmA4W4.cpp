@@ -92,14 +92,17 @@ prepareGemmA4W4Weight(Device &dev, llvm::ArrayRef<uint8_t> wFp4, llvm::ArrayRef<
 
 GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
   if (arch == Arch::SM90A) {
+    // Measured on the H200 (docs/Performance.md, 2026-11-30 sweep): small
+    // tiles and split-K while the output tiles leave SMs idle; BM 32 up to
+    // M = 256 (BM 64 costs twice the registers for no gain there).
     GemmA4W4Tile t;
-    t.bm = m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64;
-    if (m <= PreparedWeight::kSplitKMaxRows) {
-      // Small M streams weights: aim for ~2 workgroups per SM (132 SMs), with
-      // a split that divides the K steps and leaves at least 4 per split.
-      int64_t tiles = (n / 128) * ((m + t.bm - 1) / t.bm), steps = k / 128;
-      int64_t want = (2 * 132 + tiles - 1) / tiles;
-      for (int64_t s = std::min(want, steps / 4); s > 1; --s)
+    t.bm = m <= 8 ? 8 : m <= 32 ? 16 : m <= 256 ? 32 : 64;
+    const int64_t sms = 132;
+    int64_t tiles = (n / 128) * ((m + t.bm - 1) / t.bm), steps = k / 128;
+    bool shortK = k < 2048; // the atomic reduction only pays off when K is long
+    if (m <= PreparedWeight::kSplitKMaxRows && tiles <= sms && !(shortK && tiles >= sms / 2)) {
+      int64_t want = (4 * sms + tiles - 1) / tiles; // ~4 workgroups per SM
+      for (int64_t s = std::min<int64_t>({want, steps / 2, 16}); s > 1; --s)
         if (steps % s == 0) {
           t.splitK = s;
           break;
