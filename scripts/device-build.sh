@@ -11,11 +11,11 @@ if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMXFP4_STATIC_LLVM=ON \
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir
 fi
-ninja -C "$build" mxfp4-gpu-tests mxfp4-bench
+ninja -C "$build" mxfp4-gpu-tests mxfp4-bench mxfp4-example-dense-gemm
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin"
-for b in mxfp4-gpu-tests mxfp4-bench; do
+for b in mxfp4-gpu-tests mxfp4-bench mxfp4-example-dense-gemm; do
   strip -o "$stage/bin/$b" "$build/bin/$b"
 done
 git -C "$root" rev-parse --short=12 HEAD > "$stage/COMMIT" 2>/dev/null || echo unknown > "$stage/COMMIT"

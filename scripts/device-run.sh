@@ -12,6 +12,8 @@ rm -rf "$work" && mkdir -p "$work"
 xz -dc "$root/dist/gpu-bundle.tar.xz" | tar -C "$work" -xf -
 echo "bundle commit $(cat "$work/COMMIT"); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
 export MXFP4_CACHE_DIR=/tmp/mxfp4-cache
+echo "== main job (README): JIT for three targets, run and check on this GPU =="
+"$work/bin/mxfp4-example-dense-gemm" 2>&1 | tee "$out/main-job.log" | tail -4
 filter=${1:-*}
 shift || true
 "$work/bin/mxfp4-gpu-tests" --gtest_filter="$filter" --gtest_output="json:$out/gpu-tests.json" \

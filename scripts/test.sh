@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Builds everything and runs every test (GoogleTest and lit) through ctest.
+# Builds everything and runs every test: GoogleTest and lit through ctest,
+# then the static-LLVM build check. GPU tests skip without a device.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 "$root/scripts/build.sh"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
+"$root/scripts/check-static.sh"

@@ -13,6 +13,7 @@
 
 #include "mxfp4/Cache/DiskCache.h"
 #include "mxfp4/JIT/Jit.h"
+#include "mxfp4/Ops/GemmA4W4.h"
 #include "mxfp4/Support/Parallel.h"
 #include "mxfp4/Target/Compile.h"
 
@@ -29,12 +30,13 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <set>
 #include <thread>
 
 using namespace mxfp4;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> presetOpt("preset", cl::desc("seed-dense: the seed's 4 (N, K) x BM 16/64"),
+static cl::opt<std::string> presetOpt("preset", cl::desc("seed-dense: the kernels of the seed's 24 (N, K, M) points"),
                                       cl::init(""));
 static cl::opt<std::string> shapesOpt("shapes", cl::desc("file of 'N K [BM]' lines or kernel names"),
                                       cl::init(""));
@@ -140,10 +142,27 @@ int main(int argc, char **argv) {
 
   std::vector<Item> items;
   if (preset == "seed-dense") {
+    // Exactly the kernels gemmA4W4 asks for on the seed's 24 points: the
+    // tile table's pick for each M (deduplicated).
+    std::set<std::string> seen;
     for (Arch a : archs)
       for (auto [n, k] : {std::pair<int64_t, int64_t>{8448, 7168}, {7168, 4224}, {1536, 7168}, {7168, 768}})
-        for (int64_t bm : {16, 64})
-          addShape(items, a, n, k, bm, *rounding);
+        for (int64_t m : {1, 8, 32, 128, 512, 2048}) {
+          GemmA4W4Tile tile = selectGemmA4W4Tile(a, n, k, m);
+          Item it;
+          it.label = (toString(a) + " n=" + llvm::Twine(n) + " k=" + llvm::Twine(k) + " m=" +
+                      llvm::Twine(m)).str();
+          auto spec = makeGemmA4W4Spec(a, n, k, tile.bm, *rounding);
+          if (spec) {
+            spec->splitK = tile.splitK;
+            if (!seen.insert(spec->name()).second)
+              continue;
+            it.spec = *spec;
+          } else {
+            it.error = llvm::toString(spec.takeError());
+          }
+          items.push_back(std::move(it));
+        }
   } else if (!preset.empty()) {
     return fail("unknown --preset '" + preset + "'; expected seed-dense");
   }
