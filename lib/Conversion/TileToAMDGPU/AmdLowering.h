@@ -98,13 +98,6 @@ private:
     return it == tiles.end() ? nullptr : std::get_if<T>(&it->second);
   }
 
-  // Index helpers (index type).
-  mlir::Value idx(mlir::ImplicitLocOpBuilder &b, int64_t v);
-  mlir::Value add(mlir::ImplicitLocOpBuilder &b, mlir::Value x, int64_t v);
-  mlir::Value add(mlir::ImplicitLocOpBuilder &b, mlir::Value x, mlir::Value y);
-  mlir::Value mul(mlir::ImplicitLocOpBuilder &b, mlir::Value x, int64_t v);
-  mlir::Value div(mlir::ImplicitLocOpBuilder &b, mlir::Value x, int64_t v);
-  mlir::Value rem(mlir::ImplicitLocOpBuilder &b, mlir::Value x, int64_t v);
 
   const Config &cfg;
   mlir::gpu::GPUFuncOp func;

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AmdLowering.h"
+#include "mxfp4/Conversion/IndexMath.h"
 #include "mxfp4/Conversion/ActivationEmitter.h"
 
 #include "mxfp4/Format/Layout.h"
@@ -54,8 +55,8 @@ LogicalResult KernelEmitter::lowerScaledMma(ImplicitLocOpBuilder &b, tile::Scale
   const int64_t kTotal = w->op.getK(), kbPacked = kTotal / 2;
   Value wBase = mapping.lookup(w->op.getBase()), sBase = mapping.lookup(ws->op.getBase());
   Value n0 = mapping.lookup(w->op.getRow()), k0 = mapping.lookup(w->op.getCol());
-  Value nw = add(b, n0, mul(b, wave, cfg.colTiles() * 16)); // this wave's first column
-  Value kc0 = div(b, k0, 128);                                // first global 128-K step
+  Value nw = idxAdd(b, n0, idxMul(b, wave, cfg.colTiles() * 16)); // this wave's first column
+  Value kc0 = idxDiv(b, k0, 128);                                // first global 128-K step
   const int64_t groupBytes = scaleGroupBytes(ws->op.getLayout(), kTotal);
   auto i8x4 = VectorType::get({4}, b.getI8Type());
   auto scaleVec = VectorType::get({4}, b.getType<Float8E8M0FNUType>());
@@ -68,10 +69,10 @@ LogicalResult KernelEmitter::lowerScaledMma(ImplicitLocOpBuilder &b, tile::Scale
   SmallVector<Value> bScale, aScale;
   if (cfg.isGfx950()) {
     Value kb0 = mapping.lookup(ws->op.getKblock());
-    Value sk = add(b, mul(b, div(b, kb0, 8), 256), mul(b, lane, 4));
+    Value sk = idxAdd(b, idxMul(b, idxDiv(b, kb0, 8), 256), idxMul(b, lane, 4));
     for (int64_t jp = 0; jp < cfg.colTiles() / 2; ++jp) {
-      Value row32 = div(b, add(b, nw, jp * 32), 32);
-      Value off = add(b, mul(b, row32, groupBytes), sk);
+      Value row32 = idxDiv(b, idxAdd(b, nw, jp * 32), 32);
+      Value off = idxAdd(b, idxMul(b, row32, groupBytes), sk);
       Value v = vector::LoadOp::create(b, i8x4, sBase, ValueRange{off});
       if (cfg.subSteps() == 1) {
         // BK = 128 covers half of a dword's two K-steps: shift the odd step's
@@ -79,7 +80,7 @@ LogicalResult KernelEmitter::lowerScaledMma(ImplicitLocOpBuilder &b, tile::Scale
         auto i32x1 = VectorType::get({1}, b.getI32Type());
         Value word = vector::ExtractOp::create(b, vector::BitCastOp::create(b, i32x1, v),
                                                ArrayRef<int64_t>{0});
-        Value odd = arith::IndexCastOp::create(b, b.getI32Type(), rem(b, div(b, kb0, 4), 2));
+        Value odd = arith::IndexCastOp::create(b, b.getI32Type(), idxRem(b, idxDiv(b, kb0, 4), 2));
         Value shift = arith::MulIOp::create(b, odd, arith::ConstantIntOp::create(b, 16, 32));
         word = arith::ShRUIOp::create(b, word, shift);
         v = vector::BitCastOp::create(b, i8x4, vector::BroadcastOp::create(b, i32x1, word));
@@ -87,51 +88,51 @@ LogicalResult KernelEmitter::lowerScaledMma(ImplicitLocOpBuilder &b, tile::Scale
       bScale.push_back(arith::BitcastOp::create(b, scaleVec, v));
     }
     for (int64_t mp = 0; mp < (cfg.rowTiles() + 1) / 2; ++mp)
-      aScale.push_back(loadScaleDword(ldsS, add(b, stageS, add(b, mul(b, lane, 4), mp * 256))));
+      aScale.push_back(loadScaleDword(ldsS, idxAdd(b, stageS, idxAdd(b, idxMul(b, lane, 4), mp * 256))));
   }
 
   SmallVector<Value> parts = acc->parts;
   for (int64_t s = 0; s < cfg.subSteps(); ++s) {
-    Value kc = add(b, kc0, s);
+    Value kc = idxAdd(b, kc0, s);
     SmallVector<Value> aFrag, aFragScale, bFrag, bFragScale;
     for (int64_t mt = 0; mt < cfg.rowTiles(); ++mt) {
-      Value rowOff = mul(b, add(b, l16, mt * 16), cfg.bk / 2);
+      Value rowOff = idxMul(b, idxAdd(b, l16, mt * 16), cfg.bk / 2);
       if (cfg.isGfx950()) {
-        Value col = add(b, mul(b, lgroup, 16), s * 64);
+        Value col = idxAdd(b, idxMul(b, lgroup, 16), s * 64);
         Value v = vector::LoadOp::create(b, VectorType::get({16}, b.getI8Type()), ldsA,
-                                         ValueRange{add(b, stageA, add(b, rowOff, col))});
+                                         ValueRange{idxAdd(b, stageA, idxAdd(b, rowOff, col))});
         aFrag.push_back(vector::BitCastOp::create(
             b, VectorType::get({32}, b.getType<Float4E2M1FNType>()), v));
       } else {
-        Value col = add(b, mul(b, lgroup, 32), s * 64);
+        Value col = idxAdd(b, idxMul(b, lgroup, 32), s * 64);
         Value v = vector::LoadOp::create(b, VectorType::get({32}, b.getI8Type()), ldsA,
-                                         ValueRange{add(b, stageA, add(b, rowOff, col))});
+                                         ValueRange{idxAdd(b, stageA, idxAdd(b, rowOff, col))});
         aFrag.push_back(vector::BitCastOp::create(
             b, VectorType::get({64}, b.getType<Float4E2M1FNType>()), v));
-        Value so = mul(b, add(b, add(b, l16, mt * 16), s * cfg.bm), 4);
-        aFragScale.push_back(loadScaleDword(ldsS, add(b, stageS, so)));
+        Value so = idxMul(b, idxAdd(b, idxAdd(b, l16, mt * 16), s * cfg.bm), 4);
+        aFragScale.push_back(loadScaleDword(ldsS, idxAdd(b, stageS, so)));
       }
     }
     for (int64_t j = 0; j < cfg.colTiles(); ++j) {
-      Value nt16 = div(b, add(b, nw, j * 16), 16);
-      Value chunk = add(b, mul(b, nt16, 16 * kbPacked), mul(b, kc, 1024));
+      Value nt16 = idxDiv(b, idxAdd(b, nw, j * 16), 16);
+      Value chunk = idxAdd(b, idxMul(b, nt16, 16 * kbPacked), idxMul(b, kc, 1024));
       auto i8x16 = VectorType::get({16}, b.getI8Type());
       if (cfg.isGfx950()) {
-        Value v = vector::LoadOp::create(b, i8x16, wBase, ValueRange{add(b, chunk, mul(b, lane, 16))});
+        Value v = vector::LoadOp::create(b, i8x16, wBase, ValueRange{idxAdd(b, chunk, idxMul(b, lane, 16))});
         bFrag.push_back(vector::BitCastOp::create(
             b, VectorType::get({32}, b.getType<Float4E2M1FNType>()), v));
       } else {
         // Lane (row l%16, group h) takes K quarters h and h+2 of the chunk.
-        Value o0 = add(b, chunk, add(b, mul(b, lgroup, 256), mul(b, l16, 16)));
+        Value o0 = idxAdd(b, chunk, idxAdd(b, idxMul(b, lgroup, 256), idxMul(b, l16, 16)));
         Value v0 = vector::LoadOp::create(b, i8x16, wBase, ValueRange{o0});
-        Value v1 = vector::LoadOp::create(b, i8x16, wBase, ValueRange{add(b, o0, 512)});
+        Value v1 = vector::LoadOp::create(b, i8x16, wBase, ValueRange{idxAdd(b, o0, 512)});
         SmallVector<int64_t> mask = llvm::to_vector(llvm::seq<int64_t>(0, 32));
         Value v = vector::ShuffleOp::create(b, v0, v1, mask);
         bFrag.push_back(vector::BitCastOp::create(
             b, VectorType::get({64}, b.getType<Float4E2M1FNType>()), v));
-        Value ncol = add(b, add(b, nw, j * 16), l16);
-        Value so = add(b, mul(b, div(b, ncol, 32), groupBytes),
-                       add(b, mul(b, kc, 128), mul(b, rem(b, ncol, 32), 4)));
+        Value ncol = idxAdd(b, idxAdd(b, nw, j * 16), l16);
+        Value so = idxAdd(b, idxMul(b, idxDiv(b, ncol, 32), groupBytes),
+                       idxAdd(b, idxMul(b, kc, 128), idxMul(b, idxRem(b, ncol, 32), 4)));
         bFragScale.push_back(loadScaleDword(sBase, so));
       }
     }
@@ -184,22 +185,22 @@ LogicalResult KernelEmitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp o
   Type elem = cast<MemRefType>(base.getType()).getElementType();
   const int regs = cfg.accPerLane();
   // Accumulator register r of lane l is C[regs * (l/16) + r][l % 16].
-  Value rowBase = mul(b, lgroup, regs);
-  Value nw = add(b, col0, mul(b, wave, cfg.colTiles() * 16));
+  Value rowBase = idxMul(b, lgroup, regs);
+  Value nw = idxAdd(b, col0, idxMul(b, wave, cfg.colTiles() * 16));
   for (int64_t mt = 0; mt < cfg.rowTiles(); ++mt)
     for (int64_t j = 0; j < cfg.colTiles(); ++j) {
       Value part = acc->parts[mt * cfg.colTiles() + j];
       if (elem.isBF16())
         part = arith::TruncFOp::create(b, VectorType::get({regs}, elem), part);
-      Value col = add(b, add(b, nw, j * 16), l16);
+      Value col = idxAdd(b, idxAdd(b, nw, j * 16), l16);
       for (int r = 0; r < regs; ++r) {
-        Value rowIn = add(b, rowBase, mt * 16 + r);
+        Value rowIn = idxAdd(b, rowBase, mt * 16 + r);
         Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rowIn, valid);
         auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/false);
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(ifOp.thenBlock());
         Value v = vector::ExtractOp::create(b, part, ArrayRef<int64_t>{r});
-        Value at = add(b, arith::MulIOp::create(b, add(b, row0, rowIn), ldv), col);
+        Value at = idxAdd(b, arith::MulIOp::create(b, idxAdd(b, row0, rowIn), ldv), col);
         memref::StoreOp::create(b, v, base, ValueRange{at});
       }
     }

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AmdLowering.h"
+#include "mxfp4/Conversion/IndexMath.h"
 #include "mxfp4/Conversion/E8M0Emitter.h"
 
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
@@ -48,8 +49,8 @@ LogicalResult KernelEmitter::lowerQuantize(ImplicitLocOpBuilder &b, tile::Quanti
   Value base = mapping.lookup(ld.getBase()), row0 = mapping.lookup(ld.getRow()),
         col0 = mapping.lookup(ld.getCol()), ldv = mapping.lookup(ld.getLd());
   // Rows past the M tail re-read the last valid row; the store drops them.
-  Value lastRow = add(b, row0, arith::SubIOp::create(b, mapping.lookup(ld.getValidRows()),
-                                                     idx(b, 1)));
+  Value lastRow = idxAdd(b, row0, arith::SubIOp::create(b, mapping.lookup(ld.getValidRows()),
+                                                     idxConst(b, 1)));
   auto i32 = b.getI32Type();
   auto cst = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 32).getResult(); };
   auto bf16Vec = VectorType::get({elems}, b.getBF16Type());
@@ -57,15 +58,15 @@ LogicalResult KernelEmitter::lowerQuantize(ImplicitLocOpBuilder &b, tile::Quanti
   auto fp4x8 = VectorType::get({8}, b.getType<Float4E2M1FNType>());
 
   for (int64_t p = 0; p < cfg.quantPasses(); ++p) {
-    Value t = add(b, tid, p * cfg.threads());
-    Value blk = lanesPerBlock > 1 ? div(b, t, lanesPerBlock) : t;
-    Value part = lanesPerBlock > 1 ? rem(b, t, lanesPerBlock) : Value();
-    Value r = div(b, blk, cfg.blocksPerRow()), kb = rem(b, blk, cfg.blocksPerRow());
-    Value grow = arith::MinUIOp::create(b, add(b, row0, r), lastRow);
-    Value colIn = mul(b, kb, 32);
+    Value t = idxAdd(b, tid, p * cfg.threads());
+    Value blk = lanesPerBlock > 1 ? idxDiv(b, t, lanesPerBlock) : t;
+    Value part = lanesPerBlock > 1 ? idxRem(b, t, lanesPerBlock) : Value();
+    Value r = idxDiv(b, blk, cfg.blocksPerRow()), kb = idxRem(b, blk, cfg.blocksPerRow());
+    Value grow = arith::MinUIOp::create(b, idxAdd(b, row0, r), lastRow);
+    Value colIn = idxMul(b, kb, 32);
     if (part)
-      colIn = add(b, colIn, mul(b, part, elems));
-    Value gidx = add(b, arith::MulIOp::create(b, grow, ldv), add(b, col0, colIn));
+      colIn = idxAdd(b, colIn, idxMul(b, part, elems));
+    Value gidx = idxAdd(b, arith::MulIOp::create(b, grow, ldv), idxAdd(b, col0, colIn));
     Value x = vector::LoadOp::create(b, bf16Vec, base, ValueRange{gidx});
 
     // amax over the block: integer max of |bf16| bit patterns, then lanes.
@@ -112,27 +113,27 @@ LogicalResult KernelEmitter::lowerQuantize(ImplicitLocOpBuilder &b, tile::Quanti
     // LDS byte column of this thread's packed values, and its scale byte.
     Value lcol, sOff;
     if (cfg.isGfx950()) {
-      lcol = mul(b, kb, 16);
+      lcol = idxMul(b, kb, 16);
       // semantics.md 3.2 convention: dword = MFMA lane, byte = 2 * K-step + row / 16.
-      sOff = add(b, mul(b, div(b, r, 32), 256), mul(b, rem(b, kb, 4), 64));
-      sOff = add(b, sOff, mul(b, rem(b, r, 16), 4));
-      sOff = add(b, sOff, mul(b, div(b, kb, 4), 2));
-      sOff = add(b, sOff, div(b, rem(b, r, 32), 16));
+      sOff = idxAdd(b, idxMul(b, idxDiv(b, r, 32), 256), idxMul(b, idxRem(b, kb, 4), 64));
+      sOff = idxAdd(b, sOff, idxMul(b, idxRem(b, r, 16), 4));
+      sOff = idxAdd(b, sOff, idxMul(b, idxDiv(b, kb, 4), 2));
+      sOff = idxAdd(b, sOff, idxDiv(b, idxRem(b, r, 32), 16));
     } else {
-      Value sub = div(b, kb, 4), chunk = rem(b, kb, 4);
-      Value pos = add(b, mul(b, rem(b, chunk, 2), 2), div(b, chunk, 2));
-      lcol = add(b, mul(b, sub, 64), mul(b, pos, 16));
+      Value sub = idxDiv(b, kb, 4), chunk = idxRem(b, kb, 4);
+      Value pos = idxAdd(b, idxMul(b, idxRem(b, chunk, 2), 2), idxDiv(b, chunk, 2));
+      lcol = idxAdd(b, idxMul(b, sub, 64), idxMul(b, pos, 16));
       // One dword per (128-K step, row); byte = K-block inside the step.
-      sOff = add(b, mul(b, add(b, mul(b, sub, cfg.bm), r), 4), chunk);
+      sOff = idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, sub, cfg.bm), r), 4), chunk);
     }
     if (part)
-      lcol = add(b, lcol, mul(b, part, elems / 2));
-    Value aIdx = add(b, stageA, add(b, mul(b, r, cfg.bk / 2), lcol));
+      lcol = idxAdd(b, lcol, idxMul(b, part, elems / 2));
+    Value aIdx = idxAdd(b, stageA, idxAdd(b, idxMul(b, r, cfg.bk / 2), lcol));
     vector::StoreOp::create(b, bytes, ldsA, ValueRange{aIdx});
     Value code8 = arith::TruncIOp::create(b, b.getI8Type(), code);
-    Value sIdx = add(b, stageS, sOff);
+    Value sIdx = idxAdd(b, stageS, sOff);
     if (part) {
-      Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, part, idx(b, 0));
+      Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, part, idxConst(b, 0));
       auto ifOp = scf::IfOp::create(b, first, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AmdLowering.h"
+#include "mxfp4/Conversion/IndexMath.h"
 #include "mxfp4/Dialect/Tile/TilePasses.h"
 
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
@@ -34,35 +35,17 @@ static constexpr int64_t kNominalElements = int64_t(1) << 30;
 // Index helpers and the prologue
 //===----------------------------------------------------------------------===//
 
-Value KernelEmitter::idx(ImplicitLocOpBuilder &b, int64_t v) {
-  return arith::ConstantIndexOp::create(b, v);
-}
-Value KernelEmitter::add(ImplicitLocOpBuilder &b, Value x, int64_t v) {
-  return v == 0 ? x : arith::AddIOp::create(b, x, idx(b, v)).getResult();
-}
-Value KernelEmitter::add(ImplicitLocOpBuilder &b, Value x, Value y) {
-  return arith::AddIOp::create(b, x, y);
-}
-Value KernelEmitter::mul(ImplicitLocOpBuilder &b, Value x, int64_t v) {
-  return v == 1 ? x : arith::MulIOp::create(b, x, idx(b, v)).getResult();
-}
-Value KernelEmitter::div(ImplicitLocOpBuilder &b, Value x, int64_t v) {
-  return v == 1 ? x : arith::DivUIOp::create(b, x, idx(b, v)).getResult();
-}
-Value KernelEmitter::rem(ImplicitLocOpBuilder &b, Value x, int64_t v) {
-  return arith::RemUIOp::create(b, x, idx(b, v));
-}
 
 void KernelEmitter::emitPrologue(ImplicitLocOpBuilder &b) {
   tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-  lane = rem(b, tid, cfg.wave);
+  lane = idxRem(b, tid, cfg.wave);
   // tid / wave is uniform per wave, but LLVM cannot prove it: readfirstlane
   // puts the wave's weight addressing in scalar registers.
-  Value w = arith::IndexCastOp::create(b, b.getI32Type(), div(b, tid, cfg.wave));
+  Value w = arith::IndexCastOp::create(b, b.getI32Type(), idxDiv(b, tid, cfg.wave));
   w = ROCDL::ReadfirstlaneOp::create(b, b.getI32Type(), w);
   wave = arith::IndexCastOp::create(b, b.getIndexType(), w);
-  l16 = rem(b, lane, 16);
-  lgroup = div(b, lane, 16);
+  l16 = idxRem(b, lane, 16);
+  lgroup = idxDiv(b, lane, 16);
 }
 
 //===----------------------------------------------------------------------===//
@@ -102,9 +85,9 @@ LogicalResult KernelEmitter::lowerFor(ImplicitLocOpBuilder &b, scf::ForOp op) {
     // LDS stage = trip index % 2: one barrier per K step suffices.
     Value trip = arith::DivUIOp::create(
         b, arith::SubIOp::create(b, newFor.getInductionVar(), lb), step);
-    Value parity = rem(b, trip, 2);
-    stageA = mul(b, parity, cfg.aDataBytes());
-    stageS = mul(b, parity, cfg.aScaleBytes());
+    Value parity = idxRem(b, trip, 2);
+    stageA = idxMul(b, parity, cfg.aDataBytes());
+    stageS = idxMul(b, parity, cfg.aScaleBytes());
     unsigned next = 0;
     for (auto [arg, parts] : llvm::zip(op.getRegionIterArgs(), partsPerArg)) {
       if (parts == 0) {
@@ -151,8 +134,7 @@ LogicalResult KernelEmitter::lowerFor(ImplicitLocOpBuilder &b, scf::ForOp op) {
 LogicalResult KernelEmitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
   b.setLoc(op->getLoc());
   if (auto id = dyn_cast<tile::TileIdOp>(op)) {
-    gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y, gpu::Dimension::z};
-    mapping.map(id.getResult(), gpu::BlockIdOp::create(b, dims[id.getDim()]));
+    mapping.map(id.getResult(), lowerTileId(b, id));
     return success();
   }
   if (auto load = dyn_cast<tile::LoadOp>(op)) {
@@ -196,9 +178,7 @@ LogicalResult KernelEmitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
     gpu::ReturnOp::create(b);
     return success();
   }
-  if (op->getNumRegions() == 0 &&
-      llvm::none_of(op->getResultTypes(), [](Type t) { return isa<tile::TileType>(t); }) &&
-      isa<arith::ArithDialect>(op->getDialect())) {
+  if (isScalarArith(op)) {
     b.clone(*op, mapping);
     return success();
   }

@@ -87,12 +87,6 @@ private:
   mlir::Value valueAt(mlir::ImplicitLocOpBuilder &b, mlir::Value v, mlir::scf::ForOp loop,
                       mlir::Value iv);
 
-  mlir::Value idx(mlir::ImplicitLocOpBuilder &b, int64_t v);
-  mlir::Value add(mlir::ImplicitLocOpBuilder &b, mlir::Value x, int64_t v);
-  mlir::Value add(mlir::ImplicitLocOpBuilder &b, mlir::Value x, mlir::Value y);
-  mlir::Value mul(mlir::ImplicitLocOpBuilder &b, mlir::Value x, int64_t v);
-  mlir::Value div(mlir::ImplicitLocOpBuilder &b, mlir::Value x, int64_t v);
-  mlir::Value rem(mlir::ImplicitLocOpBuilder &b, mlir::Value x, int64_t v);
 
   const Config &cfg;
   mlir::Value smem;

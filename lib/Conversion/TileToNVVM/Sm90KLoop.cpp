@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "NvLowering.h"
+#include "mxfp4/Conversion/IndexMath.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -81,7 +82,7 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
   // Prologue.
   WeightRegs first = weightsAt(lb);
   SmallVector<Value> chunks = loadActivations(b, load, colAt(lb));
-  quantizeToSmem(b, quant, chunks, colAt(lb), idx(b, 0));
+  quantizeToSmem(b, quant, chunks, colAt(lb), idxConst(b, 0));
   gpu::BarrierOp::create(b);
 
   SmallVector<Value> inits(init->second);
@@ -97,13 +98,13 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
     b.setInsertionPointToStart(newFor.getBody());
     Value iv = newFor.getInductionVar();
     Value last = arith::SubIOp::create(b, ub, step);
-    Value next = arith::MinUIOp::create(b, add(b, iv, step), last);
+    Value next = arith::MinUIOp::create(b, idxAdd(b, iv, step), last);
     WeightRegs nextRegs = weightsAt(next);
     SmallVector<Value> nextChunks = loadActivations(b, load, colAt(next));
 
     Value trip = arith::DivUIOp::create(b, arith::SubIOp::create(b, iv, lb), step);
-    Value cur = mul(b, rem(b, trip, 2), cfg.unitsPerBuffer());
-    Value other = arith::SubIOp::create(b, idx(b, cfg.unitsPerBuffer()), cur);
+    Value cur = idxMul(b, idxRem(b, trip, 2), cfg.unitsPerBuffer());
+    Value other = arith::SubIOp::create(b, idxConst(b, cfg.unitsPerBuffer()), cur);
     auto args = newFor.getRegionIterArgs();
     SmallVector<Value> accs(args.begin(), args.begin() + nAcc);
     WeightRegs regs;

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "NvLowering.h"
+#include "mxfp4/Conversion/IndexMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -32,18 +33,18 @@ WeightRegs Sm90Emitter::loadWeights(ImplicitLocOpBuilder &b, tile::LoadWeightOp 
   const int64_t chunks = cfg.chunksPerRow();
   // 16-byte unit of (16-row tile nt, chunk kc, half h) for this lane:
   // ((nt * chunks + kc) * 2 + h) * 32 + lane.
-  Value nt0 = add(b, div(b, n0, 16), mul(b, warp, 2));
-  Value nw = add(b, div(b, n0, 32), warp);
-  Value kc0 = div(b, kcol, 128), sc0 = div(b, kblock, 4);
+  Value nt0 = idxAdd(b, idxDiv(b, n0, 16), idxMul(b, warp, 2));
+  Value nw = idxAdd(b, idxDiv(b, n0, 32), warp);
+  Value kc0 = idxDiv(b, kcol, 128), sc0 = idxDiv(b, kblock, 4);
   WeightRegs r;
   for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
-    Value chunk = add(b, kc0, kc);
+    Value chunk = idxAdd(b, kc0, kc);
     for (int64_t i = 0; i < 2; ++i) {
-      Value tileBase = mul(b, add(b, mul(b, add(b, nt0, i), chunks), chunk), 64);
+      Value tileBase = idxMul(b, idxAdd(b, idxMul(b, idxAdd(b, nt0, i), chunks), chunk), 64);
       for (int64_t h = 0; h < 2; ++h)
-        r.words.push_back(memref::LoadOp::create(b, wBase, ValueRange{add(b, add(b, tileBase, h * 32), lane)}));
+        r.words.push_back(memref::LoadOp::create(b, wBase, ValueRange{idxAdd(b, idxAdd(b, tileBase, h * 32), lane)}));
     }
-    Value sIdx = add(b, mul(b, add(b, mul(b, nw, chunks), add(b, sc0, kc)), 32), lane);
+    Value sIdx = idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, nw, chunks), idxAdd(b, sc0, kc)), 32), lane);
     r.scales.push_back(memref::LoadOp::create(b, sBase, ValueRange{sIdx}));
   }
   return r;
@@ -96,7 +97,7 @@ void Sm90Emitter::mmaStep(ImplicitLocOpBuilder &b, const WeightRegs &regs, Value
   auto i32x4 = VectorType::get({4}, b.getI32Type());
   auto f32 = b.getF32Type();
   auto accStruct = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
-  Value godd = rem(b, g, 2);
+  Value godd = idxRem(b, g, 2);
   for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
     Value scales[2][2];
     for (int i = 0; i < 2; ++i)
@@ -105,11 +106,11 @@ void Sm90Emitter::mmaStep(ImplicitLocOpBuilder &b, const WeightRegs &regs, Value
     for (int64_t p = 0; p < 4; ++p) {
       // B fragments: one 16-byte smem load per n8 token tile gives b0/b1 of
       // MMA steps 2p and 2p+1 (the xor swizzle matches the quantizer's stores).
-      Value swz = arith::XOrIOp::create(b, godd, idx(b, p));
-      Value unit = add(b, add(b, mul(b, g, unitsPerRow), mul(b, swz, 4)), t);
+      Value swz = arith::XOrIOp::create(b, godd, idxConst(b, p));
+      Value unit = idxAdd(b, idxAdd(b, idxMul(b, g, unitsPerRow), idxMul(b, swz, 4)), t);
       SmallVector<SmallVector<Value, 4>> bFrag;
       for (int64_t j = 0; j < tiles; ++j) {
-        Value u = add(b, add(b, unit, j * 8 * unitsPerRow + kc * 16), buffer);
+        Value u = idxAdd(b, idxAdd(b, unit, j * 8 * unitsPerRow + kc * 16), buffer);
         Value v = memref::LoadOp::create(b, smem, ValueRange{u});
         SmallVector<Value, 4> words;
         for (int64_t q = 0; q < 4; ++q)

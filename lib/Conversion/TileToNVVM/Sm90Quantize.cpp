@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "NvLowering.h"
+#include "mxfp4/Conversion/IndexMath.h"
 #include "mxfp4/Conversion/E8M0Emitter.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -30,14 +31,14 @@ using namespace mxfp4::nv;
 
 Sm90Emitter::QuantCoords Sm90Emitter::quantCoords(ImplicitLocOpBuilder &b, int64_t r) {
   const int64_t unitsPerRow = cfg.bk / 8;
-  Value c = add(b, tid, r * Config::kThreads);
-  Value u = rem(b, c, unitsPerRow);
+  Value c = idxAdd(b, tid, r * Config::kThreads);
+  Value u = idxRem(b, c, unitsPerRow);
   QuantCoords q;
-  q.row = div(b, c, unitsPerRow);
-  q.t = rem(b, u, 4);
-  q.p = rem(b, div(b, u, 4), 4);
-  q.kc = div(b, u, 16);
-  q.col8 = add(b, add(b, mul(b, q.kc, 16), mul(b, q.t, 4)), q.p);
+  q.row = idxDiv(b, c, unitsPerRow);
+  q.t = idxRem(b, u, 4);
+  q.p = idxRem(b, idxDiv(b, u, 4), 4);
+  q.kc = idxDiv(b, u, 16);
+  q.col8 = idxAdd(b, idxAdd(b, idxMul(b, q.kc, 16), idxMul(b, q.t, 4)), q.p);
   return q;
 }
 
@@ -47,13 +48,13 @@ SmallVector<Value> Sm90Emitter::loadActivations(ImplicitLocOpBuilder &b, tile::L
         ldv = mapping.lookup(op.getLd()), valid = mapping.lookup(op.getValidRows());
   auto v8 = VectorType::get({8}, b.getBF16Type());
   Value zero = arith::ConstantOp::create(b, v8, DenseElementsAttr::get(v8, 0.0f));
-  Value lastRow = arith::SubIOp::create(b, valid, idx(b, 1));
-  Value units = div(b, ldv, 8), colUnit = div(b, col, 8);
+  Value lastRow = arith::SubIOp::create(b, valid, idxConst(b, 1));
+  Value units = idxDiv(b, ldv, 8), colUnit = idxDiv(b, col, 8);
   SmallVector<Value> chunks;
   for (int64_t r = 0; r < cfg.quantChunks(); ++r) {
     QuantCoords q = quantCoords(b, r);
-    Value row = add(b, row0, arith::MinUIOp::create(b, q.row, lastRow));
-    Value at = add(b, arith::MulIOp::create(b, row, units), add(b, colUnit, q.col8));
+    Value row = idxAdd(b, row0, arith::MinUIOp::create(b, q.row, lastRow));
+    Value at = idxAdd(b, arith::MulIOp::create(b, row, units), idxAdd(b, colUnit, q.col8));
     Value x = memref::LoadOp::create(b, base, ValueRange{at});
     Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, q.row, valid);
     chunks.push_back(arith::SelectOp::create(b, ok, x, zero));
@@ -125,13 +126,13 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
         b, v8f, arith::OrIOp::create(b, arith::BitcastOp::create(b, v8i, mags), sign));
     Value deq = arith::TruncFOp::create(b, VectorType::get({8}, b.getBF16Type()),
                                         arith::MulFOp::create(b, signedQ, scale));
-    Value swz = arith::XOrIOp::create(b, q.p, rem(b, q.row, 2));
-    Value unit = add(b, add(b, add(b, mul(b, q.row, unitsPerRow), mul(b, q.kc, 16)),
-                            mul(b, swz, 4)),
+    Value swz = arith::XOrIOp::create(b, q.p, idxRem(b, q.row, 2));
+    Value unit = idxAdd(b, idxAdd(b, idxAdd(b, idxMul(b, q.row, unitsPerRow), idxMul(b, q.kc, 16)),
+                            idxMul(b, swz, 4)),
                      q.t);
     memref::StoreOp::create(
         b, vector::BitCastOp::create(b, VectorType::get({4}, i32), deq), smem,
-        ValueRange{add(b, unit, buffer)});
+        ValueRange{idxAdd(b, unit, buffer)});
 
     if (!op.getDumpData())
       continue;
@@ -149,14 +150,14 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
       word = arith::OrIOp::create(b, word, arith::ShLIOp::create(b, ce, c32(4 * e)));
     }
     word = arith::SelectOp::create(b, nanScale, c32(0), word);
-    Value row = add(b, row0, q.row);
-    Value at = add(b, arith::MulIOp::create(b, row, div(b, ldv, 8)), add(b, div(b, col, 8), q.col8));
+    Value row = idxAdd(b, row0, q.row);
+    Value at = idxAdd(b, arith::MulIOp::create(b, row, idxDiv(b, ldv, 8)), idxAdd(b, idxDiv(b, col, 8), q.col8));
     memref::StoreOp::create(b, word, mapping.lookup(op.getDumpData()), ValueRange{at});
-    Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, q.p, idx(b, 0));
+    Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, q.p, idxConst(b, 0));
     auto ifFirst = scf::IfOp::create(b, first, /*withElseRegion=*/false);
     b.setInsertionPointToStart(ifFirst.thenBlock());
-    Value sAt = add(b, arith::MulIOp::create(b, row, div(b, ldv, 32)),
-                    add(b, div(b, col, 32), add(b, mul(b, q.kc, 4), q.t)));
+    Value sAt = idxAdd(b, arith::MulIOp::create(b, row, idxDiv(b, ldv, 32)),
+                    idxAdd(b, idxDiv(b, col, 32), idxAdd(b, idxMul(b, q.kc, 4), q.t)));
     memref::StoreOp::create(b, arith::TruncIOp::create(b, b.getI8Type(), code),
                             mapping.lookup(op.getDumpScales()), ValueRange{sAt});
   }

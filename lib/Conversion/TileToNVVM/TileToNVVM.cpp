@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "NvLowering.h"
+#include "mxfp4/Conversion/IndexMath.h"
 #include "mxfp4/Conversion/ActivationEmitter.h"
 #include "mxfp4/Dialect/Tile/TilePasses.h"
 
@@ -30,31 +31,13 @@ using namespace mxfp4::nv;
 
 static constexpr int64_t kNominalElements = int64_t(1) << 27;
 
-Value Sm90Emitter::idx(ImplicitLocOpBuilder &b, int64_t v) {
-  return arith::ConstantIndexOp::create(b, v);
-}
-Value Sm90Emitter::add(ImplicitLocOpBuilder &b, Value x, int64_t v) {
-  return v == 0 ? x : arith::AddIOp::create(b, x, idx(b, v)).getResult();
-}
-Value Sm90Emitter::add(ImplicitLocOpBuilder &b, Value x, Value y) {
-  return arith::AddIOp::create(b, x, y);
-}
-Value Sm90Emitter::mul(ImplicitLocOpBuilder &b, Value x, int64_t v) {
-  return v == 1 ? x : arith::MulIOp::create(b, x, idx(b, v)).getResult();
-}
-Value Sm90Emitter::div(ImplicitLocOpBuilder &b, Value x, int64_t v) {
-  return v == 1 ? x : arith::DivUIOp::create(b, x, idx(b, v)).getResult();
-}
-Value Sm90Emitter::rem(ImplicitLocOpBuilder &b, Value x, int64_t v) {
-  return arith::RemUIOp::create(b, x, idx(b, v));
-}
 
 void Sm90Emitter::emitIds(ImplicitLocOpBuilder &b) {
   tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-  lane = rem(b, tid, 32);
-  warp = div(b, tid, 32);
-  g = div(b, lane, 4);
-  t = rem(b, lane, 4);
+  lane = idxRem(b, tid, 32);
+  warp = idxDiv(b, tid, 32);
+  g = idxDiv(b, lane, 4);
+  t = idxRem(b, lane, 4);
 }
 
 Value Sm90Emitter::valueAt(ImplicitLocOpBuilder &b, Value v, scf::ForOp loop, Value iv) {
@@ -73,8 +56,7 @@ Value Sm90Emitter::valueAt(ImplicitLocOpBuilder &b, Value v, scf::ForOp loop, Va
 LogicalResult Sm90Emitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
   b.setLoc(op->getLoc());
   if (auto id = dyn_cast<tile::TileIdOp>(op)) {
-    gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y, gpu::Dimension::z};
-    mapping.map(id.getResult(), gpu::BlockIdOp::create(b, dims[id.getDim()]));
+    mapping.map(id.getResult(), lowerTileId(b, id));
     return success();
   }
   if (auto z = dyn_cast<tile::ZeroOp>(op)) {
@@ -105,8 +87,7 @@ LogicalResult Sm90Emitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
     gpu::ReturnOp::create(b);
     return success();
   }
-  if (op->getNumRegions() == 0 && isa<arith::ArithDialect>(op->getDialect()) &&
-      llvm::none_of(op->getResultTypes(), [](Type t) { return isa<tile::TileType>(t); })) {
+  if (isScalarArith(op)) {
     b.clone(*op, mapping);
     return success();
   }
@@ -124,22 +105,22 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
         valid = mapping.lookup(op.getValidRows());
   Type elem = cast<MemRefType>(base.getType()).getElementType();
   // acc[i][j] lane mapping: (weight row g, token 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
-  Value nrow = add(b, add(b, col0, mul(b, warp, 32)), g);
+  Value nrow = idxAdd(b, idxAdd(b, col0, idxMul(b, warp, 32)), g);
   /// Calls `body(value, index)` for each of this lane's valid output elements.
   auto forEachElement = [&](llvm::function_ref<void(Value acc, Value at)> body) {
     for (int64_t j = 0; j < cfg.tokenTiles(); ++j)
       for (int64_t tt = 0; tt < 2; ++tt) {
-        Value tokIn = add(b, mul(b, t, 2), j * 8 + tt);
+        Value tokIn = idxAdd(b, idxMul(b, t, 2), j * 8 + tt);
         Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tokIn, valid);
         auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/false);
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(ifOp.thenBlock());
-        Value rowBase = arith::MulIOp::create(b, add(b, row0, tokIn), ldv);
+        Value rowBase = arith::MulIOp::create(b, idxAdd(b, row0, tokIn), ldv);
         for (int64_t i = 0; i < 2; ++i)
           for (int64_t hh = 0; hh < 2; ++hh) {
             Value v = vector::ExtractOp::create(b, acc->second[i * cfg.tokenTiles() + j],
                                                 ArrayRef<int64_t>{hh * 2 + tt});
-            body(v, add(b, rowBase, add(b, nrow, i * 16 + hh * 8)));
+            body(v, idxAdd(b, rowBase, idxAdd(b, nrow, i * 16 + hh * 8)));
           }
       }
   };
@@ -170,7 +151,7 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
       gpu::BlockIdOp::create(b, gpu::Dimension::x));
   auto i32 = b.getI32Type();
   auto i32x4 = VectorType::get({4}, i32);
-  Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idx(b, 0));
+  Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
   {
     auto ifOp = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
@@ -182,10 +163,10 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
                                        arith::ConstantIntOp::create(b, op.getSplits() - 1, 32));
     Value flag = arith::ExtUIOp::create(b, i32, last);
     memref::StoreOp::create(b, vector::BroadcastOp::create(b, i32x4, flag), smem,
-                            ValueRange{idx(b, 0)});
+                            ValueRange{idxConst(b, 0)});
   }
   gpu::BarrierOp::create(b);
-  Value flagVec = memref::LoadOp::create(b, smem, ValueRange{idx(b, 0)});
+  Value flagVec = memref::LoadOp::create(b, smem, ValueRange{idxConst(b, 0)});
   Value flag = vector::ExtractOp::create(b, flagVec, ArrayRef<int64_t>{0});
   Value isLast = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, flag,
                                        arith::ConstantIntOp::create(b, 0, 32));
