@@ -10,6 +10,7 @@
 
 #include "AmdLowering.h"
 #include "mxfp4/Conversion/IndexMath.h"
+#include "mxfp4/Conversion/KernelOutlining.h"
 #include "mxfp4/Dialect/Tile/TilePasses.h"
 
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
@@ -32,9 +33,8 @@ using namespace mxfp4::amd;
 static constexpr int64_t kNominalElements = int64_t(1) << 30;
 
 //===----------------------------------------------------------------------===//
-// Index helpers and the prologue
+// The prologue
 //===----------------------------------------------------------------------===//
-
 
 void KernelEmitter::emitPrologue(ImplicitLocOpBuilder &b) {
   tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
@@ -231,20 +231,11 @@ struct TileToAMDGPUPass : tile::impl::TileToAMDGPUBase<TileToAMDGPUPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<func::FuncOp> kernels;
-    module.walk([&](func::FuncOp f) {
-      if (f->hasAttr(tile::TileDialect::getKernelAttrName()))
-        kernels.push_back(f);
-    });
+    SmallVector<func::FuncOp> kernels = collectKernels(module);
     if (kernels.empty())
       return;
-    MLIRContext *ctx = &getContext();
-    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), UnitAttr::get(ctx));
-    OpBuilder mb(ctx);
-    mb.setInsertionPointToEnd(module.getBody());
-    auto target = ROCDL::ROCDLTargetAttr::get(ctx, /*optLevel=*/3, "amdgcn-amd-amdhsa", chip);
-    auto gpuModule = gpu::GPUModuleOp::create(mb, module.getLoc(), "mxfp4_kernels",
-                                              mb.getArrayAttr({target}));
+    auto gpuModule = createKernelModule(
+        module, ROCDL::ROCDLTargetAttr::get(&getContext(), /*optLevel=*/3, "amdgcn-amd-amdhsa", chip));
     for (func::FuncOp kernel : kernels)
       if (failed(lowerKernel(kernel, gpuModule)))
         return signalPassFailure();

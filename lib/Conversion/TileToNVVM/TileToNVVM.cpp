@@ -10,6 +10,7 @@
 
 #include "NvLowering.h"
 #include "mxfp4/Conversion/IndexMath.h"
+#include "mxfp4/Conversion/KernelOutlining.h"
 #include "mxfp4/Conversion/ActivationEmitter.h"
 #include "mxfp4/Dialect/Tile/TilePasses.h"
 
@@ -30,7 +31,6 @@ using namespace mxfp4;
 using namespace mxfp4::nv;
 
 static constexpr int64_t kNominalElements = int64_t(1) << 27;
-
 
 void Sm90Emitter::emitIds(ImplicitLocOpBuilder &b) {
   tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
@@ -254,21 +254,12 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
 struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<func::FuncOp> kernels;
-    module.walk([&](func::FuncOp f) {
-      if (f->hasAttr(tile::TileDialect::getKernelAttrName()))
-        kernels.push_back(f);
-    });
+    SmallVector<func::FuncOp> kernels = collectKernels(module);
     if (kernels.empty())
       return;
-    MLIRContext *ctx = &getContext();
-    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), UnitAttr::get(ctx));
-    OpBuilder mb(ctx);
-    mb.setInsertionPointToEnd(module.getBody());
-    auto target = NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3, "nvptx64-nvidia-cuda", "sm_90a",
-                                            "+ptx80");
-    auto gpuModule = gpu::GPUModuleOp::create(mb, module.getLoc(), "mxfp4_kernels",
-                                              mb.getArrayAttr({target}));
+    auto gpuModule = createKernelModule(
+        module, NVVM::NVVMTargetAttr::get(&getContext(), /*optLevel=*/3, "nvptx64-nvidia-cuda",
+                                          "sm_90a", "+ptx80"));
     for (func::FuncOp kernel : kernels)
       if (failed(lowerKernel(kernel, gpuModule)))
         return signalPassFailure();
