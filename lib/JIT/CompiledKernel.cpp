@@ -4,7 +4,17 @@
 
 namespace mxfp4 {
 
-llvm::StringRef toString(BinaryFormat f) { return f == BinaryFormat::HSACO ? "hsaco" : "ptx"; }
+llvm::StringRef toString(BinaryFormat f) {
+  switch (f) {
+  case BinaryFormat::HSACO:
+    return "hsaco";
+  case BinaryFormat::PTX:
+    return "ptx";
+  case BinaryFormat::CUBIN:
+    return "cubin";
+  }
+  return "invalid";
+}
 
 BinaryFormat binaryFormatFor(Arch arch) {
   return arch == Arch::SM90A ? BinaryFormat::PTX : BinaryFormat::HSACO;

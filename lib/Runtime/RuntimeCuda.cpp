@@ -192,10 +192,11 @@ private:
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = functions.find(k.symbol); it != functions.end())
       return it->second;
-    if (k.format != BinaryFormat::PTX)
-      return llvm::createStringError("kernel " + k.symbol + " is a " + toString(k.format).str() +
-                                     " code object; an NVIDIA device loads PTX");
-    // PTX is JIT-compiled by the driver and must be NUL-terminated.
+    if (k.format == BinaryFormat::HSACO)
+      return llvm::createStringError("kernel " + k.symbol + " is an hsaco code object; an "
+                                     "NVIDIA device loads PTX or CUBIN");
+    // PTX is JIT-compiled by the driver and must be NUL-terminated (a cubin
+    // does not mind the extra byte).
     std::string image = k.binary;
     image.push_back('\0');
     CUmodule mod = nullptr;

@@ -46,5 +46,6 @@ bool cacheDisabled() { return flag("MXFP4_DISABLE_CACHE"); }
 bool assertCacheHit() { return flag("MXFP4_ASSERT_CACHE_HIT"); }
 std::string dumpDir() { return get("MXFP4_DUMP_DIR").value_or(""); }
 std::string archOverride() { return get("MXFP4_ARCH").value_or(""); }
+std::string ptxas() { return get("MXFP4_PTXAS").value_or(""); }
 
 } // namespace mxfp4::env

@@ -24,6 +24,9 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -178,6 +181,55 @@ llvm::Expected<std::string> compileModule(ModuleOp module, Arch arch, EmitKind e
   return result;
 }
 
+/// ptxas, if one is available (MXFP4_PTXAS, PATH, /usr/local/cuda/bin).
+static std::optional<std::string> findPtxas() {
+  std::string forced = env::ptxas();
+  if (forced == "none")
+    return std::nullopt;
+  if (!forced.empty())
+    return forced;
+  if (llvm::ErrorOr<std::string> p = llvm::sys::findProgramByName("ptxas"))
+    return *p;
+  if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas"))
+    return std::string("/usr/local/cuda/bin/ptxas");
+  return std::nullopt;
+}
+
+std::optional<std::string> ptxToCubin(llvm::StringRef ptx, llvm::StringRef name,
+                                      llvm::StringRef dumpDir) {
+  static const std::optional<std::string> ptxas = findPtxas();
+  if (!ptxas)
+    return std::nullopt;
+  llvm::SmallString<128> in, out;
+  if (llvm::sys::fs::createTemporaryFile("mxfp4-kernel", "ptx", in) ||
+      llvm::sys::fs::createTemporaryFile("mxfp4-kernel", "cubin", out))
+    return std::nullopt;
+  auto cleanup = llvm::make_scope_exit([&] {
+    llvm::sys::fs::remove(in);
+    llvm::sys::fs::remove(out);
+  });
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(in, ec);
+    if (ec)
+      return std::nullopt;
+    os << ptx;
+  }
+  std::string err;
+  llvm::StringRef args[] = {*ptxas, "-arch=sm_90a", "-O3", in, "-o", out};
+  int rc = llvm::sys::ExecuteAndWait(*ptxas, args, std::nullopt, {}, 0, 0, &err);
+  auto buf = rc == 0 ? llvm::MemoryBuffer::getFile(out) : nullptr;
+  if (rc != 0 || !buf) {
+    // The PTX still works (the driver compiles it); say why once per kernel.
+    llvm::errs() << "mxfp4-jit: warning: ptxas failed for " << name << " (" << (err.empty() ? "exit " + std::to_string(rc) : err)
+                 << "); shipping PTX\n";
+    return std::nullopt;
+  }
+  std::string cubin = (*buf)->getBuffer().str();
+  Stages(nullptr, dumpDir, name).dump(".cubin", cubin);
+  return cubin;
+}
+
 llvm::Expected<CompiledKernel> compileKernel(const KernelSpec &spec) {
   if (llvm::Error e = verifyKernelSpec(spec))
     return std::move(e);
@@ -201,6 +253,16 @@ llvm::Expected<CompiledKernel> compileKernel(const KernelSpec &spec) {
   if (!bin)
     return bin.takeError();
   k.binary = std::move(*bin);
+  if (spec.arch == Arch::SM90A) {
+    auto t1 = std::chrono::steady_clock::now();
+    if (std::optional<std::string> cubin = ptxToCubin(k.binary, k.symbol, dump)) {
+      k.binary = std::move(*cubin);
+      k.format = BinaryFormat::CUBIN;
+      k.timings.push_back(
+          {"ptxas",
+           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count()});
+    }
+  }
   if (!dump.empty()) {
     std::string text;
     llvm::raw_string_ostream os(text);

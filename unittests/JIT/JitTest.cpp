@@ -208,4 +208,19 @@ TEST(Jit, RealCompilerEndToEnd) {
   EXPECT_EQ(g.block[0], 256u);
 }
 
+TEST(Jit, Sm90aShipsPtxOrACubin) {
+  auto spec = makeGemmA4W4Spec(Arch::SM90A, 256, 512, 8);
+  ASSERT_OK(spec);
+  ::setenv("MXFP4_PTXAS", "none", 1);
+  auto ptx = compileKernel(*spec);
+  ::unsetenv("MXFP4_PTXAS");
+  ASSERT_OK(ptx);
+  EXPECT_EQ(ptx->format, BinaryFormat::PTX);
+  EXPECT_NE(ptx->binary.find(".target sm_90a"), std::string::npos);
+  // With ptxas on this machine the compiler goes on to machine code.
+  if (std::optional<std::string> cubin = ptxToCubin(ptx->binary, spec->name())) {
+    EXPECT_EQ(cubin->substr(1, 3), "ELF");
+  }
+}
+
 } // namespace

@@ -15,7 +15,9 @@
 
 namespace mxfp4 {
 
-enum class BinaryFormat : uint8_t { HSACO, PTX };
+/// HSACO: AMD code object. PTX: NVIDIA, JIT-compiled by the driver at load.
+/// CUBIN: NVIDIA machine code, when ptxas was available at compile time.
+enum class BinaryFormat : uint8_t { HSACO, PTX, CUBIN };
 llvm::StringRef toString(BinaryFormat f);
 
 /// Wall time of one compile stage.
@@ -43,7 +45,8 @@ struct CompiledKernel {
   LaunchGeometry geometry(int64_t m) const;
 };
 
-/// The binary format each target's runtime loads.
+/// The binary format the compiler emits first for a target (PTX for sm_90a,
+/// possibly compiled on to CUBIN).
 BinaryFormat binaryFormatFor(Arch arch);
 
 } // namespace mxfp4

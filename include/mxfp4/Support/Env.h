@@ -37,6 +37,10 @@ std::string dumpDir();
 /// gfx1250, sm_90a), e.g. to cross-compile an AOT cache.
 std::string archOverride();
 
+/// MXFP4_PTXAS: the ptxas used to turn sm_90a PTX into a cubin ("" = look in
+/// PATH and /usr/local/cuda/bin; "none" = always ship PTX).
+std::string ptxas();
+
 } // namespace mxfp4::env
 
 #endif // MXFP4_SUPPORT_ENV_H

@@ -54,6 +54,11 @@ llvm::Expected<std::string> compileModule(mlir::ModuleOp module, Arch arch, Emit
 /// MXFP4_DUMP_DIR when that is set.
 llvm::Expected<CompiledKernel> compileKernel(const KernelSpec &spec);
 
+/// Compiles sm_90a PTX to a cubin with ptxas when one is available
+/// (MXFP4_PTXAS, PATH, /usr/local/cuda/bin); std::nullopt: ship the PTX.
+std::optional<std::string> ptxToCubin(llvm::StringRef ptx, llvm::StringRef name,
+                                      llvm::StringRef dumpDir = "");
+
 /// Identifies this compiler: project version and commit, LLVM version and the
 /// exact pass pipelines. Part of every cache key.
 const std::string &compilerFingerprint();
