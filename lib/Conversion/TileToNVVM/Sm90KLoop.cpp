@@ -1,10 +1,11 @@
 //===- Sm90KLoop.cpp - The software-pipelined K loop on sm_90a ------------===//
 //
-// Prologue: weights of step 0 into registers, activations of step 0
+// Prologue: weights of steps 0 and 1 into registers, activations of step 0
 // quantized into shared buffer 0, barrier. Iteration ks: issue the global
-// loads of step ks+1 (clamped to the last step, so the last iteration redoes
-// harmless work instead of branching), run step ks's MMAs from registers and
-// buffer ks%2, quantize step ks+1 into the other buffer, barrier. A buffer is
+// loads of the weights of step ks+2 and the activations of step ks+1
+// (clamped to the last step, so the tail redoes harmless work instead of
+// branching), run step ks's MMAs from registers and buffer ks%2, quantize
+// step ks+1 into the other buffer, barrier. A buffer is
 // rewritten only after the barrier that ends the iteration that read it.
 //
 //===----------------------------------------------------------------------===//
@@ -79,16 +80,32 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
                        valueAt(b, scales.getKblock(), loop, iv));
   };
 
+  // Weights stay kWeightDepth K steps ahead in registers (iter_args): with
+  // one step of latency hiding a decode GEMM streamed only ~1.3 TB/s.
+  constexpr int kWeightDepth = 2;
+  Value last = arith::SubIOp::create(b, ub, step);
+  auto stepAhead = [&](Value iv, int64_t d) -> Value {
+    Value ahead = iv;
+    for (int64_t i = 0; i < d; ++i)
+      ahead = arith::AddIOp::create(b, ahead, step);
+    return arith::MinUIOp::create(b, ahead, last); // clamped: the tail redoes harmless loads
+  };
+
   // Prologue.
-  WeightRegs first = weightsAt(lb);
+  SmallVector<WeightRegs> ahead;
+  for (int d = 0; d < kWeightDepth; ++d)
+    ahead.push_back(weightsAt(d == 0 ? lb : stepAhead(lb, d)));
   SmallVector<Value> chunks = loadActivations(b, load, colAt(lb));
   quantizeToSmem(b, quant, chunks, colAt(lb), idxConst(b, 0));
   gpu::BarrierOp::create(b);
 
   SmallVector<Value> inits(init->second);
-  size_t nAcc = inits.size(), nWords = first.words.size();
-  llvm::append_range(inits, first.words);
-  llvm::append_range(inits, first.scales);
+  const size_t nAcc = inits.size(), nWords = ahead[0].words.size(),
+               nScales = ahead[0].scales.size(), perStep = nWords + nScales;
+  for (const WeightRegs &r : ahead) {
+    llvm::append_range(inits, r.words);
+    llvm::append_range(inits, r.scales);
+  }
   auto newFor = scf::ForOp::create(b, lb, ub, step, inits);
   newFor->setAttr("loop_annotation",
                   parseAttribute("#llvm.loop_annotation<unroll = <disable = true>>",
@@ -97,9 +114,8 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(newFor.getBody());
     Value iv = newFor.getInductionVar();
-    Value last = arith::SubIOp::create(b, ub, step);
-    Value next = arith::MinUIOp::create(b, idxAdd(b, iv, step), last);
-    WeightRegs nextRegs = weightsAt(next);
+    WeightRegs farRegs = weightsAt(stepAhead(iv, kWeightDepth));
+    Value next = stepAhead(iv, 1);
     SmallVector<Value> nextChunks = loadActivations(b, load, colAt(next));
 
     Value trip = arith::DivUIOp::create(b, arith::SubIOp::create(b, iv, lb), step);
@@ -109,13 +125,15 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
     SmallVector<Value> accs(args.begin(), args.begin() + nAcc);
     WeightRegs regs;
     regs.words.assign(args.begin() + nAcc, args.begin() + nAcc + nWords);
-    regs.scales.assign(args.begin() + nAcc + nWords, args.end());
+    regs.scales.assign(args.begin() + nAcc + nWords, args.begin() + nAcc + perStep);
     mmaStep(b, regs, cur, accs);
     quantizeToSmem(b, quant, nextChunks, colAt(next), other);
     gpu::BarrierOp::create(b);
+    // Shift the register queue: steps ks+1.. move up, ks+depth enters.
     SmallVector<Value> yields(accs);
-    llvm::append_range(yields, nextRegs.words);
-    llvm::append_range(yields, nextRegs.scales);
+    yields.append(args.begin() + nAcc + perStep, args.end());
+    llvm::append_range(yields, farRegs.words);
+    llvm::append_range(yields, farRegs.scales);
     scf::YieldOp::create(b, yields);
   }
   accumulators[loop.getResult(0)] =
