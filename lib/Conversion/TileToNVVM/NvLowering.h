@@ -30,6 +30,10 @@ namespace mxfp4::nv {
 struct Config {
   int64_t bm = 16, bn = 128, bk = 128;
   int64_t k = 0; ///< full K of the weights
+  /// K steps of weights kept ahead in registers. Split-K loops are short and
+  /// their clamped tail would re-load the extra steps, so they keep one;
+  /// full-K loops keep two (measured on the H200: docs/Performance.md).
+  int weightDepth = 2;
   static constexpr int kThreads = 128;
 
   int64_t chunksPerRow() const { return k / 128; } ///< 128-K chunks of a weight row

@@ -80,9 +80,8 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
                        valueAt(b, scales.getKblock(), loop, iv));
   };
 
-  // Weights stay kWeightDepth K steps ahead in registers (iter_args): with
-  // one step of latency hiding a decode GEMM streamed only ~1.3 TB/s.
-  constexpr int kWeightDepth = 2;
+  // Weights stay weightDepth K steps ahead in registers (iter_args).
+  const int kWeightDepth = cfg.weightDepth;
   Value last = arith::SubIOp::create(b, ub, step);
   auto stepAhead = [&](Value iv, int64_t d) -> Value {
     Value ahead = iv;

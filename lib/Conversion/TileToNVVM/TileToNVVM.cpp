@@ -246,6 +246,10 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
   if ((cfg.bk != 128 && cfg.bk != 256) || cfg.bm * cfg.bk > 64 * 128)
     return mma.emitOpError() << "on sm_90a the K tile must be 128 or 256 with BM x BK <= 8192 "
                                 "(48 KiB of shared memory), got BK = " << cfg.bk;
+  kernel.walk([&](tile::StoreOp st) {
+    if (st.getWorkspace())
+      cfg.weightDepth = 1;
+  });
   if (weight.getLayout() != tile::WeightLayoutKind::sm90_mma16)
     return weight.emitOpError() << "on sm_90a weights must use the sm90_mma16 layout";
   return cfg;
