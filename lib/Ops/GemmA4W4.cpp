@@ -18,7 +18,7 @@ PreparedWeight::~PreparedWeight() {
   dev->free(counters);
 }
 
-llvm::Expected<std::pair<void *, void *>> PreparedWeight::splitKScratch() {
+llvm::Expected<std::pair<void *, void *>> PreparedWeight::splitKScratch() const {
   if (!workspace) {
     size_t wsBytes = size_t(kSplitKMaxRows * rows * 4);
     size_t counterBytes = size_t(kSplitKMaxRows * rows * 4); // >= one per output tile
@@ -156,8 +156,7 @@ llvm::Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const 
     if (m > PreparedWeight::kSplitKMaxRows)
       return fail("gemmA4W4: split-K is for M <= " + llvm::Twine(PreparedWeight::kSplitKMaxRows) +
                   ", got M = " + llvm::Twine(m));
-    llvm::Expected<std::pair<void *, void *>> scratch =
-        const_cast<PreparedWeight &>(w).splitKScratch();
+    llvm::Expected<std::pair<void *, void *>> scratch = w.splitKScratch();
     if (!scratch)
       return scratch.takeError();
     std::tie(ws, counters) = *scratch;

@@ -43,7 +43,7 @@ public:
   /// Split-K scratch for up to kSplitKMaxRows rows of output: an f32
   /// workspace and tile counters, allocated zeroed on first use. Kernels leave
   /// them zero, so calls on one PreparedWeight must be ordered (one stream).
-  llvm::Expected<std::pair<void *, void *>> splitKScratch();
+  llvm::Expected<std::pair<void *, void *>> splitKScratch() const;
   static constexpr int64_t kSplitKMaxRows = 256;
 
 private:
@@ -51,7 +51,8 @@ private:
   Arch target;
   int64_t rows, cols;
   void *data, *scales;
-  void *workspace = nullptr, *counters = nullptr;
+  // Allocated on first use by a const GEMM call (the weights do not change).
+  mutable void *workspace = nullptr, *counters = nullptr;
 };
 
 /// Preshuffles host weights for `arch` (default: targetArch(&dev)) and
