@@ -143,10 +143,14 @@ llvm::Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const 
     tile.bm = *options.bm;
   if (options.splitK)
     tile.splitK = *options.splitK;
+  if (options.bk)
+    tile.bk = *options.bk;
   llvm::Expected<KernelSpec> spec = makeGemmA4W4Spec(w.arch(), w.n(), w.k(), tile.bm, options.rounding);
   if (!spec)
     return spec.takeError();
   spec->splitK = tile.splitK;
+  if (tile.bk)
+    spec->bk = tile.bk;
   if (dump)
     spec->epilogue = Epilogue::BF16DumpQuant;
   if (llvm::Error e = verifyKernelSpec(*spec))

@@ -38,6 +38,8 @@ static cl::opt<std::string> bmOpt("bm", cl::desc("comma-separated M tiles to for
                                   cl::init(""));
 static cl::opt<std::string> splitOpt("split-k", cl::desc("comma-separated split-K factors to force"),
                                      cl::init(""));
+static cl::opt<std::string> bkOpt("bk", cl::desc("comma-separated K tiles to force (tuning)"),
+                                  cl::init(""));
 static cl::opt<bool> peersOpt("peers", cl::desc("also time cuBLAS BF16 and FP8"), cl::init(true));
 
 static constexpr double kHbmBytesPerS = 4.25e12, kBf16FlopsPerS = 700e12;
@@ -76,7 +78,8 @@ int main(int argc, char **argv) {
   const unsigned reps = repsOpt;
   const std::string json = jsonOpt;
   const bool withPeers = peersOpt;
-  const std::vector<int64_t> bms = parseList(bmOpt), splits = parseList(splitOpt);
+  const std::vector<int64_t> bms = parseList(bmOpt), splits = parseList(splitOpt),
+                             bks = parseList(bkOpt);
   std::vector<std::array<int64_t, 3>> points;
   if (presetOpt == "seed-dense") {
     for (auto [n, k] : {std::pair<int64_t, int64_t>{8448, 7168}, {7168, 4224}, {1536, 7168}, {7168, 768}})
@@ -151,20 +154,23 @@ int main(int argc, char **argv) {
     void *da = alloc(a.size() * 2), *dc = alloc(size_t(m * n * 2));
     llvm::consumeError(dev.copyToDevice(da, a.data(), a.size() * 2));
     row.ours = timeIt([&] { return gemmA4W4(dev, nullptr, da, m, **prepared, dc); });
-    for (int64_t bm : bms.empty() ? std::vector<int64_t>{0} : bms)
-      for (int64_t sk : splits.empty() ? std::vector<int64_t>{0} : splits) {
-        if (bms.empty() && splits.empty())
-          break;
-        GemmA4W4Options o;
-        if (bm)
-          o.bm = bm;
-        if (sk)
-          o.splitK = sk;
-        double us = timeIt([&] { return gemmA4W4(dev, nullptr, da, m, **prepared, dc, o); });
-        llvm::outs() << llvm::format("  tune N=%lld K=%lld M=%lld bm=%lld split-k=%lld: %.1f us\n",
-                                     (long long)n, (long long)k, (long long)m, (long long)bm,
-                                     (long long)sk, us);
-      }
+    for (int64_t bk : bks.empty() ? std::vector<int64_t>{0} : bks)
+      for (int64_t bm : bms.empty() ? std::vector<int64_t>{0} : bms)
+        for (int64_t sk : splits.empty() ? std::vector<int64_t>{0} : splits) {
+          if (bms.empty() && splits.empty() && bks.empty())
+            break;
+          GemmA4W4Options o;
+          if (bm)
+            o.bm = bm;
+          if (sk)
+            o.splitK = sk;
+          if (bk)
+            o.bk = bk;
+          double us = timeIt([&] { return gemmA4W4(dev, nullptr, da, m, **prepared, dc, o); });
+          llvm::outs() << llvm::format(
+              "  tune N=%lld K=%lld M=%lld bk=%lld bm=%lld split-k=%lld: %.1f us\n", (long long)n,
+              (long long)k, (long long)m, (long long)bk, (long long)bm, (long long)sk, us);
+        }
     row.bytes = double(n * k / 2 + n * k / 32 + m * k * 2 + m * n * 2);
     row.flops = 2.0 * double(m) * double(n) * double(k);
     if (peer) {

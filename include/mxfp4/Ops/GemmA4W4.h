@@ -67,6 +67,7 @@ struct GemmA4W4Options {
   /// Override the M tile / split-K factor the table picks.
   std::optional<int64_t> bm;
   std::optional<int64_t> splitK;
+  std::optional<int64_t> bk;
   /// Debug: also write the inline-quantized activations as packed E2M1
   /// [M, K/2] and E8M0 [M, K/32] (device pointers; sm_90a only).
   void *dumpCodes = nullptr;
@@ -77,6 +78,7 @@ struct GemmA4W4Options {
 struct GemmA4W4Tile {
   int64_t bm = 16;
   int64_t splitK = 1;
+  int64_t bk = 0; ///< 0: the target's default
 };
 
 /// The tile for (arch, N, K, M): the one table later tuning replaces.
