@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds everything and runs every test: GoogleTest and lit through ctest,
-# then the static-LLVM build check. GPU tests skip without a device.
+# then the static-LLVM and runtime-only build checks. GPU tests skip without a device.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 "$root/scripts/build.sh"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
 "$root/scripts/check-static.sh"
+"$root/scripts/check-runtime-only.sh"

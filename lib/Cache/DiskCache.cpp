@@ -2,6 +2,7 @@
 
 #include "mxfp4/Cache/DiskCache.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FileSystem.h"
@@ -99,51 +100,101 @@ llvm::Expected<std::optional<DiskCache::Entry>> DiskCache::load(llvm::StringRef 
   return Entry{format, r.data.str()};
 }
 
-llvm::Error DiskCache::store(llvm::StringRef name, const Entry &entry) const {
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-    return llvm::createStringError("cannot create cache directory " + dir + ": " + ec.message());
-  std::string path = pathFor(name);
+/// Writes `bytes` to `path` through a unique temporary file and a rename, so
+/// readers see the whole file or none.
+static llvm::Error writeAtomically(const std::string &path, llvm::ArrayRef<llvm::StringRef> parts) {
   llvm::SmallString<256> tmp;
   int fd = -1;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%%%%%%%", fd, tmp))
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%%%%%%%", fd, tmp))
     return llvm::createStringError("cannot create a temporary file next to " + path + ": " +
                                    ec.message());
   {
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    auto le32 = [&](uint32_t v) {
-      char b[4];
-      llvm::support::endian::write<uint32_t, llvm::endianness::little>(b, v);
-      os.write(b, 4);
-    };
-    auto le64 = [&](uint64_t v) {
-      char b[8];
-      llvm::support::endian::write<uint64_t, llvm::endianness::little>(b, v);
-      os.write(b, 8);
-    };
-    os << kMagic;
-    le32(uint32_t(name.size()));
-    os << name;
-    le32(uint32_t(fingerprint.size()));
-    os << fingerprint;
-    os.write(char(entry.format));
-    le64(entry.payload.size());
-    le64(checksum(name, fingerprint, entry.format, entry.payload));
-    os << entry.payload;
+    for (llvm::StringRef part : parts)
+      os << part;
     os.close();
     if (os.has_error()) {
       std::error_code ec = os.error();
       os.clear_error();
       llvm::sys::fs::remove(tmp);
-      return llvm::createStringError("cannot write cache entry " + path + ": " + ec.message());
+      return llvm::createStringError("cannot write " + path + ": " + ec.message());
     }
   }
   if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
     llvm::sys::fs::remove(tmp);
-    return llvm::createStringError("cannot move cache entry into place at " + path + ": " +
-                                   ec.message());
+    return llvm::createStringError("cannot move " + path + " into place: " + ec.message());
   }
   return llvm::Error::success();
+}
+
+static constexpr llvm::StringLiteral kFingerprintFile = "FINGERPRINT";
+
+llvm::Error DiskCache::store(llvm::StringRef name, const Entry &entry) const {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return llvm::createStringError("cannot create cache directory " + dir + ": " + ec.message());
+  llvm::SmallString<256> fpPath(dir);
+  llvm::sys::path::append(fpPath, kFingerprintFile);
+  if (!llvm::sys::fs::exists(fpPath))
+    if (llvm::Error e = writeAtomically(std::string(fpPath), {fingerprint}))
+      return e;
+
+  std::string header;
+  auto le = [&](auto v) {
+    char b[sizeof(v)];
+    llvm::support::endian::write<decltype(v), llvm::endianness::little>(b, v);
+    header.append(b, sizeof(v));
+  };
+  header += kMagic;
+  le(uint32_t(name.size()));
+  header += name;
+  le(uint32_t(fingerprint.size()));
+  header += fingerprint;
+  header.push_back(char(entry.format));
+  le(uint64_t(entry.payload.size()));
+  le(checksum(name, fingerprint, entry.format, entry.payload));
+  return writeAtomically(pathFor(name), {header, entry.payload});
+}
+
+llvm::Expected<std::vector<std::string>> DiskCache::names() const {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec)) {
+    llvm::StringRef file = llvm::sys::path::filename(it->path());
+    if (file.consume_back(".mxco"))
+      out.push_back(file.str());
+  }
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    return llvm::createStringError("cannot list cache directory " + dir + ": " + ec.message());
+  llvm::sort(out);
+  return out;
+}
+
+llvm::Expected<std::string> DiskCache::findFingerprint(llvm::StringRef root,
+                                                       llvm::StringRef identity) {
+  std::vector<std::string> matches;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(root, ec), end; it != end && !ec; it.increment(ec)) {
+    llvm::SmallString<256> p(it->path());
+    llvm::sys::path::append(p, kFingerprintFile);
+    auto buf = llvm::MemoryBuffer::getFile(p, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+    if (!buf)
+      continue; // not a fingerprint directory (or one from before FINGERPRINT existed)
+    llvm::StringRef fp = (*buf)->getBuffer();
+    // Only trust a directory whose name is the hash of what it claims to hold.
+    if (fp.starts_with(identity) && llvm::sys::path::filename(DiskCache(root.str(), fp.str()).directory()) ==
+                                      llvm::sys::path::filename(it->path()))
+      matches.push_back(fp.str());
+  }
+  if (ec)
+    return llvm::createStringError("cannot read AOT cache directory " + root + ": " + ec.message());
+  if (matches.empty())
+    return llvm::createStringError("no kernels built by '" + identity.rtrim("; ") + "' under " +
+                                   root);
+  if (matches.size() > 1)
+    return llvm::createStringError(llvm::Twine(matches.size()) + " compiler fingerprints under " +
+                                   root + " start with '" + identity.rtrim("; ") +
+                                   "'; keep one AOT cache per directory");
+  return matches.front();
 }
 
 } // namespace mxfp4

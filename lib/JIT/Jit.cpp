@@ -2,8 +2,6 @@
 
 #include "mxfp4/JIT/Jit.h"
 #include "mxfp4/Cache/DiskCache.h"
-#include "mxfp4/Support/Env.h"
-#include "mxfp4/Target/Compile.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -39,19 +37,10 @@ struct Jit::Impl {
   }
 };
 
-Jit::Options Jit::Options::fromEnv() {
-  Options o;
-  o.cacheDir = env::cacheDir();
-  o.disableDisk = env::cacheDisabled() || o.cacheDir.empty();
-  o.assertCacheHit = env::assertCacheHit();
-  o.fingerprint = compilerFingerprint();
-  return o;
-}
-
 Jit::Jit(Options options, CompileFn fn)
     : opts(std::move(options)), compile(std::move(fn)), impl(std::make_unique<Impl>()) {
   if (!compile)
-    compile = [](const KernelSpec &spec) { return compileKernel(spec); };
+    compile = defaultCompileFn();
   if (!opts.disableDisk && !opts.cacheDir.empty())
     impl->disk = std::make_unique<DiskCache>(opts.cacheDir, opts.fingerprint);
 }

@@ -10,6 +10,7 @@
 #include "mxfp4/Target/Compile.h"
 #include "mxfp4/Dialect/Tile/TilePasses.h"
 #include "mxfp4/Kernels/GemmA4W4.h"
+#include "mxfp4/JIT/Version.h"
 #include "mxfp4/Support/Env.h"
 
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
@@ -280,8 +281,7 @@ const std::string &compilerFingerprint() {
     MLIRContext ctx(registry, MLIRContext::Threading::DISABLED);
     std::string s;
     llvm::raw_string_ostream os(s);
-    os << "mxfp4-jit " << MXFP4_VERSION << " (" << MXFP4_GIT_COMMIT << "); LLVM "
-       << LLVM_VERSION_STRING << "; ";
+    os << compilerIdentity();
     for (llvm::StringRef chip : {"gfx950", "gfx1250"}) {
       PassManager pm(&ctx);
       buildTileToRocdlPipeline(pm, chip);

@@ -108,6 +108,43 @@ TEST(Jit, NewFingerprintNeverLoadsAStaleKernel) {
   EXPECT_EQ(fc.calls, 2);
 }
 
+TEST(DiskCache, RuntimeOnlyBuildsFindTheirFingerprint) {
+  TempDir dir;
+  FakeCompiler fc;
+  // Two compilers of one mxfp4-jit version (say, different pipelines) would
+  // make the choice ambiguous; another version's entries are ignored.
+  ASSERT_OK(Jit(opts(dir.path, "mxfp4-jit 1.0 (abc); LLVM 22; pipeline A"), fc.fn()).get(spec()));
+  ASSERT_OK(Jit(opts(dir.path, "mxfp4-jit 0.9 (old); LLVM 22; pipeline A"), fc.fn()).get(spec(768)));
+  auto fp = DiskCache::findFingerprint(dir.path, "mxfp4-jit 1.0 (abc); LLVM 22; ");
+  ASSERT_OK(fp);
+  EXPECT_EQ(*fp, "mxfp4-jit 1.0 (abc); LLVM 22; pipeline A");
+  auto names = DiskCache(std::string(dir.path), *fp).names();
+  ASSERT_OK(names);
+  EXPECT_EQ(*names, std::vector<std::string>{spec().name()});
+
+  EXPECT_ERROR_CONTAINS(DiskCache::findFingerprint(dir.path, "mxfp4-jit 2.0 (new); LLVM 22; "),
+                        "no kernels built by 'mxfp4-jit 2.0 (new); LLVM 22'");
+
+  ASSERT_OK(Jit(opts(dir.path, "mxfp4-jit 1.0 (abc); LLVM 22; pipeline B"), fc.fn()).get(spec()));
+  EXPECT_ERROR_CONTAINS(DiskCache::findFingerprint(dir.path, "mxfp4-jit 1.0 (abc); LLVM 22; "),
+                        "2 compiler fingerprints");
+
+  // A FINGERPRINT file that does not hash to its directory's name is not trusted.
+  llvm::SmallString<128> fake(dir.path);
+  llvm::sys::path::append(fake, "0123456789abcdef");
+  ASSERT_FALSE(llvm::sys::fs::create_directories(fake));
+  llvm::sys::path::append(fake, "FINGERPRINT");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream(fake, ec) << "mxfp4-jit 3.0 (x); LLVM 22; forged";
+    ASSERT_FALSE(ec);
+  }
+  EXPECT_ERROR_CONTAINS(DiskCache::findFingerprint(dir.path, "mxfp4-jit 3.0 (x); LLVM 22; "),
+                        "no kernels built by");
+  EXPECT_ERROR_CONTAINS(DiskCache::findFingerprint((dir.path + "/missing").str(), "mxfp4-jit"),
+                        "cannot read AOT cache directory");
+}
+
 /// Damages the cache entry of spec() with `mutate`, then expects a rebuild.
 void expectRebuildAfter(llvm::function_ref<void(std::string &)> mutate, llvm::StringRef why) {
   TempDir dir;

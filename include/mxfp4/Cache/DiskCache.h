@@ -9,6 +9,10 @@
 // fingerprint, the payload length and an xxh3 checksum; any mismatch is
 // reported as corruption so the caller can rebuild.
 //
+// Each fingerprint directory also holds FINGERPRINT (the full text), so a
+// runtime-only build, which cannot compute a compiler's fingerprint, can
+// find the entries written by its own mxfp4-jit version.
+//
 // Entry layout (little endian):
 //   "MXFP4CO1" | u32 name length | name | u32 fingerprint length | fingerprint
 //   | u8 format | u64 payload length | u64 xxh3(name, fingerprint, format, payload) | payload
@@ -22,6 +26,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mxfp4 {
 
@@ -44,7 +49,15 @@ public:
   /// Writes the entry atomically (creating directories as needed).
   llvm::Error store(llvm::StringRef name, const Entry &entry) const;
 
+  /// The kernel names with an entry here, sorted.
+  llvm::Expected<std::vector<std::string>> names() const;
+
   const std::string &directory() const { return dir; }
+
+  /// The one fingerprint under `root` that starts with `identity` (see
+  /// compilerIdentity()); an error when there is none or more than one.
+  static llvm::Expected<std::string> findFingerprint(llvm::StringRef root,
+                                                     llvm::StringRef identity);
 
 private:
   std::string dir;      ///< <root>/<fingerprint hash>

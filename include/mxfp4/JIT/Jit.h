@@ -27,6 +27,11 @@ class DiskCache;
 /// Compiles a spec to a code object (lib/Target provides the real one).
 using CompileFn = std::function<llvm::Expected<CompiledKernel>(const KernelSpec &)>;
 
+/// What a Jit without an explicit CompileFn uses: the in-process compiler
+/// (lib/JIT/CompilerDefaults.cpp), or in a runtime-only build an error that
+/// says the kernel is missing from the AOT cache (lib/JIT/AotDefaults.cpp).
+CompileFn defaultCompileFn();
+
 class Jit {
 public:
   struct Options {
@@ -35,7 +40,8 @@ public:
     bool assertCacheHit = false; ///< a disk miss is an error
     std::string fingerprint;     ///< compiler identity, part of every key
     /// Options from MXFP4_CACHE_DIR / MXFP4_DISABLE_CACHE / MXFP4_ASSERT_CACHE_HIT
-    /// and the real compiler's fingerprint.
+    /// and the compiler's fingerprint (in a runtime-only build: the fingerprint
+    /// of the AOT cache entries this build can serve).
     static Options fromEnv();
   };
 
