@@ -14,6 +14,9 @@ echo "bundle commit $(cat "$work/COMMIT"); $(nvidia-smi --query-gpu=name,driver_
 export MXFP4_CACHE_DIR=/tmp/mxfp4-cache
 echo "== main job (README): JIT for three targets, run and check on this GPU =="
 "$work/bin/mxfp4-example-dense-gemm" 2>&1 | tee "$out/main-job.log" | tail -4
+echo "== runtime-only build: the same job served from that cache, no compiler linked =="
+MXFP4_ASSERT_CACHE_HIT=1 "$work/bin/mxfp4-example-dense-gemm-rt" 2>&1 | tee "$out/runtime-only.log" \
+  | tail -4
 filter=${1:-*}
 shift || true
 "$work/bin/mxfp4-gpu-tests" --gtest_filter="$filter" --gtest_output="json:$out/gpu-tests.json" \
