@@ -2,7 +2,6 @@
 
 #include "mxfp4/Cache/DiskCache.h"
 
-#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FileSystem.h"
@@ -11,6 +10,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/xxhash.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <vector>
 
 namespace mxfp4 {
 
@@ -29,11 +30,16 @@ static uint64_t checksum(llvm::StringRef name, llvm::StringRef fingerprint, uint
   return llvm::xxh3_64bits(llvm::StringRef(all));
 }
 
-DiskCache::DiskCache(std::string root, std::string fp) : fingerprint(std::move(fp)) {
-  llvm::SmallString<256> p(root);
+/// The name of the directory that holds the entries of `fingerprint`.
+static std::string fingerprintDirName(llvm::StringRef fingerprint) {
   std::string hash;
   llvm::raw_string_ostream(hash) << llvm::format_hex_no_prefix(llvm::xxh3_64bits(fingerprint), 16);
-  llvm::sys::path::append(p, hash);
+  return hash;
+}
+
+DiskCache::DiskCache(std::string root, std::string fp) : fingerprint(std::move(fp)) {
+  llvm::SmallString<256> p(root);
+  llvm::sys::path::append(p, fingerprintDirName(fingerprint));
   dir = std::string(p);
 }
 
@@ -100,8 +106,8 @@ llvm::Expected<std::optional<DiskCache::Entry>> DiskCache::load(llvm::StringRef 
   return Entry{format, r.data.str()};
 }
 
-/// Writes `bytes` to `path` through a unique temporary file and a rename, so
-/// readers see the whole file or none.
+/// Writes the concatenated `parts` to `path` through a unique temporary file
+/// and a rename, so readers see the whole file or none.
 static llvm::Error writeAtomically(const std::string &path, llvm::ArrayRef<llvm::StringRef> parts) {
   llvm::SmallString<256> tmp;
   int fd = -1;
@@ -155,20 +161,6 @@ llvm::Error DiskCache::store(llvm::StringRef name, const Entry &entry) const {
   return writeAtomically(pathFor(name), {header, entry.payload});
 }
 
-llvm::Expected<std::vector<std::string>> DiskCache::names() const {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec)) {
-    llvm::StringRef file = llvm::sys::path::filename(it->path());
-    if (file.consume_back(".mxco"))
-      out.push_back(file.str());
-  }
-  if (ec && ec != std::errc::no_such_file_or_directory)
-    return llvm::createStringError("cannot list cache directory " + dir + ": " + ec.message());
-  llvm::sort(out);
-  return out;
-}
-
 llvm::Expected<std::string> DiskCache::findFingerprint(llvm::StringRef root,
                                                        llvm::StringRef identity) {
   std::vector<std::string> matches;
@@ -181,8 +173,8 @@ llvm::Expected<std::string> DiskCache::findFingerprint(llvm::StringRef root,
       continue; // not a fingerprint directory (or one from before FINGERPRINT existed)
     llvm::StringRef fp = (*buf)->getBuffer();
     // Only trust a directory whose name is the hash of what it claims to hold.
-    if (fp.starts_with(identity) && llvm::sys::path::filename(DiskCache(root.str(), fp.str()).directory()) ==
-                                      llvm::sys::path::filename(it->path()))
+    if (fp.starts_with(identity) &&
+        llvm::sys::path::filename(it->path()) == fingerprintDirName(fp))
       matches.push_back(fp.str());
   }
   if (ec)

@@ -12,47 +12,47 @@
 #include "mxfp4/JIT/Version.h"
 #include "mxfp4/Support/Env.h"
 
-#include <mutex>
-
 namespace mxfp4 {
 
 namespace {
-/// Why the AOT cache could not be opened ("" when it was).
-std::string &openFailure() {
-  static std::string why;
-  return why;
+/// The AOT cache this process serves, looked up once from the environment.
+struct AotCache {
+  std::string dir;
+  std::string fingerprint;
+  std::string unavailable; ///< why there is none ("" when there is)
+};
+
+const AotCache &aotCache() {
+  static const AotCache cache = [] {
+    AotCache c;
+    c.dir = env::cacheDir();
+    if (env::cacheDisabled())
+      c.unavailable = "MXFP4_DISABLE_CACHE is set";
+    else if (c.dir.empty())
+      c.unavailable = "no cache directory (set MXFP4_CACHE_DIR)";
+    else if (llvm::Expected<std::string> fp = DiskCache::findFingerprint(c.dir, compilerIdentity()))
+      c.fingerprint = std::move(*fp);
+    else
+      c.unavailable = llvm::toString(fp.takeError());
+    return c;
+  }();
+  return cache;
 }
-std::mutex openFailureMutex;
 } // namespace
 
 Jit::Options Jit::Options::fromEnv() {
+  const AotCache &c = aotCache();
   Options o;
-  o.cacheDir = env::cacheDir();
+  o.cacheDir = c.dir;
+  o.fingerprint = c.fingerprint;
+  o.disableDisk = !c.unavailable.empty();
   o.assertCacheHit = env::assertCacheHit();
-  o.disableDisk = true;
-  std::string why;
-  if (env::cacheDisabled())
-    why = "MXFP4_DISABLE_CACHE is set";
-  else if (o.cacheDir.empty())
-    why = "no cache directory (set MXFP4_CACHE_DIR)";
-  else if (llvm::Expected<std::string> fp = DiskCache::findFingerprint(o.cacheDir, compilerIdentity())) {
-    o.fingerprint = std::move(*fp);
-    o.disableDisk = false;
-  } else {
-    why = llvm::toString(fp.takeError());
-  }
-  std::lock_guard<std::mutex> lock(openFailureMutex);
-  openFailure() = why;
   return o;
 }
 
 CompileFn defaultCompileFn() {
   return [](const KernelSpec &) -> llvm::Expected<CompiledKernel> {
-    std::string why;
-    {
-      std::lock_guard<std::mutex> lock(openFailureMutex);
-      why = openFailure();
-    }
+    const std::string &why = aotCache().unavailable;
     return llvm::createStringError(
         "not in the AOT cache" + (why.empty() ? "" : " (" + why + ")") +
         ", and this runtime-only build of mxfp4-jit cannot compile; fill the cache with "

@@ -26,7 +26,6 @@
 
 #include <optional>
 #include <string>
-#include <vector>
 
 namespace mxfp4 {
 
@@ -48,9 +47,6 @@ public:
 
   /// Writes the entry atomically (creating directories as needed).
   llvm::Error store(llvm::StringRef name, const Entry &entry) const;
-
-  /// The kernel names with an entry here, sorted.
-  llvm::Expected<std::vector<std::string>> names() const;
 
   const std::string &directory() const { return dir; }
 
