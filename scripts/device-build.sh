@@ -15,8 +15,7 @@ ninja -C "$build" mxfp4-gpu-tests mxfp4-bench mxfp4-example-dense-gemm
 # The runtime-only example: serves the main job's kernels from its cache.
 rt=${RUNTIME_BUILD_DIR:-$root/build-runtime}
 if [ ! -f "$rt/build.ninja" ]; then
-  cmake -S "$root" -B "$rt" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMXFP4_RUNTIME_ONLY=ON \
-    -DLLVM_DIR=/usr/lib/llvm-22/lib/cmake/llvm
+  cmake -S "$root" -B "$rt" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMXFP4_RUNTIME_ONLY=ON
 fi
 ninja -C "$rt" mxfp4-example-dense-gemm
 stage=$(mktemp -d)

@@ -1,192 +1,240 @@
 //===- DiskCache.cpp - Code objects on disk, safe across processes --------===//
 
 #include "mxfp4/Cache/DiskCache.h"
+#include "mxfp4/Support/Hash.h"
 
-#include "llvm/ADT/SmallString.h"
-#include "llvm/Support/Endian.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Format.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/xxhash.h"
-#include "llvm/Support/raw_ostream.h"
-
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
+
+namespace fs = std::filesystem;
 
 namespace mxfp4 {
 
-static constexpr llvm::StringLiteral kMagic = "MXFP4CO1";
+// Version 2: XXH64 checksums (version 1 used LLVM's xxh3).
+static constexpr std::string_view kMagic = "MXFP4CO2";
+static constexpr std::string_view kFingerprintFile = "FINGERPRINT";
 
-static uint64_t checksum(llvm::StringRef name, llvm::StringRef fingerprint, uint8_t format,
-                         llvm::StringRef payload) {
+static uint64_t checksum(std::string_view name, std::string_view fingerprint, uint8_t format,
+                         std::string_view payload) {
   std::string all;
   all.reserve(name.size() + fingerprint.size() + payload.size() + 3);
-  all.append(name.data(), name.size());
+  all.append(name);
   all.push_back('\0');
-  all.append(fingerprint.data(), fingerprint.size());
+  all.append(fingerprint);
   all.push_back('\0');
   all.push_back(char(format));
-  all.append(payload.data(), payload.size());
-  return llvm::xxh3_64bits(llvm::StringRef(all));
+  all.append(payload);
+  return xxh64(all);
 }
 
 /// The name of the directory that holds the entries of `fingerprint`.
-static std::string fingerprintDirName(llvm::StringRef fingerprint) {
-  std::string hash;
-  llvm::raw_string_ostream(hash) << llvm::format_hex_no_prefix(llvm::xxh3_64bits(fingerprint), 16);
-  return hash;
+static std::string fingerprintDirName(std::string_view fingerprint) {
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)xxh64(fingerprint));
+  return hex;
 }
 
-DiskCache::DiskCache(std::string root, std::string fp) : fingerprint(std::move(fp)) {
-  llvm::SmallString<256> p(root);
-  llvm::sys::path::append(p, fingerprintDirName(fingerprint));
-  dir = std::string(p);
+static std::string errnoText(int err) { return std::strerror(err); }
+
+/// The whole file at `path`, or the errno of the failure.
+static std::pair<std::string, int> readFile(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return {{}, errno};
+  std::string data;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      return {{}, err};
+    }
+    if (n == 0)
+      break;
+    data.append(buf, size_t(n));
+  }
+  ::close(fd);
+  return {std::move(data), 0};
 }
 
-std::string DiskCache::pathFor(llvm::StringRef name) const {
-  llvm::SmallString<256> p(dir);
-  llvm::sys::path::append(p, name + ".mxco");
-  return std::string(p);
+DiskCache::DiskCache(std::string root, std::string fp)
+    : dir((fs::path(root) / fingerprintDirName(fp)).string()), fingerprint(std::move(fp)) {}
+
+std::string DiskCache::pathFor(std::string_view name) const {
+  return (fs::path(dir) / strCat(name, ".mxco")).string();
 }
 
 namespace {
 /// Reads little-endian fields off a buffer, failing instead of overrunning.
 struct Reader {
-  llvm::StringRef data;
+  std::string_view data;
   bool ok = true;
-  llvm::StringRef bytes(uint64_t n) {
+  std::string_view bytes(uint64_t n) {
     if (!ok || n > data.size()) {
       ok = false;
       return {};
     }
-    llvm::StringRef r = data.take_front(n);
-    data = data.drop_front(n);
+    std::string_view r = data.substr(0, n);
+    data.remove_prefix(n);
     return r;
   }
   template <typename T> T integer() {
-    llvm::StringRef b = bytes(sizeof(T));
-    return ok ? llvm::support::endian::read<T, llvm::endianness::little>(b.data()) : T(0);
+    std::string_view b = bytes(sizeof(T));
+    T v = 0;
+    for (size_t i = 0; ok && i < sizeof(T); ++i)
+      v |= T(uint8_t(b[i])) << (8 * i);
+    return v;
   }
 };
+
+template <typename T> void appendLittleEndian(std::string &out, T v) {
+  for (size_t i = 0; i < sizeof(T); ++i)
+    out.push_back(char(uint8_t(uint64_t(v) >> (8 * i))));
+}
 } // namespace
 
-llvm::Expected<std::optional<DiskCache::Entry>> DiskCache::load(llvm::StringRef name) const {
+Expected<std::optional<DiskCache::Entry>> DiskCache::load(std::string_view name) const {
   std::string path = pathFor(name);
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!buf) {
-    // No entry, or no directory to hold one: a miss.
-    if (buf.getError() == std::errc::no_such_file_or_directory ||
-        buf.getError() == std::errc::not_a_directory)
-      return std::nullopt;
-    return llvm::createStringError("cannot read cache entry " + path + ": " +
-                                   buf.getError().message());
-  }
-  auto corrupt = [&](const llvm::Twine &why) {
-    return llvm::createStringError("corrupt cache entry " + path + ": " + why);
+  auto [file, err] = readFile(path);
+  if (err == ENOENT || err == ENOTDIR) // no entry, or no directory to hold one: a miss
+    return std::optional<Entry>();
+  if (err)
+    return makeError("cannot read cache entry ", path, ": ", errnoText(err));
+  auto corrupt = [&](const auto &...why) {
+    return makeError("corrupt cache entry ", path, ": ", why...);
   };
-  Reader r{(*buf)->getBuffer()};
+  Reader r{file};
   if (r.bytes(kMagic.size()) != kMagic)
     return corrupt("bad magic (not an mxfp4-jit code object, or another format version)");
-  llvm::StringRef storedName = r.bytes(r.integer<uint32_t>());
-  llvm::StringRef storedFp = r.bytes(r.integer<uint32_t>());
+  std::string_view storedName = r.bytes(r.integer<uint32_t>());
+  std::string_view storedFp = r.bytes(r.integer<uint32_t>());
   uint8_t format = r.integer<uint8_t>();
   uint64_t length = r.integer<uint64_t>();
   uint64_t sum = r.integer<uint64_t>();
   if (!r.ok)
     return corrupt("truncated header");
   if (storedName != name)
-    return corrupt("holds kernel '" + storedName + "'");
+    return corrupt("holds kernel '", storedName, "'");
   if (storedFp != fingerprint)
-    return corrupt("built by another compiler ('" + storedFp + "')");
+    return corrupt("built by another compiler ('", storedFp, "')");
   if (length != r.data.size())
-    return corrupt("payload is " + llvm::Twine(r.data.size()) + " bytes, header says " +
-                   llvm::Twine(length) + " (truncated or appended to)");
+    return corrupt("payload is ", r.data.size(), " bytes, header says ", length,
+                   " (truncated or appended to)");
   if (checksum(name, fingerprint, format, r.data) != sum)
     return corrupt("checksum mismatch");
-  return Entry{format, r.data.str()};
+  return std::optional<Entry>(Entry{format, std::string(r.data)});
+}
+
+/// A temporary file name next to `path` that no other thread or process uses.
+static std::string temporaryName(const std::string &path) {
+  static std::atomic<uint64_t> counter{0};
+  uint64_t salt = uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
+  char suffix[64];
+  std::snprintf(suffix, sizeof(suffix), ".tmp-%d-%llx-%llx", int(::getpid()),
+                (unsigned long long)counter.fetch_add(1), (unsigned long long)(salt & 0xFFFFFF));
+  return path + suffix;
 }
 
 /// Writes the concatenated `parts` to `path` through a unique temporary file
 /// and a rename, so readers see the whole file or none.
-static llvm::Error writeAtomically(const std::string &path, llvm::ArrayRef<llvm::StringRef> parts) {
-  llvm::SmallString<256> tmp;
+static Error writeAtomically(const std::string &path,
+                             std::initializer_list<std::string_view> parts) {
+  std::string tmp;
   int fd = -1;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%%%%%%%", fd, tmp))
-    return llvm::createStringError("cannot create a temporary file next to " + path + ": " +
-                                   ec.message());
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    for (llvm::StringRef part : parts)
-      os << part;
-    os.close();
-    if (os.has_error()) {
-      std::error_code ec = os.error();
-      os.clear_error();
-      llvm::sys::fs::remove(tmp);
-      return llvm::createStringError("cannot write " + path + ": " + ec.message());
+  for (int attempt = 0; fd < 0 && attempt < 16; ++attempt) {
+    tmp = temporaryName(path);
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && errno != EEXIST)
+      break;
+  }
+  if (fd < 0)
+    return makeError("cannot create a temporary file next to ", path, ": ", errnoText(errno));
+  for (std::string_view part : parts) {
+    while (!part.empty()) {
+      ssize_t n = ::write(fd, part.data(), part.size());
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0) {
+        int err = errno;
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        return makeError("cannot write ", path, ": ", errnoText(err));
+      }
+      part.remove_prefix(size_t(n));
     }
   }
-  if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
-    llvm::sys::fs::remove(tmp);
-    return llvm::createStringError("cannot move " + path + " into place: " + ec.message());
+  if (::close(fd) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return makeError("cannot write ", path, ": ", errnoText(err));
   }
-  return llvm::Error::success();
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return makeError("cannot move ", path, " into place: ", errnoText(err));
+  }
+  return Error::success();
 }
 
-static constexpr llvm::StringLiteral kFingerprintFile = "FINGERPRINT";
-
-llvm::Error DiskCache::store(llvm::StringRef name, const Entry &entry) const {
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-    return llvm::createStringError("cannot create cache directory " + dir + ": " + ec.message());
-  llvm::SmallString<256> fpPath(dir);
-  llvm::sys::path::append(fpPath, kFingerprintFile);
-  if (!llvm::sys::fs::exists(fpPath))
-    if (llvm::Error e = writeAtomically(std::string(fpPath), {fingerprint}))
+Error DiskCache::store(std::string_view name, const Entry &entry) const {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    return makeError("cannot create cache directory ", dir, ": ", ec.message());
+  std::string fpPath = (fs::path(dir) / kFingerprintFile).string();
+  if (!fs::exists(fpPath, ec))
+    if (Error e = writeAtomically(fpPath, {fingerprint}))
       return e;
 
-  std::string header;
-  auto le = [&](auto v) {
-    char b[sizeof(v)];
-    llvm::support::endian::write<decltype(v), llvm::endianness::little>(b, v);
-    header.append(b, sizeof(v));
-  };
-  header += kMagic;
-  le(uint32_t(name.size()));
+  std::string header(kMagic);
+  appendLittleEndian(header, uint32_t(name.size()));
   header += name;
-  le(uint32_t(fingerprint.size()));
+  appendLittleEndian(header, uint32_t(fingerprint.size()));
   header += fingerprint;
   header.push_back(char(entry.format));
-  le(uint64_t(entry.payload.size()));
-  le(checksum(name, fingerprint, entry.format, entry.payload));
+  appendLittleEndian(header, uint64_t(entry.payload.size()));
+  appendLittleEndian(header, checksum(name, fingerprint, entry.format, entry.payload));
   return writeAtomically(pathFor(name), {header, entry.payload});
 }
 
-llvm::Expected<std::string> DiskCache::findFingerprint(llvm::StringRef root,
-                                                       llvm::StringRef identity) {
+/// `s` without trailing characters from `chars`.
+static std::string_view trimRight(std::string_view s, std::string_view chars) {
+  size_t end = s.find_last_not_of(chars);
+  return end == std::string_view::npos ? std::string_view() : s.substr(0, end + 1);
+}
+
+Expected<std::string> DiskCache::findFingerprint(std::string_view root, std::string_view identity) {
   std::vector<std::string> matches;
   std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(root, ec), end; it != end && !ec; it.increment(ec)) {
-    llvm::SmallString<256> p(it->path());
-    llvm::sys::path::append(p, kFingerprintFile);
-    auto buf = llvm::MemoryBuffer::getFile(p, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-    if (!buf)
-      continue; // not a fingerprint directory (or one from before FINGERPRINT existed)
-    llvm::StringRef fp = (*buf)->getBuffer();
+  for (fs::directory_iterator it(root, ec), end; it != end && !ec; it.increment(ec)) {
+    auto [fp, err] = readFile((it->path() / kFingerprintFile).string());
+    if (err)
+      continue; // not a fingerprint directory
     // Only trust a directory whose name is the hash of what it claims to hold.
-    if (fp.starts_with(identity) &&
-        llvm::sys::path::filename(it->path()) == fingerprintDirName(fp))
-      matches.push_back(fp.str());
+    if (fp.compare(0, identity.size(), identity) == 0 &&
+        it->path().filename() == fingerprintDirName(fp))
+      matches.push_back(std::move(fp));
   }
+  std::string_view who = trimRight(identity, "; ");
   if (ec)
-    return llvm::createStringError("cannot read AOT cache directory " + root + ": " + ec.message());
+    return makeError("cannot read AOT cache directory ", root, ": ", ec.message());
   if (matches.empty())
-    return llvm::createStringError("no kernels built by '" + identity.rtrim("; ") + "' under " +
-                                   root);
+    return makeError("no kernels built by '", who, "' under ", root);
   if (matches.size() > 1)
-    return llvm::createStringError(llvm::Twine(matches.size()) + " compiler fingerprints under " +
-                                   root + " start with '" + identity.rtrim("; ") +
-                                   "'; keep one AOT cache per directory");
-  return matches.front();
+    return makeError(matches.size(), " compiler fingerprints under ", root, " start with '", who,
+                     "'; keep one AOT cache per directory");
+  return std::move(matches.front());
 }
 
 } // namespace mxfp4

@@ -8,9 +8,8 @@
 #include "mxfp4/Format/E8M0.h"
 #include "mxfp4/Support/BF16.h"
 
-#include "llvm/ADT/StringSwitch.h"
-#include "llvm/Support/MathExtras.h"
-
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 
@@ -19,9 +18,9 @@ namespace mxfp4 {
 static constexpr ScaleRounding kAllModes[] = {ScaleRounding::RoundUp, ScaleRounding::Even,
                                               ScaleRounding::Floor, ScaleRounding::Nearest};
 
-llvm::ArrayRef<ScaleRounding> allScaleRoundings() { return kAllModes; }
+Span<ScaleRounding> allScaleRoundings() { return kAllModes; }
 
-llvm::StringRef toString(ScaleRounding mode) {
+std::string_view toString(ScaleRounding mode) {
   switch (mode) {
   case ScaleRounding::RoundUp:
     return "roundup";
@@ -35,13 +34,15 @@ llvm::StringRef toString(ScaleRounding mode) {
   return "invalid";
 }
 
-std::optional<ScaleRounding> parseScaleRounding(llvm::StringRef name) {
-  return llvm::StringSwitch<std::optional<ScaleRounding>>(name.lower())
-      .Case("roundup", ScaleRounding::RoundUp)
-      .Case("even", ScaleRounding::Even)
-      .Case("floor", ScaleRounding::Floor)
-      .Case("nearest", ScaleRounding::Nearest)
-      .Default(std::nullopt);
+std::optional<ScaleRounding> parseScaleRounding(std::string_view name) {
+  for (ScaleRounding mode : kAllModes) {
+    std::string_view want = toString(mode);
+    if (name.size() == want.size() &&
+        std::equal(name.begin(), name.end(), want.begin(),
+                   [](char a, char b) { return std::tolower((unsigned char)a) == b; }))
+      return mode;
+  }
+  return std::nullopt;
 }
 
 static uint32_t expField(uint32_t bits) { return (bits >> 23) & 0xFF; }
@@ -81,7 +82,7 @@ static uint8_t floorMode(uint32_t amaxBits) {
   if (e != 0)
     log2Floor = int32_t(e) - 127;
   else if ((amaxBits & 0x7FFFFFu) != 0) // subnormal: position of the top bit
-    log2Floor = -149 + int32_t(llvm::Log2_32(amaxBits & 0x7FFFFFu));
+    log2Floor = -149 + int32_t(31 - __builtin_clz(amaxBits & 0x7FFFFFu));
   else
     log2Floor = -126; // microxcaling maps amax == 0 to FP32_MIN_NORMAL
   return uint8_t(std::max(log2Floor - 2, -127) + 127);

@@ -8,9 +8,6 @@
 #include "mxfp4/Format/Layout.h"
 #include "mxfp4/Support/Parallel.h"
 
-#include "llvm/ADT/StringSwitch.h"
-#include "llvm/Support/MathExtras.h"
-
 namespace mxfp4 {
 
 namespace {
@@ -32,9 +29,7 @@ struct ScaleLayoutInfo {
 };
 } // namespace
 
-static int64_t rowMajorWeight(int64_t kBytes, int64_t row, int64_t kb) {
-  return row * kBytes + kb;
-}
+static int64_t rowMajorWeight(int64_t kBytes, int64_t row, int64_t kb) { return row * kBytes + kb; }
 
 // shuffle_weight(layout=(16,16)): view (N/16, 16, Kb/32, 2, 16), permute (0,2,3,1,4).
 static int64_t gfx950Weight(int64_t kBytes, int64_t row, int64_t kb) {
@@ -55,8 +50,8 @@ static int64_t rowMajorScale(StorageShape s, int64_t row, int64_t kblock) {
 
 // mx_scale_shuffle_idx: view (rows/32, 2, 16, cols/8, 2, 4), permute (0,3,5,2,4,1).
 static int64_t gfx950Scale(StorageShape s, int64_t x, int64_t y) {
-  return (x / 32) * 32 * s.cols + (y / 8) * 256 + (y % 4) * 64 + (x % 16) * 4 +
-         ((y % 8) / 4) * 2 + (x % 32) / 16;
+  return (x / 32) * 32 * s.cols + (y / 8) * 256 + (y % 4) * 64 + (x % 16) * 4 + ((y % 8) / 4) * 2 +
+         (x % 32) / 16;
 }
 
 // shuffle_scale_n32k4: per 32 rows, dword (kblock/4, row%32) holds kblocks 4j..4j+3.
@@ -94,50 +89,48 @@ static_assert(kScaleLayouts[size_t(ScaleLayout::Sm90Mma16)].id == ScaleLayout::S
 static const WeightLayoutInfo &info(WeightLayout l) { return kWeightLayouts[size_t(l)]; }
 static const ScaleLayoutInfo &info(ScaleLayout l) { return kScaleLayouts[size_t(l)]; }
 
-llvm::StringRef toString(WeightLayout layout) { return info(layout).name; }
-llvm::StringRef toString(ScaleLayout layout) { return info(layout).name; }
+std::string_view toString(WeightLayout layout) { return info(layout).name; }
+std::string_view toString(ScaleLayout layout) { return info(layout).name; }
 
-std::optional<WeightLayout> parseWeightLayout(llvm::StringRef name) {
+std::optional<WeightLayout> parseWeightLayout(std::string_view name) {
   for (const WeightLayoutInfo &l : kWeightLayouts)
     if (name == l.name)
       return l.id;
   return std::nullopt;
 }
 
-std::optional<ScaleLayout> parseScaleLayout(llvm::StringRef name) {
+std::optional<ScaleLayout> parseScaleLayout(std::string_view name) {
   for (const ScaleLayoutInfo &l : kScaleLayouts)
     if (name == l.name)
       return l.id;
   return std::nullopt;
 }
 
-llvm::Error checkWeightShape(WeightLayout layout, int64_t n, int64_t kBytes) {
+Error checkWeightShape(WeightLayout layout, int64_t n, int64_t kBytes) {
   const WeightLayoutInfo &l = info(layout);
   if (n <= 0 || kBytes <= 0)
-    return llvm::createStringError("weight layout %s: shape [%lld, %lld] must be positive",
-                                   l.name, (long long)n, (long long)kBytes);
+    return errorf("weight layout %s: shape [%lld, %lld] must be positive", l.name, (long long)n,
+                  (long long)kBytes);
   if (n % l.rowMultiple != 0 || kBytes % l.byteMultiple != 0)
-    return llvm::createStringError(
+    return errorf(
         "weight layout %s needs N %% %lld == 0 and K/2 %% %lld == 0 (K %% %lld == 0); got N = "
         "%lld, K = %lld",
         l.name, (long long)l.rowMultiple, (long long)l.byteMultiple,
         (long long)(2 * l.byteMultiple), (long long)n, (long long)(2 * kBytes));
-  return llvm::Error::success();
+  return Error::success();
 }
 
 int64_t weightOffset(WeightLayout layout, int64_t kBytes, int64_t row, int64_t kb) {
   return info(layout).offset(kBytes, row, kb);
 }
 
-static llvm::Expected<std::vector<uint8_t>> permuteWeight(WeightLayout layout,
-                                                          llvm::ArrayRef<uint8_t> w, int64_t n,
-                                                          int64_t kBytes, bool inverse) {
-  if (llvm::Error e = checkWeightShape(layout, n, kBytes))
-    return std::move(e);
+static Expected<std::vector<uint8_t>> permuteWeight(WeightLayout layout, Span<uint8_t> w, int64_t n,
+                                                    int64_t kBytes, bool inverse) {
+  if (Error e = checkWeightShape(layout, n, kBytes))
+    return e;
   if (w.size() != size_t(n * kBytes))
-    return llvm::createStringError("weight [%lld, %lld bytes] needs %lld bytes, got %zu",
-                                   (long long)n, (long long)kBytes, (long long)(n * kBytes),
-                                   w.size());
+    return errorf("weight [%lld, %lld bytes] needs %lld bytes, got %zu", (long long)n,
+                  (long long)kBytes, (long long)(n * kBytes), w.size());
   std::vector<uint8_t> out(w.size());
   auto offset = info(layout).offset;
   parallelFor(n, 64, [&](int64_t begin, int64_t end) {
@@ -153,46 +146,42 @@ static llvm::Expected<std::vector<uint8_t>> permuteWeight(WeightLayout layout,
   return out;
 }
 
-llvm::Expected<std::vector<uint8_t>> shuffleWeight(WeightLayout layout,
-                                                   llvm::ArrayRef<uint8_t> w, int64_t n,
-                                                   int64_t kBytes) {
+Expected<std::vector<uint8_t>> shuffleWeight(WeightLayout layout, Span<uint8_t> w, int64_t n,
+                                             int64_t kBytes) {
   return permuteWeight(layout, w, n, kBytes, /*inverse=*/false);
 }
 
-llvm::Expected<std::vector<uint8_t>> unshuffleWeight(WeightLayout layout,
-                                                     llvm::ArrayRef<uint8_t> w, int64_t n,
-                                                     int64_t kBytes) {
+Expected<std::vector<uint8_t>> unshuffleWeight(WeightLayout layout, Span<uint8_t> w, int64_t n,
+                                               int64_t kBytes) {
   return permuteWeight(layout, w, n, kBytes, /*inverse=*/true);
 }
 
 StorageShape scaleStorageShape(ScaleLayout layout, int64_t rows, int64_t kBlocks) {
   const ScaleLayoutInfo &l = info(layout);
-  return {int64_t(llvm::alignTo(uint64_t(rows), uint64_t(l.rowPad))),
-          int64_t(llvm::alignTo(uint64_t(kBlocks), uint64_t(l.blockPad)))};
+  auto alignUp = [](int64_t x, int64_t a) { return (x + a - 1) / a * a; };
+  return {alignUp(rows, l.rowPad), alignUp(kBlocks, l.blockPad)};
 }
 
 int64_t scaleOffset(ScaleLayout layout, StorageShape storage, int64_t row, int64_t kblock) {
   return info(layout).offset(storage, row, kblock);
 }
 
-static llvm::Error checkScaleInput(ScaleLayout layout, size_t size, int64_t rows,
-                                   int64_t kBlocks, size_t expected) {
+static Error checkScaleInput(ScaleLayout layout, size_t size, int64_t rows, int64_t kBlocks,
+                             size_t expected) {
   if (rows < 0 || kBlocks <= 0)
-    return llvm::createStringError("scale layout %s: shape [%lld, %lld] is invalid",
-                                   info(layout).name, (long long)rows, (long long)kBlocks);
+    return errorf("scale layout %s: shape [%lld, %lld] is invalid", info(layout).name,
+                  (long long)rows, (long long)kBlocks);
   if (size != expected)
-    return llvm::createStringError("scale layout %s: [%lld, %lld] scales need %zu bytes here, "
-                                   "got %zu",
-                                   info(layout).name, (long long)rows, (long long)kBlocks,
-                                   expected, size);
-  return llvm::Error::success();
+    return errorf("scale layout %s: [%lld, %lld] scales need %zu bytes here, "
+                  "got %zu",
+                  info(layout).name, (long long)rows, (long long)kBlocks, expected, size);
+  return Error::success();
 }
 
-llvm::Expected<std::vector<uint8_t>> shuffleScales(ScaleLayout layout,
-                                                   llvm::ArrayRef<uint8_t> s, int64_t rows,
-                                                   int64_t kBlocks) {
-  if (llvm::Error e = checkScaleInput(layout, s.size(), rows, kBlocks, size_t(rows * kBlocks)))
-    return std::move(e);
+Expected<std::vector<uint8_t>> shuffleScales(ScaleLayout layout, Span<uint8_t> s, int64_t rows,
+                                             int64_t kBlocks) {
+  if (Error e = checkScaleInput(layout, s.size(), rows, kBlocks, size_t(rows * kBlocks)))
+    return e;
   StorageShape st = scaleStorageShape(layout, rows, kBlocks);
   std::vector<uint8_t> out(size_t(st.bytes()), kScalePadByte);
   auto offset = info(layout).offset;
@@ -202,12 +191,11 @@ llvm::Expected<std::vector<uint8_t>> shuffleScales(ScaleLayout layout,
   return out;
 }
 
-llvm::Expected<std::vector<uint8_t>> unshuffleScales(ScaleLayout layout,
-                                                     llvm::ArrayRef<uint8_t> s, int64_t rows,
-                                                     int64_t kBlocks) {
+Expected<std::vector<uint8_t>> unshuffleScales(ScaleLayout layout, Span<uint8_t> s, int64_t rows,
+                                               int64_t kBlocks) {
   StorageShape st = scaleStorageShape(layout, rows, kBlocks);
-  if (llvm::Error e = checkScaleInput(layout, s.size(), rows, kBlocks, size_t(st.bytes())))
-    return std::move(e);
+  if (Error e = checkScaleInput(layout, s.size(), rows, kBlocks, size_t(st.bytes())))
+    return e;
   std::vector<uint8_t> out(size_t(rows * kBlocks));
   auto offset = info(layout).offset;
   for (int64_t r = 0; r < rows; ++r)

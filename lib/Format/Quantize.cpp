@@ -27,29 +27,28 @@ uint8_t quantizeBlock(const float *x, ScaleRounding mode, uint8_t *packed) {
   return scale;
 }
 
-llvm::Error checkQuantizeShape(int64_t rows, int64_t cols, size_t elements) {
+Error checkQuantizeShape(int64_t rows, int64_t cols, size_t elements) {
   if (rows < 0 || cols <= 0)
-    return llvm::createStringError("mxfp4 quantize: shape [%lld, %lld] is invalid; rows must be "
-                                   ">= 0 and K > 0",
-                                   (long long)rows, (long long)cols);
+    return errorf("mxfp4 quantize: shape [%lld, %lld] is invalid; rows must be "
+                  ">= 0 and K > 0",
+                  (long long)rows, (long long)cols);
   if (cols % kBlockSize != 0)
-    return llvm::createStringError("mxfp4 quantize: K = %lld is not a multiple of %lld (one E8M0 "
-                                   "scale covers %lld elements); pad K to %lld",
-                                   (long long)cols, (long long)kBlockSize, (long long)kBlockSize,
-                                   (long long)((cols + kBlockSize - 1) / kBlockSize * kBlockSize));
+    return errorf("mxfp4 quantize: K = %lld is not a multiple of %lld (one E8M0 "
+                  "scale covers %lld elements); pad K to %lld",
+                  (long long)cols, (long long)kBlockSize, (long long)kBlockSize,
+                  (long long)((cols + kBlockSize - 1) / kBlockSize * kBlockSize));
   if (uint64_t(rows) * uint64_t(cols) != elements)
-    return llvm::createStringError("mxfp4 quantize: shape [%lld, %lld] needs %llu elements but "
-                                   "the input holds %zu",
-                                   (long long)rows, (long long)cols,
-                                   (unsigned long long)(rows * cols), elements);
-  return llvm::Error::success();
+    return errorf("mxfp4 quantize: shape [%lld, %lld] needs %llu elements but "
+                  "the input holds %zu",
+                  (long long)rows, (long long)cols, (unsigned long long)(rows * cols), elements);
+  return Error::success();
 }
 
 template <typename T, typename ToFloat>
-static llvm::Expected<MxMatrix> quantizeImpl(llvm::ArrayRef<T> x, int64_t rows, int64_t cols,
-                                             ScaleRounding mode, ToFloat toFloat) {
-  if (llvm::Error e = checkQuantizeShape(rows, cols, x.size()))
-    return std::move(e);
+static Expected<MxMatrix> quantizeImpl(Span<T> x, int64_t rows, int64_t cols, ScaleRounding mode,
+                                       ToFloat toFloat) {
+  if (Error e = checkQuantizeShape(rows, cols, x.size()))
+    return e;
   MxMatrix m;
   m.rows = rows;
   m.cols = cols;
@@ -68,13 +67,11 @@ static llvm::Expected<MxMatrix> quantizeImpl(llvm::ArrayRef<T> x, int64_t rows, 
   return m;
 }
 
-llvm::Expected<MxMatrix> quantizeBf16(llvm::ArrayRef<uint16_t> x, int64_t rows, int64_t cols,
-                                      ScaleRounding mode) {
+Expected<MxMatrix> quantizeBf16(Span<uint16_t> x, int64_t rows, int64_t cols, ScaleRounding mode) {
   return quantizeImpl(x, rows, cols, mode, bf16ToFloat);
 }
 
-llvm::Expected<MxMatrix> quantizeF32(llvm::ArrayRef<float> x, int64_t rows, int64_t cols,
-                                     ScaleRounding mode) {
+Expected<MxMatrix> quantizeF32(Span<float> x, int64_t rows, int64_t cols, ScaleRounding mode) {
   return quantizeImpl(x, rows, cols, mode, [](float f) { return f; });
 }
 
@@ -94,20 +91,18 @@ std::vector<double> dequantize(const MxMatrix &m) {
   return out;
 }
 
-llvm::Error verifyMatrix(const MxMatrix &m) {
+Error verifyMatrix(const MxMatrix &m) {
   if (m.rows < 0 || m.cols <= 0 || m.cols % kBlockSize != 0)
-    return llvm::createStringError("mxfp4 matrix: shape [%lld, %lld] is invalid (K must be a "
-                                   "positive multiple of 32)",
-                                   (long long)m.rows, (long long)m.cols);
+    return errorf("mxfp4 matrix: shape [%lld, %lld] is invalid (K must be a "
+                  "positive multiple of 32)",
+                  (long long)m.rows, (long long)m.cols);
   if (m.data.size() != size_t(m.rows * m.bytesPerRow()) ||
       m.scales.size() != size_t(m.rows * m.scalesPerRow()))
-    return llvm::createStringError("mxfp4 matrix [%lld, %lld]: expected %lld data bytes and %lld "
-                                   "scales, got %zu and %zu",
-                                   (long long)m.rows, (long long)m.cols,
-                                   (long long)(m.rows * m.bytesPerRow()),
-                                   (long long)(m.rows * m.scalesPerRow()), m.data.size(),
-                                   m.scales.size());
-  return llvm::Error::success();
+    return errorf("mxfp4 matrix [%lld, %lld]: expected %lld data bytes and %lld "
+                  "scales, got %zu and %zu",
+                  (long long)m.rows, (long long)m.cols, (long long)(m.rows * m.bytesPerRow()),
+                  (long long)(m.rows * m.scalesPerRow()), m.data.size(), m.scales.size());
+  return Error::success();
 }
 
 } // namespace mxfp4

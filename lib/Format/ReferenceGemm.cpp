@@ -94,36 +94,35 @@ static void decodeMxRow(const MxMatrix &mx, int64_t row, double *out) {
     out[c] = mx.at(row, c);
 }
 
-llvm::Expected<GemmResult> referenceGemm(const MxMatrix &a, const MxMatrix &w) {
-  if (llvm::Error e = verifyMatrix(a))
-    return std::move(e);
-  if (llvm::Error e = verifyMatrix(w))
-    return std::move(e);
+Expected<GemmResult> referenceGemm(const MxMatrix &a, const MxMatrix &w) {
+  if (Error e = verifyMatrix(a))
+    return e;
+  if (Error e = verifyMatrix(w))
+    return e;
   if (a.cols != w.cols)
-    return llvm::createStringError("reference GEMM: A has K = %lld but W has K = %lld",
-                                   (long long)a.cols, (long long)w.cols);
+    return errorf("reference GEMM: A has K = %lld but W has K = %lld", (long long)a.cols,
+                  (long long)w.cols);
   return gemmF64(
       a.rows, w.rows, a.cols, [&](int64_t r, double *out) { decodeMxRow(a, r, out); },
       [&](int64_t r, double *out) { decodeMxRow(w, r, out); });
 }
 
-llvm::Expected<GemmResult> referenceGemmQdq(llvm::ArrayRef<uint16_t> aBf16, int64_t m,
-                                            int64_t k, const MxMatrix &w, ScaleRounding mode) {
-  llvm::Expected<MxMatrix> qa = quantizeBf16(aBf16, m, k, mode);
+Expected<GemmResult> referenceGemmQdq(Span<uint16_t> aBf16, int64_t m, int64_t k, const MxMatrix &w,
+                                      ScaleRounding mode) {
+  Expected<MxMatrix> qa = quantizeBf16(aBf16, m, k, mode);
   if (!qa)
     return qa.takeError();
   return referenceGemm(*qa, w);
 }
 
-llvm::Expected<GemmResult> referenceGemmBf16(llvm::ArrayRef<uint16_t> aBf16, int64_t m,
-                                             llvm::ArrayRef<uint16_t> wBf16, int64_t n,
-                                             int64_t k) {
+Expected<GemmResult> referenceGemmBf16(Span<uint16_t> aBf16, int64_t m, Span<uint16_t> wBf16,
+                                       int64_t n, int64_t k) {
   if (m < 0 || n < 0 || k <= 0 || aBf16.size() != size_t(m * k) || wBf16.size() != size_t(n * k))
-    return llvm::createStringError("BF16 reference GEMM: A [%lld, %lld] and W [%lld, %lld] do not "
-                                   "match buffers of %zu and %zu elements",
-                                   (long long)m, (long long)k, (long long)n, (long long)k,
-                                   aBf16.size(), wBf16.size());
-  auto decoder = [k](llvm::ArrayRef<uint16_t> x) {
+    return errorf("BF16 reference GEMM: A [%lld, %lld] and W [%lld, %lld] do not "
+                  "match buffers of %zu and %zu elements",
+                  (long long)m, (long long)k, (long long)n, (long long)k, aBf16.size(),
+                  wBf16.size());
+  auto decoder = [k](Span<uint16_t> x) {
     return [x, k](int64_t r, double *out) {
       for (int64_t c = 0; c < k; ++c)
         out[c] = bf16ToFloat(x[size_t(r * k + c)]);
@@ -132,8 +131,7 @@ llvm::Expected<GemmResult> referenceGemmBf16(llvm::ArrayRef<uint16_t> aBf16, int
   return gemmF64(m, n, k, decoder(aBf16), decoder(wBf16));
 }
 
-ErrorStats compareToReference(llvm::ArrayRef<double> got, llvm::ArrayRef<double> ref,
-                              llvm::ArrayRef<double> absSum) {
+ErrorStats compareToReference(Span<double> got, Span<double> ref, Span<double> absSum) {
   ErrorStats s;
   double errSq = 0, refSq = 0;
   for (size_t i = 0; i < got.size() && i < ref.size(); ++i) {

@@ -30,10 +30,10 @@ const AotCache &aotCache() {
       c.unavailable = "MXFP4_DISABLE_CACHE is set";
     else if (c.dir.empty())
       c.unavailable = "no cache directory (set MXFP4_CACHE_DIR)";
-    else if (llvm::Expected<std::string> fp = DiskCache::findFingerprint(c.dir, compilerIdentity()))
+    else if (Expected<std::string> fp = DiskCache::findFingerprint(c.dir, compilerIdentity()))
       c.fingerprint = std::move(*fp);
     else
-      c.unavailable = llvm::toString(fp.takeError());
+      c.unavailable = fp.takeError().message();
     return c;
   }();
   return cache;
@@ -51,13 +51,12 @@ Jit::Options Jit::Options::fromEnv() {
 }
 
 CompileFn defaultCompileFn() {
-  return [](const KernelSpec &) -> llvm::Expected<CompiledKernel> {
+  return [](const KernelSpec &) -> Expected<CompiledKernel> {
     const std::string &why = aotCache().unavailable;
-    return llvm::createStringError(
-        "not in the AOT cache" + (why.empty() ? "" : " (" + why + ")") +
-        ", and this runtime-only build of mxfp4-jit cannot compile; fill the cache with "
-        "`mxfp4-jit-compile --cache-dir=DIR` of mxfp4-jit " +
-        version() + " for the kernels you launch");
+    return makeError("not in the AOT cache", why.empty() ? "" : " (" + why + ")",
+                     ", and this runtime-only build of mxfp4-jit cannot compile; fill the cache "
+                     "with `mxfp4-jit-compile --cache-dir=DIR` of mxfp4-jit ",
+                     version(), " for the kernels you launch");
   };
 }
 

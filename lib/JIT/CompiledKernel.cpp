@@ -4,7 +4,7 @@
 
 namespace mxfp4 {
 
-llvm::StringRef toString(BinaryFormat f) {
+std::string_view toString(BinaryFormat f) {
   switch (f) {
   case BinaryFormat::HSACO:
     return "hsaco";

@@ -7,6 +7,7 @@
 
 #include "mxfp4/JIT/Jit.h"
 #include "mxfp4/Support/Env.h"
+#include "mxfp4/Support/LLVMError.h"
 #include "mxfp4/Target/Compile.h"
 
 namespace mxfp4 {
@@ -21,7 +22,7 @@ Jit::Options Jit::Options::fromEnv() {
 }
 
 CompileFn defaultCompileFn() {
-  return [](const KernelSpec &spec) { return compileKernel(spec); };
+  return [](const KernelSpec &spec) { return fromLLVM(compileKernel(spec)); };
 }
 
 } // namespace mxfp4

@@ -3,12 +3,11 @@
 #include "mxfp4/JIT/Jit.h"
 #include "mxfp4/Cache/DiskCache.h"
 
-#include "llvm/ADT/StringMap.h"
-#include "llvm/ADT/StringSet.h"
-#include "llvm/Support/raw_ostream.h"
-
+#include <cstdio>
 #include <future>
 #include <mutex>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace mxfp4 {
 
@@ -23,17 +22,17 @@ struct Outcome {
 
 struct Jit::Impl {
   std::mutex mutex;
-  llvm::StringMap<std::shared_future<Outcome>> table;
-  std::unique_ptr<DiskCache> disk; ///< null: memory only
+  std::unordered_map<std::string, std::shared_future<Outcome>> table;
+  std::unique_ptr<DiskCache> disk;      ///< null: memory only
   std::atomic<bool> storeFailed{false}; ///< after one failed write, stop trying
   std::mutex warnMutex;
-  llvm::StringSet<> warned;
+  std::unordered_set<std::string> warned;
 
   /// Prints `message` once per `key` for the life of the process.
-  void warnOnce(llvm::StringRef key, const llvm::Twine &message) {
+  void warnOnce(const std::string &key, const std::string &message) {
     std::lock_guard<std::mutex> lock(warnMutex);
     if (warned.insert(key).second)
-      llvm::errs() << "mxfp4-jit: warning: " << message << "\n";
+      std::fprintf(stderr, "mxfp4-jit: warning: %s\n", message.c_str());
   }
 };
 
@@ -52,8 +51,7 @@ Jit &Jit::global() {
   return jit;
 }
 
-llvm::Expected<std::shared_ptr<const CompiledKernel>> Jit::get(const KernelSpec &spec,
-                                                               Source *source) {
+Expected<std::shared_ptr<const CompiledKernel>> Jit::get(const KernelSpec &spec, Source *source) {
   std::string name = spec.name();
   std::promise<Outcome> promise;
   std::shared_future<Outcome> future;
@@ -70,7 +68,7 @@ llvm::Expected<std::shared_ptr<const CompiledKernel>> Jit::get(const KernelSpec 
   if (!owner) {
     const Outcome &o = future.get();
     if (!o.kernel)
-      return llvm::createStringError(o.error);
+      return Error(o.error);
     counters.memoryHits++;
     if (source)
       *source = Source::Memory;
@@ -80,20 +78,20 @@ llvm::Expected<std::shared_ptr<const CompiledKernel>> Jit::get(const KernelSpec 
   // This thread resolves the kernel; everyone else waits on the future.
   Outcome out;
   Source from = Source::Compiled;
-  auto finish = [&]() -> llvm::Expected<std::shared_ptr<const CompiledKernel>> {
+  auto finish = [&]() -> Expected<std::shared_ptr<const CompiledKernel>> {
     promise.set_value(out);
     if (!out.kernel)
-      return llvm::createStringError(out.error);
+      return Error(out.error);
     if (source)
       *source = from;
     return out.kernel;
   };
 
   if (impl->disk) {
-    llvm::Expected<std::optional<DiskCache::Entry>> entry = impl->disk->load(name);
+    Expected<std::optional<DiskCache::Entry>> entry = impl->disk->load(name);
     if (!entry) {
       counters.corruptEntries++;
-      impl->warnOnce(name, llvm::toString(entry.takeError()) + "; rebuilding it");
+      impl->warnOnce(name, entry.takeError().message() + "; rebuilding it");
     } else if (*entry) {
       auto k = std::make_shared<CompiledKernel>();
       k->spec = spec;
@@ -111,23 +109,22 @@ llvm::Expected<std::shared_ptr<const CompiledKernel>> Jit::get(const KernelSpec 
       return finish();
     }
   } else if (opts.assertCacheHit) {
-    out.error = "MXFP4_ASSERT_CACHE_HIT is set but the disk cache is disabled, so kernel " +
-                name + " cannot be a hit";
+    out.error = "MXFP4_ASSERT_CACHE_HIT is set but the disk cache is disabled, so kernel " + name +
+                " cannot be a hit";
     return finish();
   }
 
-  llvm::Expected<CompiledKernel> compiled = compile(spec);
+  Expected<CompiledKernel> compiled = compile(spec);
   if (!compiled) {
-    out.error = "compiling " + name + ": " + llvm::toString(compiled.takeError());
+    out.error = "compiling " + name + ": " + compiled.takeError().message();
     return finish();
   }
   counters.compiles++;
   out.kernel = std::make_shared<CompiledKernel>(std::move(*compiled));
   if (impl->disk && !impl->storeFailed)
-    if (llvm::Error e = impl->disk->store(name, {uint8_t(out.kernel->format), out.kernel->binary})) {
+    if (Error e = impl->disk->store(name, {uint8_t(out.kernel->format), out.kernel->binary})) {
       impl->storeFailed = true;
-      impl->warnOnce("<store>", llvm::toString(std::move(e)) +
-                                    "; new kernels stay in memory only in this process");
+      impl->warnOnce("<store>", e.message() + "; new kernels stay in memory only in this process");
     }
   return finish();
 }

@@ -2,17 +2,15 @@
 
 #include "mxfp4/Kernels/KernelSpec.h"
 
-#include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSwitch.h"
-#include "llvm/Support/Format.h"
-
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <vector>
 
 namespace mxfp4 {
 
-llvm::StringRef toString(Arch arch) {
+std::string_view toString(Arch arch) {
   switch (arch) {
   case Arch::GFX950:
     return "gfx950";
@@ -24,18 +22,17 @@ llvm::StringRef toString(Arch arch) {
   return "invalid";
 }
 
-std::optional<Arch> parseArch(llvm::StringRef name) {
-  return llvm::StringSwitch<std::optional<Arch>>(name)
-      .Case("gfx950", Arch::GFX950)
-      .Case("gfx1250", Arch::GFX1250)
-      .Case("sm_90a", Arch::SM90A)
-      .Default(std::nullopt);
+std::optional<Arch> parseArch(std::string_view name) {
+  for (Arch a : {Arch::GFX950, Arch::GFX1250, Arch::SM90A})
+    if (name == toString(a))
+      return a;
+  return std::nullopt;
 }
 
 /// Name tokens never contain '_' (it separates fields).
-static llvm::StringRef archToken(Arch a) { return a == Arch::SM90A ? "sm90a" : toString(a); }
+static std::string_view archToken(Arch a) { return a == Arch::SM90A ? "sm90a" : toString(a); }
 
-llvm::StringRef toString(Activation act) {
+std::string_view toString(Activation act) {
   switch (act) {
   case Activation::None:
     return "none";
@@ -54,7 +51,7 @@ unsigned activationParamCount(Activation act) {
 }
 
 /// Layout names without '-' or '_': "gfx950-mfma16" -> "gfx950mfma16".
-static std::string layoutToken(llvm::StringRef name) {
+static std::string layoutToken(std::string_view name) {
   std::string s;
   for (char c : name)
     if (c != '-')
@@ -63,86 +60,104 @@ static std::string layoutToken(llvm::StringRef name) {
 }
 
 std::string KernelSpec::name() const {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "gemm_a4w4_" << archToken(arch) << "_n" << n << "_k" << k << "_bm" << bm << "_bn" << bn
-     << "_bk" << bk << "_ks" << splitK << "_" << toString(rounding) << "_w" << layoutToken(toString(weightLayout))
-     << "_s" << layoutToken(toString(scaleLayout)) << "_a" << toString(activation);
+  std::string s =
+      strCat("gemm_a4w4_", archToken(arch), "_n", n, "_k", k, "_bm", bm, "_bn", bn, "_bk", bk,
+             "_ks", splitK, "_", toString(rounding), "_w", layoutToken(toString(weightLayout)),
+             "_s", layoutToken(toString(scaleLayout)), "_a", toString(activation));
   for (unsigned i = 0; i < activationParamCount(activation); ++i) {
     uint32_t bits;
     std::memcpy(&bits, &activationParams[i], 4);
-    os << "_f" << llvm::format_hex_no_prefix(bits, 8);
+    char hex[16];
+    std::snprintf(hex, sizeof(hex), "_f%08x", bits);
+    s += hex;
   }
-  os << (epilogue == Epilogue::BF16DumpQuant ? "_ebf16dq" : "_ebf16");
+  s += epilogue == Epilogue::BF16DumpQuant ? "_ebf16dq" : "_ebf16";
   return s;
+}
+
+static bool isLowerOrDigit(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+static bool isDigit(char c) { return c >= '0' && c <= '9'; }
+static bool isLowerHex(char c) { return isDigit(c) || (c >= 'a' && c <= 'f'); }
+
+/// Removes `prefix` from the front of `s` if it is there.
+static bool consumeFront(std::string_view &s, std::string_view prefix) {
+  if (s.substr(0, prefix.size()) != prefix)
+    return false;
+  s.remove_prefix(prefix.size());
+  return true;
 }
 
 namespace {
 /// Walks the '_'-separated tokens of a name, producing errors that quote it.
 class NameParser {
 public:
-  explicit NameParser(llvm::StringRef name) : name(name) {
-    name.split(tokens, '_', /*MaxSplit=*/-1, /*KeepEmpty=*/true);
+  explicit NameParser(std::string_view name) : name(name) {
+    for (size_t begin = 0;;) {
+      size_t end = name.find('_', begin);
+      tokens.push_back(name.substr(begin, end == std::string_view::npos ? end : end - begin));
+      if (end == std::string_view::npos)
+        break;
+      begin = end + 1;
+    }
   }
 
-  llvm::Error error(const llvm::Twine &what) const {
-    std::string shown = name.size() > 160 ? (name.take_front(160) + "...").str() : name.str();
-    return llvm::createStringError("kernel name '" + shown + "': " + what);
+  template <typename... Parts> Error error(const Parts &...what) const {
+    std::string shown = name.size() > 160 ? strCat(name.substr(0, 160), "...") : std::string(name);
+    return makeError("kernel name '", shown, "': ", what...);
   }
   bool done() const { return pos >= tokens.size(); }
-  llvm::Expected<llvm::StringRef> next(const llvm::Twine &what) {
+  template <typename... Parts> Expected<std::string_view> next(const Parts &...what) {
     if (done())
-      return error("ends early; expected " + what);
+      return error("ends early; expected ", what...);
     return tokens[pos++];
   }
   /// A token `prefix<digits>`, canonical (no leading zeros, at most 9 digits).
-  llvm::Expected<int64_t> number(llvm::StringRef prefix) {
-    llvm::Expected<llvm::StringRef> tok = next("'" + prefix + "<number>'");
+  Expected<int64_t> number(std::string_view prefix) {
+    Expected<std::string_view> tok = next("'", prefix, "<number>'");
     if (!tok)
       return tok.takeError();
-    llvm::StringRef digits = *tok;
-    if (!digits.consume_front(prefix) || digits.empty() || digits.size() > 9 ||
-        !llvm::all_of(digits, llvm::isDigit) || (digits.size() > 1 && digits[0] == '0'))
-      return error("expected '" + prefix + "<number>' at field " + llvm::Twine(pos) + ", got '" +
-                   *tok + "'");
+    std::string_view digits = *tok;
+    if (!consumeFront(digits, prefix) || digits.empty() || digits.size() > 9 ||
+        !std::all_of(digits.begin(), digits.end(), isDigit) ||
+        (digits.size() > 1 && digits[0] == '0'))
+      return error("expected '", prefix, "<number>' at field ", pos, ", got '", *tok, "'");
     int64_t v = 0;
-    digits.getAsInteger(10, v);
+    for (char c : digits)
+      v = v * 10 + (c - '0');
     return v;
   }
   /// A token `prefix<word>`; returns the word.
-  llvm::Expected<llvm::StringRef> tagged(llvm::StringRef prefix, const llvm::Twine &what) {
-    llvm::Expected<llvm::StringRef> tok = next(what);
+  Expected<std::string_view> tagged(std::string_view prefix, std::string_view what) {
+    Expected<std::string_view> tok = next(what);
     if (!tok)
       return tok.takeError();
-    llvm::StringRef word = *tok;
-    if (!word.consume_front(prefix))
-      return error("expected " + what + " at field " + llvm::Twine(pos) + ", got '" + *tok + "'");
+    std::string_view word = *tok;
+    if (!consumeFront(word, prefix))
+      return error("expected ", what, " at field ", pos, ", got '", *tok, "'");
     return word;
   }
   size_t position() const { return pos; }
 
 private:
-  llvm::StringRef name;
-  llvm::SmallVector<llvm::StringRef> tokens;
+  std::string_view name;
+  std::vector<std::string_view> tokens;
   size_t pos = 0;
 };
 } // namespace
 
-llvm::Expected<KernelSpec> parseKernelName(llvm::StringRef name) {
+Expected<KernelSpec> parseKernelName(std::string_view name) {
   NameParser p(name);
   if (name.empty())
     return p.error("is empty");
   for (char c : name)
-    if (!(llvm::isLower(c) || llvm::isDigit(c) || c == '_'))
+    if (!(isLowerOrDigit(c) || c == '_'))
       return p.error("contains a character outside [a-z0-9_]");
   KernelSpec s;
   auto t0 = p.next("the op"), t1 = p.next("the op");
   if (!t0 || !t1 || *t0 != "gemm" || *t1 != "a4w4") {
-    llvm::consumeError(t0.takeError());
-    llvm::consumeError(t1.takeError());
     return p.error("unknown op; expected it to start with 'gemm_a4w4_'");
   }
-  llvm::Expected<llvm::StringRef> arch = p.next("the target");
+  Expected<std::string_view> arch = p.next("the target");
   if (!arch)
     return arch.takeError();
   if (*arch == "sm90a")
@@ -150,39 +165,40 @@ llvm::Expected<KernelSpec> parseKernelName(llvm::StringRef name) {
   else if (std::optional<Arch> a = parseArch(*arch); a && *arch != "sm_90a")
     s.arch = *a;
   else
-    return p.error("unknown target '" + *arch + "'; expected gfx950, gfx1250 or sm90a");
+    return p.error("unknown target '", *arch, "'; expected gfx950, gfx1250 or sm90a");
   for (auto [prefix, field] : {std::pair<const char *, int64_t *>{"n", &s.n},
                                {"k", &s.k},
                                {"bm", &s.bm},
                                {"bn", &s.bn},
                                {"bk", &s.bk},
                                {"ks", &s.splitK}}) {
-    llvm::Expected<int64_t> v = p.number(prefix);
+    Expected<int64_t> v = p.number(prefix);
     if (!v)
       return v.takeError();
     *field = *v;
   }
-  llvm::Expected<llvm::StringRef> rounding = p.next("the scale rounding");
+  Expected<std::string_view> rounding = p.next("the scale rounding");
   if (!rounding)
     return rounding.takeError();
   std::optional<ScaleRounding> r = parseScaleRounding(*rounding);
   if (!r || *rounding != toString(*r))
-    return p.error("unknown scale rounding '" + *rounding +
+    return p.error("unknown scale rounding '", *rounding,
                    "'; expected roundup, even, floor or nearest");
   s.rounding = *r;
 
-  llvm::Expected<llvm::StringRef> wl = p.tagged("w", "the weight layout 'w<layout>'");
+  Expected<std::string_view> wl = p.tagged("w", "the weight layout 'w<layout>'");
   if (!wl)
     return wl.takeError();
   std::optional<WeightLayout> w;
-  for (WeightLayout l : {WeightLayout::RowMajor, WeightLayout::Gfx950Mfma16, WeightLayout::Sm90Mma16})
+  for (WeightLayout l :
+       {WeightLayout::RowMajor, WeightLayout::Gfx950Mfma16, WeightLayout::Sm90Mma16})
     if (*wl == layoutToken(toString(l)))
       w = l;
   if (!w)
-    return p.error("unknown weight layout '" + *wl + "'");
+    return p.error("unknown weight layout '", *wl, "'");
   s.weightLayout = *w;
 
-  llvm::Expected<llvm::StringRef> sl = p.tagged("s", "the scale layout 's<layout>'");
+  Expected<std::string_view> sl = p.tagged("s", "the scale layout 's<layout>'");
   if (!sl)
     return sl.takeError();
   std::optional<ScaleLayout> sc;
@@ -191,10 +207,10 @@ llvm::Expected<KernelSpec> parseKernelName(llvm::StringRef name) {
     if (*sl == layoutToken(toString(l)))
       sc = l;
   if (!sc)
-    return p.error("unknown scale layout '" + *sl + "'");
+    return p.error("unknown scale layout '", *sl, "'");
   s.scaleLayout = *sc;
 
-  llvm::Expected<llvm::StringRef> act = p.tagged("a", "the activation 'a<kind>'");
+  Expected<std::string_view> act = p.tagged("a", "the activation 'a<kind>'");
   if (!act)
     return act.takeError();
   std::optional<Activation> a;
@@ -202,94 +218,94 @@ llvm::Expected<KernelSpec> parseKernelName(llvm::StringRef name) {
     if (*act == toString(x))
       a = x;
   if (!a)
-    return p.error("unknown activation '" + *act + "'");
+    return p.error("unknown activation '", *act, "'");
   s.activation = *a;
   for (unsigned i = 0; i < activationParamCount(*a); ++i) {
-    llvm::Expected<llvm::StringRef> hex = p.tagged("f", "an activation parameter 'f<8 hex digits>'");
+    Expected<std::string_view> hex = p.tagged("f", "an activation parameter 'f<8 hex digits>'");
     if (!hex)
       return hex.takeError();
     uint32_t bits = 0;
-    if (hex->size() != 8 || !llvm::all_of(*hex, llvm::isHexDigit) || hex->getAsInteger(16, bits) ||
-        hex->lower() != hex->str())
-      return p.error("activation parameter '" + *hex + "' is not 8 lower-case hex digits");
+    if (hex->size() != 8 || !std::all_of(hex->begin(), hex->end(), isLowerHex))
+      return p.error("activation parameter '", *hex, "' is not 8 lower-case hex digits");
+    for (char c : *hex)
+      bits = bits * 16 + uint32_t(isDigit(c) ? c - '0' : c - 'a' + 10);
     std::memcpy(&s.activationParams[i], &bits, 4);
   }
-  llvm::Expected<llvm::StringRef> ep = p.tagged("e", "the epilogue 'e<kind>'");
+  Expected<std::string_view> ep = p.tagged("e", "the epilogue 'e<kind>'");
   if (!ep)
     return ep.takeError();
   if (*ep == "bf16dq")
     s.epilogue = Epilogue::BF16DumpQuant;
   else if (*ep != "bf16")
-    return p.error("unknown epilogue '" + *ep + "'; expected bf16 or bf16dq");
+    return p.error("unknown epilogue '", *ep, "'; expected bf16 or bf16dq");
   if (!p.done())
     return p.error("has trailing fields after the epilogue");
-  if (llvm::Error e = verifyKernelSpec(s))
-    return p.error(llvm::toString(std::move(e)));
+  if (Error e = verifyKernelSpec(s))
+    return p.error(e.message());
   return s;
 }
 
 /// Checks shared by every target: positive shapes, divisibility by the tile,
 /// the layouts and the activation.
-static llvm::Error verifyCommon(const KernelSpec &s, WeightLayout wl, ScaleLayout sl) {
-  llvm::StringRef arch = toString(s.arch);
-  auto fail = [](const llvm::Twine &msg) { return llvm::createStringError(msg.str()); };
+static Error verifyCommon(const KernelSpec &s, WeightLayout wl, ScaleLayout sl) {
+  std::string_view arch = toString(s.arch);
+  auto fail = [](const auto &...parts) { return makeError(parts...); };
   if (s.n <= 0 || s.k <= 0)
-    return fail("gemm_a4w4: N and K must be positive, got N = " + llvm::Twine(s.n) +
-                ", K = " + llvm::Twine(s.k));
+    return fail("gemm_a4w4: N and K must be positive, got N = ", s.n, ", K = ", s.k);
   if (s.n % s.bn != 0)
-    return fail("gemm_a4w4 on " + arch + " needs N % " + llvm::Twine(s.bn) + " == 0 (the N tile is " +
-                llvm::Twine(s.bn) + "); got N = " + llvm::Twine(s.n));
+    return fail("gemm_a4w4 on ", arch, " needs N % ", s.bn, " == 0 (the N tile is ", s.bn,
+                "); got N = ", s.n);
   if (s.k % 128 != 0)
-    return fail("gemm_a4w4 on " + arch + " needs K % 128 == 0 (one MMA K step covers 128 K); "
-                "got K = " + llvm::Twine(s.k));
+    return fail("gemm_a4w4 on ", arch,
+                " needs K % 128 == 0 (one MMA K step covers 128 K); "
+                "got K = ",
+                s.k);
   if ((s.bk != 128 && s.bk != 256) || s.k % s.bk != 0)
-    return fail("gemm_a4w4: BK must be 128 or 256 and divide K = " + llvm::Twine(s.k) + ", got " +
-                llvm::Twine(s.bk));
+    return fail("gemm_a4w4: BK must be 128 or 256 and divide K = ", s.k, ", got ", s.bk);
   if (s.weightLayout != wl)
-    return fail("gemm_a4w4 on " + arch + " reads weights in the " + toString(wl) + " layout");
+    return fail("gemm_a4w4 on ", arch, " reads weights in the ", toString(wl), " layout");
   if (s.scaleLayout != sl)
-    return fail("gemm_a4w4 on " + arch + " reads weight scales in the " + toString(sl) +
-                " layout");
+    return fail("gemm_a4w4 on ", arch, " reads weight scales in the ", toString(sl), " layout");
   if (s.activation == Activation::Swiglu || s.activation == Activation::Situv2)
-    return fail("activation " + toString(s.activation) +
+    return fail("activation ", toString(s.activation),
                 " needs gate and up tiles (MoE stage 1); the dense GEMM takes none or silu");
-  return llvm::Error::success();
+  return Error::success();
 }
 
-llvm::Error verifyKernelSpec(const KernelSpec &s) {
-  llvm::StringRef arch = toString(s.arch);
-  auto fail = [](const llvm::Twine &msg) { return llvm::createStringError(msg.str()); };
+Error verifyKernelSpec(const KernelSpec &s) {
+  std::string_view arch = toString(s.arch);
+  auto fail = [](const auto &...parts) { return makeError(parts...); };
   if (s.arch == Arch::SM90A) {
     if (s.bn != 128)
-      return fail("gemm_a4w4 on sm_90a: BN must be 128 (4 warps x 32 weight rows), got " +
-                  llvm::Twine(s.bn));
+      return fail("gemm_a4w4 on sm_90a: BN must be 128 (4 warps x 32 weight rows), got ", s.bn);
     if (s.bm != 8 && s.bm != 16 && s.bm != 32 && s.bm != 64)
-      return fail("gemm_a4w4 on sm_90a: BM must be 8, 16, 32 or 64, got " + llvm::Twine(s.bm));
+      return fail("gemm_a4w4 on sm_90a: BM must be 8, 16, 32 or 64, got ", s.bm);
     if (s.splitK < 1 || (s.k / s.bk) % s.splitK != 0 || s.k / s.bk / s.splitK < 2)
-      return fail("gemm_a4w4 on sm_90a: split-K " + llvm::Twine(s.splitK) + " must divide the " +
-                  llvm::Twine(s.k / s.bk) + " K steps and leave at least 2 per split");
+      return fail("gemm_a4w4 on sm_90a: split-K ", s.splitK, " must divide the ", s.k / s.bk,
+                  " K steps and leave at least 2 per split");
     if (s.bm * s.bk > 64 * 128)
-      return fail("gemm_a4w4 on sm_90a: BM x BK = " + llvm::Twine(s.bm * s.bk) +
+      return fail("gemm_a4w4 on sm_90a: BM x BK = ", s.bm * s.bk,
                   " exceeds the 48 KiB of static shared memory (at most 8192)");
     return verifyCommon(s, WeightLayout::Sm90Mma16, ScaleLayout::Sm90Mma16);
   }
   if (s.epilogue == Epilogue::BF16DumpQuant)
-    return fail("gemm_a4w4 on " + arch + ": the quantization dump (epilogue bf16dq) is "
+    return fail("gemm_a4w4 on ", arch,
+                ": the quantization dump (epilogue bf16dq) is "
                 "implemented for sm_90a only");
   if (s.splitK != 1)
-    return fail("gemm_a4w4 on " + arch + ": split-K is implemented for sm_90a only");
+    return fail("gemm_a4w4 on ", arch, ": split-K is implemented for sm_90a only");
   if (s.bn != 256)
-    return fail("gemm_a4w4 on " + arch + ": BN must be 256, got " + llvm::Twine(s.bn));
+    return fail("gemm_a4w4 on ", arch, ": BN must be 256, got ", s.bn);
   if (s.bm != 16 && s.bm != 64)
-    return fail("gemm_a4w4: BM must be 16 or 64, got " + llvm::Twine(s.bm));
+    return fail("gemm_a4w4: BM must be 16 or 64, got ", s.bm);
   return verifyCommon(s, WeightLayout::Gfx950Mfma16,
                       s.arch == Arch::GFX1250 ? ScaleLayout::Gfx1250Wmma
                                               : ScaleLayout::Gfx950Mfma16);
 }
 
-llvm::Expected<KernelSpec> makeGemmA4W4Spec(Arch arch, int64_t n, int64_t k, int64_t bm,
-                                            ScaleRounding rounding, Activation activation,
-                                            std::array<float, 2> params) {
+Expected<KernelSpec> makeGemmA4W4Spec(Arch arch, int64_t n, int64_t k, int64_t bm,
+                                      ScaleRounding rounding, Activation activation,
+                                      std::array<float, 2> params) {
   KernelSpec s;
   s.arch = arch;
   s.n = n;
@@ -309,8 +325,8 @@ llvm::Expected<KernelSpec> makeGemmA4W4Spec(Arch arch, int64_t n, int64_t k, int
   }
   s.activation = activation;
   s.activationParams = params;
-  if (llvm::Error e = verifyKernelSpec(s))
-    return std::move(e);
+  if (Error e = verifyKernelSpec(s))
+    return e;
   return s;
 }
 

@@ -4,10 +4,9 @@
 #include "mxfp4/Format/Layout.h"
 #include "mxfp4/JIT/Jit.h"
 
-#include "llvm/ADT/SmallVector.h"
-
 #include <cstdint>
 #include <tuple>
+#include <vector>
 
 namespace mxfp4 {
 
@@ -18,75 +17,76 @@ PreparedWeight::~PreparedWeight() {
   dev->free(counters);
 }
 
-llvm::Expected<std::pair<void *, void *>> PreparedWeight::splitKScratch() const {
+Expected<std::pair<void *, void *>> PreparedWeight::splitKScratch() const {
   if (!workspace) {
     size_t wsBytes = size_t(kSplitKMaxRows * rows * 4);
     size_t counterBytes = size_t(kSplitKMaxRows * rows * 4); // >= one per output tile
-    llvm::Expected<void *> w = dev->alloc(wsBytes);
+    Expected<void *> w = dev->alloc(wsBytes);
     if (!w)
       return w.takeError();
-    llvm::Expected<void *> c = dev->alloc(counterBytes);
+    Expected<void *> c = dev->alloc(counterBytes);
     if (!c) {
       dev->free(*w);
       return c.takeError();
     }
-    if (llvm::Error e = dev->fill(*w, 0, wsBytes))
-      return std::move(e);
-    if (llvm::Error e = dev->fill(*c, 0, counterBytes))
-      return std::move(e);
-    if (llvm::Error e = dev->synchronize())
-      return std::move(e);
+    if (Error e = dev->fill(*w, 0, wsBytes))
+      return e;
+    if (Error e = dev->fill(*c, 0, counterBytes))
+      return e;
+    if (Error e = dev->synchronize())
+      return e;
     workspace = *w;
     counters = *c;
   }
   return std::make_pair(workspace, counters);
 }
 
-static llvm::Error fail(const llvm::Twine &msg) { return llvm::createStringError(msg.str()); }
+template <typename... Parts> static Error fail(const Parts &...parts) {
+  return makeError(parts...);
+}
 
-llvm::Expected<std::unique_ptr<PreparedWeight>>
-prepareGemmA4W4Weight(Device &dev, llvm::ArrayRef<uint8_t> wFp4, llvm::ArrayRef<uint8_t> wScale,
-                      int64_t n, int64_t k, std::optional<Arch> archOpt) {
+Expected<std::unique_ptr<PreparedWeight>> prepareGemmA4W4Weight(Device &dev, Span<uint8_t> wFp4,
+                                                                Span<uint8_t> wScale, int64_t n,
+                                                                int64_t k,
+                                                                std::optional<Arch> archOpt) {
   Arch arch;
   if (archOpt) {
     arch = *archOpt;
   } else {
-    llvm::Expected<Arch> a = targetArch(&dev);
+    Expected<Arch> a = targetArch(&dev);
     if (!a)
       return a.takeError();
     arch = *a;
   }
   // The shape constraints are the kernels'; any M tile will do for checking.
-  llvm::Expected<KernelSpec> spec = makeGemmA4W4Spec(arch, n, k, arch == Arch::SM90A ? 8 : 16);
+  Expected<KernelSpec> spec = makeGemmA4W4Spec(arch, n, k, arch == Arch::SM90A ? 8 : 16);
   if (!spec)
     return spec.takeError();
   if (wFp4.size() != size_t(n * k / 2))
-    return fail("prepareGemmA4W4Weight: packed weights for N = " + llvm::Twine(n) + ", K = " +
-                llvm::Twine(k) + " are " + llvm::Twine(n * k / 2) + " bytes, got " +
-                llvm::Twine(wFp4.size()));
+    return fail("prepareGemmA4W4Weight: packed weights for N = ", n, ", K = ", k, " are ",
+                n * k / 2, " bytes, got ", wFp4.size());
   if (wScale.size() != size_t(n * k / 32))
-    return fail("prepareGemmA4W4Weight: weight scales for N = " + llvm::Twine(n) + ", K = " +
-                llvm::Twine(k) + " are " + llvm::Twine(n * k / 32) + " bytes, got " +
-                llvm::Twine(wScale.size()));
-  llvm::Expected<std::vector<uint8_t>> w = shuffleWeight(spec->weightLayout, wFp4, n, k / 2);
+    return fail("prepareGemmA4W4Weight: weight scales for N = ", n, ", K = ", k, " are ",
+                n * k / 32, " bytes, got ", wScale.size());
+  Expected<std::vector<uint8_t>> w = shuffleWeight(spec->weightLayout, wFp4, n, k / 2);
   if (!w)
     return w.takeError();
-  llvm::Expected<std::vector<uint8_t>> s = shuffleScales(spec->scaleLayout, wScale, n, k / 32);
+  Expected<std::vector<uint8_t>> s = shuffleScales(spec->scaleLayout, wScale, n, k / 32);
   if (!s)
     return s.takeError();
-  llvm::Expected<void *> dw = dev.alloc(w->size());
+  Expected<void *> dw = dev.alloc(w->size());
   if (!dw)
     return dw.takeError();
-  llvm::Expected<void *> ds = dev.alloc(s->size());
+  Expected<void *> ds = dev.alloc(s->size());
   if (!ds) {
     dev.free(*dw);
     return ds.takeError();
   }
   auto prepared = std::make_unique<PreparedWeight>(dev, arch, n, k, *dw, *ds);
-  if (llvm::Error e = dev.copyToDevice(*dw, w->data(), w->size()))
-    return std::move(e);
-  if (llvm::Error e = dev.copyToDevice(*ds, s->data(), s->size()))
-    return std::move(e);
+  if (Error e = dev.copyToDevice(*dw, w->data(), w->size()))
+    return e;
+  if (Error e = dev.copyToDevice(*ds, s->data(), s->size()))
+    return e;
   return prepared;
 }
 
@@ -119,10 +119,10 @@ GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
   return {m >= threshold ? 64 : 16, 1};
 }
 
-llvm::Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const PreparedWeight &w,
-                     void *out, const GemmA4W4Options &options) {
+Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const PreparedWeight &w,
+               void *out, const GemmA4W4Options &options) {
   if (m < 1)
-    return fail("gemmA4W4: M must be >= 1, got " + llvm::Twine(m));
+    return fail("gemmA4W4: M must be >= 1, got ", m);
   if (!a || !out)
     return fail("gemmA4W4: the activation and output pointers must not be null");
   if (reinterpret_cast<uintptr_t>(a) % 16 != 0)
@@ -133,7 +133,8 @@ llvm::Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const 
     return fail("gemmA4W4: the weights were prepared for another device");
   // Kernels index with 32 bits; the activation buffer is addressed in 16-byte units.
   if (m * w.n() >= (int64_t(1) << 31) || m * w.k() / 8 >= (int64_t(1) << 27))
-    return fail("gemmA4W4: M = " + llvm::Twine(m) + " is too large for 32-bit indexing (M * N "
+    return fail("gemmA4W4: M = ", m,
+                " is too large for 32-bit indexing (M * N "
                 "must be < 2^31 and M * K < 2^30)");
   bool dump = options.dumpCodes || options.dumpScales;
   if (dump && !(options.dumpCodes && options.dumpScales))
@@ -145,7 +146,7 @@ llvm::Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const 
     tile.splitK = *options.splitK;
   if (options.bk)
     tile.bk = *options.bk;
-  llvm::Expected<KernelSpec> spec = makeGemmA4W4Spec(w.arch(), w.n(), w.k(), tile.bm, options.rounding);
+  Expected<KernelSpec> spec = makeGemmA4W4Spec(w.arch(), w.n(), w.k(), tile.bm, options.rounding);
   if (!spec)
     return spec.takeError();
   spec->splitK = tile.splitK;
@@ -153,25 +154,25 @@ llvm::Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const 
     spec->bk = tile.bk;
   if (dump)
     spec->epilogue = Epilogue::BF16DumpQuant;
-  if (llvm::Error e = verifyKernelSpec(*spec))
+  if (Error e = verifyKernelSpec(*spec))
     return e;
   void *ws = nullptr, *counters = nullptr;
   if (spec->splitK > 1) {
     if (m > PreparedWeight::kSplitKMaxRows)
-      return fail("gemmA4W4: split-K is for M <= " + llvm::Twine(PreparedWeight::kSplitKMaxRows) +
-                  ", got M = " + llvm::Twine(m));
-    llvm::Expected<std::pair<void *, void *>> scratch = w.splitKScratch();
+      return fail("gemmA4W4: split-K is for M <= ", PreparedWeight::kSplitKMaxRows,
+                  ", got M = ", m);
+    Expected<std::pair<void *, void *>> scratch = w.splitKScratch();
     if (!scratch)
       return scratch.takeError();
     std::tie(ws, counters) = *scratch;
   }
-  llvm::Expected<std::shared_ptr<const CompiledKernel>> kernel = Jit::global().get(*spec);
+  Expected<std::shared_ptr<const CompiledKernel>> kernel = Jit::global().get(*spec);
   if (!kernel)
     return kernel.takeError();
   void *aPtr = const_cast<void *>(a), *wPtr = w.deviceData(), *sPtr = w.deviceScales();
   int32_t m32 = int32_t(m);
   // Arguments in the kernel's order (GemmA4W4.h): the optional ones follow M.
-  llvm::SmallVector<void *, 9> args = {&aPtr, &wPtr, &sPtr, &out, &m32};
+  std::vector<void *> args = {&aPtr, &wPtr, &sPtr, &out, &m32};
   void *dumpCodes = options.dumpCodes, *dumpScales = options.dumpScales;
   if (dump) {
     args.push_back(&dumpCodes);

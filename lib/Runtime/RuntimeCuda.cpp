@@ -7,10 +7,9 @@
 
 #include "mxfp4/Runtime/Device.h"
 
-#include "llvm/ADT/StringMap.h"
-
 #include <dlfcn.h>
 #include <mutex>
+#include <unordered_map>
 
 namespace mxfp4 {
 
@@ -24,7 +23,7 @@ using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
 constexpr int kComputeMajor = 75, kComputeMinor = 76; // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_*
-constexpr int kMaxDynamicShared = 8;                  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+constexpr int kMaxDynamicShared = 8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 
 /// Entry points, resolved once per process.
 struct CudaApi {
@@ -39,8 +38,8 @@ struct CudaApi {
   CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, void *, void **);
   CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
   CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, CUstream, void **, void **);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, CUstream, void **, void **);
   CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
   CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
@@ -105,16 +104,16 @@ private:
   }
 };
 
-llvm::Error check(CUresult r, const char *call, llvm::StringRef kernel = "") {
+Error check(CUresult r, const char *call, std::string_view kernel = "") {
   if (r == 0)
-    return llvm::Error::success();
+    return Error::success();
   const char *name = "unknown error";
   if (CudaApi::get().cuGetErrorName)
     CudaApi::get().cuGetErrorName(r, &name);
   std::string msg = std::string(call) + " failed: " + name + " (" + std::to_string(r) + ")";
   if (!kernel.empty())
-    msg += " for kernel " + kernel.str();
-  return llvm::createStringError(msg);
+    msg += strCat(" for kernel ", kernel);
+  return Error(std::move(msg));
 }
 
 class CudaDevice final : public Device {
@@ -124,52 +123,51 @@ public:
 
   Arch arch() const override { return devArch; }
   std::string name() const override { return devName; }
-  llvm::StringRef driver() const override { return "cuda"; }
+  std::string_view driver() const override { return "cuda"; }
 
-  llvm::Expected<void *> alloc(size_t bytes) override {
+  Expected<void *> alloc(size_t bytes) override {
     CUdeviceptr p = 0;
     if (auto e = check(api().cuMemAlloc(&p, bytes), "cuMemAlloc"))
-      return std::move(e);
+      return e;
     return reinterpret_cast<void *>(p);
   }
   void free(void *p) override {
     if (p)
       (void)api().cuMemFree(CUdeviceptr(p));
   }
-  llvm::Error copyToDevice(void *dst, const void *src, size_t bytes) override {
+  Error copyToDevice(void *dst, const void *src, size_t bytes) override {
     return check(api().cuMemcpyHtoD(CUdeviceptr(dst), src, bytes), "cuMemcpyHtoD");
   }
-  llvm::Error copyToHost(void *dst, const void *src, size_t bytes) override {
+  Error copyToHost(void *dst, const void *src, size_t bytes) override {
     return check(api().cuMemcpyDtoH(dst, CUdeviceptr(src), bytes), "cuMemcpyDtoH");
   }
-  llvm::Error fill(void *dst, uint8_t byte, size_t bytes, void *stream) override {
+  Error fill(void *dst, uint8_t byte, size_t bytes, void *stream) override {
     return check(api().cuMemsetD8Async(CUdeviceptr(dst), byte, bytes, CUstream(stream)),
                  "cuMemsetD8Async");
   }
-  llvm::Error synchronize() override { return check(api().cuCtxSynchronize(), "cuCtxSynchronize"); }
+  Error synchronize() override { return check(api().cuCtxSynchronize(), "cuCtxSynchronize"); }
 
-  llvm::Error launch(const CompiledKernel &k, const LaunchGeometry &g, void **args,
-                     void *stream) override {
-    llvm::Expected<CUfunction> fn = function(k);
+  Error launch(const CompiledKernel &k, const LaunchGeometry &g, void **args,
+               void *stream) override {
+    Expected<CUfunction> fn = function(k);
     if (!fn)
       return fn.takeError();
-    return check(api().cuLaunchKernel(*fn, g.grid[0], g.grid[1], g.grid[2], g.block[0],
-                                      g.block[1], g.block[2], g.sharedBytes, CUstream(stream),
-                                      args, nullptr),
+    return check(api().cuLaunchKernel(*fn, g.grid[0], g.grid[1], g.grid[2], g.block[0], g.block[1],
+                                      g.block[2], g.sharedBytes, CUstream(stream), args, nullptr),
                  "cuLaunchKernel", k.symbol);
   }
 
-  llvm::Expected<double> time(llvm::function_ref<llvm::Error()> work, void *stream) override {
+  Expected<double> time(const std::function<Error()> &work, void *stream) override {
     CUevent start = nullptr, stop = nullptr;
     if (auto e = check(api().cuEventCreate(&start, 0), "cuEventCreate"))
-      return std::move(e);
+      return e;
     if (auto e = check(api().cuEventCreate(&stop, 0), "cuEventCreate"))
-      return std::move(e);
+      return e;
     auto cleanup = [&] {
       api().cuEventDestroy(start);
       api().cuEventDestroy(stop);
     };
-    llvm::Error err = check(api().cuEventRecord(start, CUstream(stream)), "cuEventRecord");
+    Error err = check(api().cuEventRecord(start, CUstream(stream)), "cuEventRecord");
     if (!err)
       err = work();
     if (!err)
@@ -181,20 +179,21 @@ public:
       err = check(api().cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
     cleanup();
     if (err)
-      return std::move(err);
+      return err;
     return double(ms);
   }
 
 private:
   static const CudaApi &api() { return CudaApi::get(); }
 
-  llvm::Expected<CUfunction> function(const CompiledKernel &k) {
+  Expected<CUfunction> function(const CompiledKernel &k) {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = functions.find(k.symbol); it != functions.end())
       return it->second;
     if (k.format == BinaryFormat::HSACO)
-      return llvm::createStringError("kernel " + k.symbol + " is an hsaco code object; an "
-                                     "NVIDIA device loads PTX or CUBIN");
+      return Error("kernel " + k.symbol +
+                   " is an hsaco code object; an "
+                   "NVIDIA device loads PTX or CUBIN");
     // PTX is JIT-compiled by the driver and must be NUL-terminated (a cubin
     // does not mind the extra byte).
     std::string image = k.binary;
@@ -202,15 +201,15 @@ private:
     CUmodule mod = nullptr;
     if (auto e = check(api().cuModuleLoadDataEx(&mod, image.data(), 0, nullptr, nullptr),
                        "cuModuleLoadDataEx", k.symbol))
-      return std::move(e);
+      return e;
     CUfunction fn = nullptr;
-    if (auto e = check(api().cuModuleGetFunction(&fn, mod, k.symbol.c_str()),
-                       "cuModuleGetFunction", k.symbol))
-      return std::move(e);
+    if (auto e = check(api().cuModuleGetFunction(&fn, mod, k.symbol.c_str()), "cuModuleGetFunction",
+                       k.symbol))
+      return e;
     if (unsigned smem = k.geometry(1).sharedBytes; smem > 48 * 1024)
       if (auto e = check(api().cuFuncSetAttribute(fn, kMaxDynamicShared, int(smem)),
                          "cuFuncSetAttribute", k.symbol))
-        return std::move(e);
+        return e;
     functions[k.symbol] = fn;
     return fn;
   }
@@ -220,39 +219,38 @@ private:
   std::string devName;
   Arch devArch;
   std::mutex mutex;
-  llvm::StringMap<CUfunction> functions;
+  std::unordered_map<std::string, CUfunction> functions;
 };
 } // namespace
 
-llvm::Expected<std::unique_ptr<Device>> openCudaDevice(int ordinal) {
+Expected<std::unique_ptr<Device>> openCudaDevice(int ordinal) {
   const CudaApi &api = CudaApi::get();
   if (!api.error.empty())
-    return llvm::createStringError(api.error);
+    return Error(api.error);
   if (auto e = check(api.cuInit(0), "cuInit"))
-    return std::move(e);
+    return e;
   int count = 0;
   if (auto e = check(api.cuDeviceGetCount(&count), "cuDeviceGetCount"))
-    return std::move(e);
+    return e;
   if (ordinal < 0 || ordinal >= count)
-    return llvm::createStringError("no CUDA device " + std::to_string(ordinal) + " (found " +
-                                   std::to_string(count) + ")");
+    return Error("no CUDA device " + std::to_string(ordinal) + " (found " + std::to_string(count) +
+                 ")");
   CUdevice dev;
   if (auto e = check(api.cuDeviceGet(&dev, ordinal), "cuDeviceGet"))
-    return std::move(e);
+    return e;
   char name[256] = {};
   (void)api.cuDeviceGetName(name, sizeof(name), dev);
   int major = 0, minor = 0;
   (void)api.cuDeviceGetAttribute(&major, kComputeMajor, dev);
   (void)api.cuDeviceGetAttribute(&minor, kComputeMinor, dev);
   if (major != 9 || minor != 0)
-    return llvm::createStringError(std::string(name) + " is sm_" + std::to_string(major) +
-                                   std::to_string(minor) +
-                                   "; mxfp4-jit's NVIDIA target is sm_90a (H100/H200)");
+    return Error(std::string(name) + " is sm_" + std::to_string(major) + std::to_string(minor) +
+                 "; mxfp4-jit's NVIDIA target is sm_90a (H100/H200)");
   CUcontext ctx = nullptr;
   if (auto e = check(api.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain"))
-    return std::move(e);
+    return e;
   if (auto e = check(api.cuCtxSetCurrent(ctx), "cuCtxSetCurrent"))
-    return std::move(e);
+    return e;
   return std::make_unique<CudaDevice>(dev, ctx, name, Arch::SM90A);
 }
 

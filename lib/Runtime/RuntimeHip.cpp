@@ -13,12 +13,11 @@
 
 #include "mxfp4/Runtime/Device.h"
 
-#include "llvm/ADT/StringMap.h"
-#include "llvm/Support/MemoryBuffer.h"
-
 #include <dlfcn.h>
+#include <fstream>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 
 namespace mxfp4 {
 
@@ -38,8 +37,7 @@ struct HipApi {
   hipError_t (*hipModuleLoadData)(hipModule_t *, const void *);
   hipError_t (*hipModuleGetFunction)(hipFunction_t *, hipModule_t, const char *);
   hipError_t (*hipModuleLaunchKernel)(hipFunction_t, unsigned, unsigned, unsigned, unsigned,
-                                      unsigned, unsigned, unsigned, hipStream_t, void **,
-                                      void **);
+                                      unsigned, unsigned, unsigned, hipStream_t, void **, void **);
   hipError_t (*hipMalloc)(void **, size_t);
   hipError_t (*hipFree)(void *);
   hipError_t (*hipMemcpy)(void *, const void *, size_t, int);
@@ -97,14 +95,14 @@ private:
   }
 };
 
-llvm::Error check(hipError_t r, const char *call, llvm::StringRef kernel = "") {
+Error check(hipError_t r, const char *call, std::string_view kernel = "") {
   if (r == 0)
-    return llvm::Error::success();
+    return Error::success();
   const char *name = HipApi::get().hipGetErrorName ? HipApi::get().hipGetErrorName(r) : "?";
   std::string msg = std::string(call) + " failed: " + name + " (" + std::to_string(r) + ")";
   if (!kernel.empty())
-    msg += " for kernel " + kernel.str();
-  return llvm::createStringError(msg);
+    msg += strCat(" for kernel ", kernel);
+  return Error(std::move(msg));
 }
 
 /// The gfx target of GPU `ordinal` from the KFD topology (nodes without a
@@ -112,16 +110,14 @@ llvm::Error check(hipError_t r, const char *call, llvm::StringRef kernel = "") {
 std::optional<Arch> kfdArch(int ordinal) {
   int gpu = 0;
   for (int node = 0; node < 64; ++node) {
-    auto buf = llvm::MemoryBuffer::getFile("/sys/class/kfd/kfd/topology/nodes/" +
-                                           std::to_string(node) + "/properties");
-    if (!buf)
+    std::ifstream file("/sys/class/kfd/kfd/topology/nodes/" + std::to_string(node) + "/properties");
+    if (!file)
       break;
-    llvm::StringRef text = (*buf)->getBuffer();
+    std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
     size_t at = text.find("gfx_target_version ");
-    if (at == llvm::StringRef::npos)
+    if (at == std::string::npos)
       continue;
-    unsigned version = 0;
-    text.drop_front(at + 19).take_until([](char c) { return c == '\n'; }).getAsInteger(10, version);
+    unsigned version = unsigned(std::strtoul(text.c_str() + at + 19, nullptr, 10));
     if (version == 0)
       continue;
     if (gpu++ != ordinal)
@@ -140,33 +136,33 @@ public:
   HipDevice(int ordinal, Arch arch) : ordinal(ordinal), devArch(arch) {}
   Arch arch() const override { return devArch; }
   std::string name() const override { return "AMD GPU " + std::to_string(ordinal); }
-  llvm::StringRef driver() const override { return "hip"; }
+  std::string_view driver() const override { return "hip"; }
 
-  llvm::Expected<void *> alloc(size_t bytes) override {
+  Expected<void *> alloc(size_t bytes) override {
     void *p = nullptr;
     if (auto e = check(api().hipMalloc(&p, bytes), "hipMalloc"))
-      return std::move(e);
+      return e;
     return p;
   }
   void free(void *p) override {
     if (p)
       (void)api().hipFree(p);
   }
-  llvm::Error copyToDevice(void *dst, const void *src, size_t n) override {
+  Error copyToDevice(void *dst, const void *src, size_t n) override {
     return check(api().hipMemcpy(dst, src, n, kHostToDevice), "hipMemcpy");
   }
-  llvm::Error copyToHost(void *dst, const void *src, size_t n) override {
+  Error copyToHost(void *dst, const void *src, size_t n) override {
     return check(api().hipMemcpy(dst, src, n, kDeviceToHost), "hipMemcpy");
   }
-  llvm::Error fill(void *dst, uint8_t byte, size_t n, void *stream) override {
+  Error fill(void *dst, uint8_t byte, size_t n, void *stream) override {
     return check(api().hipMemsetAsync(dst, byte, n, hipStream_t(stream)), "hipMemsetAsync");
   }
-  llvm::Error synchronize() override {
+  Error synchronize() override {
     return check(api().hipDeviceSynchronize(), "hipDeviceSynchronize");
   }
-  llvm::Error launch(const CompiledKernel &k, const LaunchGeometry &g, void **args,
-                     void *stream) override {
-    llvm::Expected<hipFunction_t> fn = function(k);
+  Error launch(const CompiledKernel &k, const LaunchGeometry &g, void **args,
+               void *stream) override {
+    Expected<hipFunction_t> fn = function(k);
     if (!fn)
       return fn.takeError();
     return check(api().hipModuleLaunchKernel(*fn, g.grid[0], g.grid[1], g.grid[2], g.block[0],
@@ -174,13 +170,13 @@ public:
                                              hipStream_t(stream), args, nullptr),
                  "hipModuleLaunchKernel", k.symbol);
   }
-  llvm::Expected<double> time(llvm::function_ref<llvm::Error()> work, void *stream) override {
+  Expected<double> time(const std::function<Error()> &work, void *stream) override {
     hipEvent_t start = nullptr, stop = nullptr;
     if (auto e = check(api().hipEventCreate(&start), "hipEventCreate"))
-      return std::move(e);
+      return e;
     if (auto e = check(api().hipEventCreate(&stop), "hipEventCreate"))
-      return std::move(e);
-    llvm::Error err = check(api().hipEventRecord(start, hipStream_t(stream)), "hipEventRecord");
+      return e;
+    Error err = check(api().hipEventRecord(start, hipStream_t(stream)), "hipEventRecord");
     if (!err)
       err = work();
     if (!err)
@@ -193,28 +189,28 @@ public:
     api().hipEventDestroy(start);
     api().hipEventDestroy(stop);
     if (err)
-      return std::move(err);
+      return err;
     return double(ms);
   }
 
 private:
   static const HipApi &api() { return HipApi::get(); }
 
-  llvm::Expected<hipFunction_t> function(const CompiledKernel &k) {
+  Expected<hipFunction_t> function(const CompiledKernel &k) {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = functions.find(k.symbol); it != functions.end())
       return it->second;
     if (k.format != BinaryFormat::HSACO)
-      return llvm::createStringError("kernel " + k.symbol + " is " + toString(k.format).str() +
-                                     "; an AMD device loads HSA code objects");
+      return makeError("kernel ", k.symbol, " is ", toString(k.format),
+                       "; an AMD device loads HSA code objects");
     hipModule_t mod = nullptr;
-    if (auto e = check(api().hipModuleLoadData(&mod, k.binary.data()), "hipModuleLoadData",
-                       k.symbol))
-      return std::move(e);
+    if (auto e =
+            check(api().hipModuleLoadData(&mod, k.binary.data()), "hipModuleLoadData", k.symbol))
+      return e;
     hipFunction_t fn = nullptr;
     if (auto e = check(api().hipModuleGetFunction(&fn, mod, k.symbol.c_str()),
                        "hipModuleGetFunction", k.symbol))
-      return std::move(e);
+      return e;
     functions[k.symbol] = fn;
     return fn;
   }
@@ -222,27 +218,27 @@ private:
   int ordinal;
   Arch devArch;
   std::mutex mutex;
-  llvm::StringMap<hipFunction_t> functions;
+  std::unordered_map<std::string, hipFunction_t> functions;
 };
 } // namespace
 
-llvm::Expected<std::unique_ptr<Device>> openHipDevice(int ordinal) {
+Expected<std::unique_ptr<Device>> openHipDevice(int ordinal) {
   const HipApi &api = HipApi::get();
   if (!api.error.empty())
-    return llvm::createStringError(api.error);
+    return Error(api.error);
   if (auto e = check(api.hipInit(0), "hipInit"))
-    return std::move(e);
+    return e;
   int count = 0;
   if (auto e = check(api.hipGetDeviceCount(&count), "hipGetDeviceCount"))
-    return std::move(e);
+    return e;
   if (ordinal < 0 || ordinal >= count)
-    return llvm::createStringError("no HIP device " + std::to_string(ordinal));
+    return Error("no HIP device " + std::to_string(ordinal));
   std::optional<Arch> arch = kfdArch(ordinal);
   if (!arch)
-    return llvm::createStringError("AMD GPU " + std::to_string(ordinal) +
-                                   " is neither gfx950 nor gfx1250 (KFD topology)");
+    return Error("AMD GPU " + std::to_string(ordinal) +
+                 " is neither gfx950 nor gfx1250 (KFD topology)");
   if (auto e = check(api.hipSetDevice(ordinal), "hipSetDevice"))
-    return std::move(e);
+    return e;
   return std::make_unique<HipDevice>(ordinal, *arch);
 }
 

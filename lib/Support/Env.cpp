@@ -2,7 +2,8 @@
 
 #include "mxfp4/Support/Env.h"
 
-#include "llvm/ADT/StringRef.h"
+#include <cctype>
+#include <cerrno>
 #include <cstdlib>
 
 namespace mxfp4::env {
@@ -13,23 +14,40 @@ static std::optional<std::string> get(const char *name) {
   return std::nullopt;
 }
 
+/// The whole of `text` as an unsigned integer (decimal, or 0x hex when base
+/// is 0); std::nullopt for anything else.
+static std::optional<uint64_t> parseUnsigned(const std::string &text, int base) {
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0])))
+    return std::nullopt;
+  errno = 0;
+  char *end = nullptr;
+  unsigned long long v = std::strtoull(text.c_str(), &end, base);
+  if (errno != 0 || *end != '\0')
+    return std::nullopt;
+  return uint64_t(v);
+}
+
 std::optional<int64_t> numThreads() {
-  int64_t n;
-  if (auto v = get("MXFP4_NUM_THREADS"); v && !llvm::StringRef(*v).getAsInteger(10, n))
-    return n;
+  if (auto v = get("MXFP4_NUM_THREADS"))
+    if (std::optional<uint64_t> n = parseUnsigned(*v, 10); n && *n <= uint64_t(INT64_MAX))
+      return int64_t(*n);
   return std::nullopt;
 }
 
 std::optional<uint64_t> testSeed() {
-  uint64_t s;
-  if (auto v = get("MXFP4_TEST_SEED"); v && !llvm::StringRef(*v).getAsInteger(0, s))
-    return s;
+  if (auto v = get("MXFP4_TEST_SEED"))
+    return parseUnsigned(*v, 0);
   return std::nullopt;
 }
 
 static bool flag(const char *name) {
   std::optional<std::string> v = get(name);
-  return v && *v != "0" && !llvm::StringRef(*v).equals_insensitive("false");
+  if (!v)
+    return false;
+  std::string lower;
+  for (char c : *v)
+    lower.push_back(char(std::tolower(static_cast<unsigned char>(c))));
+  return lower != "0" && lower != "false";
 }
 
 std::string cacheDir() {

@@ -19,8 +19,7 @@ unsigned hostThreadCount() {
   return count;
 }
 
-void parallelFor(int64_t n, int64_t grain,
-                 llvm::function_ref<void(int64_t, int64_t)> body) {
+void parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)> &body) {
   if (n <= 0)
     return;
   grain = std::max<int64_t>(grain, 1);

@@ -12,6 +12,7 @@
 #include "mxfp4/Kernels/GemmA4W4.h"
 #include "mxfp4/JIT/Version.h"
 #include "mxfp4/Support/Env.h"
+#include "mxfp4/Support/LLVMError.h"
 
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -48,7 +49,7 @@ std::optional<EmitKind> parseEmitKind(llvm::StringRef name) {
       .Default(std::nullopt);
 }
 
-static std::string chipOf(Arch arch) { return toString(arch).str(); }
+static std::string chipOf(Arch arch) { return std::string(toString(arch)); }
 
 namespace {
 /// Times stages and dumps their output.
@@ -232,8 +233,8 @@ std::optional<std::string> ptxToCubin(llvm::StringRef ptx, llvm::StringRef name,
 }
 
 llvm::Expected<CompiledKernel> compileKernel(const KernelSpec &spec) {
-  if (llvm::Error e = verifyKernelSpec(spec))
-    return std::move(e);
+  if (Error e = verifyKernelSpec(spec))
+    return toLLVM(std::move(e));
   CompiledKernel k;
   k.spec = spec;
   k.symbol = spec.name();
@@ -281,7 +282,7 @@ const std::string &compilerFingerprint() {
     MLIRContext ctx(registry, MLIRContext::Threading::DISABLED);
     std::string s;
     llvm::raw_string_ostream os(s);
-    os << compilerIdentity();
+    os << compilerIdentity() << "LLVM " LLVM_VERSION_STRING "; ";
     for (llvm::StringRef chip : {"gfx950", "gfx1250"}) {
       PassManager pm(&ctx);
       buildTileToRocdlPipeline(pm, chip);

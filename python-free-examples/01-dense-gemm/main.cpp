@@ -16,49 +16,45 @@
 #include "mxfp4/Ops/GemmA4W4.h"
 #include "mxfp4/Support/BF16.h"
 
-#include "llvm/Support/Format.h"
-#include "llvm/Support/raw_ostream.h"
-
 #include <cmath>
+#include <cstdio>
 #include <random>
 
 using namespace mxfp4;
 
-static int fail(const llvm::Twine &msg) {
-  llvm::errs() << "dense-gemm: " << msg << "\n";
+static int fail(const std::string &msg) {
+  std::fprintf(stderr, "dense-gemm: %s\n", msg.c_str());
   return 1;
 }
 
 int main() {
   const int64_t n = 8448, k = 7168;
   Jit &jit = Jit::global();
-  llvm::outs() << "mxfp4-jit: cache " << (jit.options().disableDisk ? "disabled" : jit.options().cacheDir)
-               << "\n";
-  llvm::outs() << llvm::format("%-8s %-100s %9s %10s %s\n", "target", "kernel", "bytes", "compile",
-                               "from");
+  std::printf("mxfp4-jit: cache %s\n",
+              jit.options().disableDisk ? "disabled" : jit.options().cacheDir.c_str());
+  std::printf("%-8s %-100s %9s %10s %s\n", "target", "kernel", "bytes", "compile", "from");
   for (Arch arch : {Arch::GFX950, Arch::GFX1250, Arch::SM90A})
     for (int64_t m : {1, 256}) {
       GemmA4W4Tile tile = selectGemmA4W4Tile(arch, n, k, m);
       auto spec = makeGemmA4W4Spec(arch, n, k, tile.bm);
       if (!spec)
-        return fail(llvm::toString(spec.takeError()));
+        return fail(spec.takeError().message());
       spec->splitK = tile.splitK;
       Jit::Source src;
       auto kernel = jit.get(*spec, &src);
       if (!kernel)
-        return fail(llvm::toString(kernel.takeError()));
+        return fail(kernel.takeError().message());
       const char *from = src == Jit::Source::Compiled ? "compiled"
                          : src == Jit::Source::Disk   ? "disk cache"
                                                       : "memory";
-      llvm::outs() << llvm::format("%-8s %-100s %9zu %7.1f ms %s (%s)\n", toString(arch).data(),
-                                   spec->name().c_str(), (*kernel)->binary.size(),
-                                   (*kernel)->compileMs(), from,
-                                   toString((*kernel)->format).data());
+      std::printf("%-8s %-100s %9zu %7.1f ms %s (%s)\n", toString(arch).data(),
+                  spec->name().c_str(), (*kernel)->binary.size(), (*kernel)->compileMs(), from,
+                  toString((*kernel)->format).data());
     }
 
   auto devOr = Device::open();
   if (!devOr) {
-    llvm::outs() << "no GPU: " << llvm::toString(devOr.takeError()) << "\n";
+    std::printf("no GPU: %s\n", devOr.takeError().message().c_str());
     return 0;
   }
   Device &dev = **devOr;
@@ -75,20 +71,20 @@ int main() {
     x = floatToBf16(normal(rng));
   auto w = prepareGemmA4W4Weight(dev, wq, ws, n, k);
   if (!w)
-    return fail(llvm::toString(w.takeError()));
+    return fail(w.takeError().message());
   auto da = dev.alloc(a.size() * 2), dc = dev.alloc(size_t(m * n * 2));
   if (!da || !dc)
     return fail("device allocation failed");
-  if (llvm::Error e = dev.copyToDevice(*da, a.data(), a.size() * 2))
-    return fail(llvm::toString(std::move(e)));
-  if (llvm::Error e = gemmA4W4(dev, nullptr, *da, m, **w, *dc)) // JIT + warm-up
-    return fail(llvm::toString(std::move(e)));
+  if (Error e = dev.copyToDevice(*da, a.data(), a.size() * 2))
+    return fail(e.message());
+  if (Error e = gemmA4W4(dev, nullptr, *da, m, **w, *dc)) // JIT + warm-up
+    return fail(e.message());
   auto ms = dev.time([&] { return gemmA4W4(dev, nullptr, *da, m, **w, *dc); });
   if (!ms)
-    return fail(llvm::toString(ms.takeError()));
+    return fail(ms.takeError().message());
   std::vector<uint16_t> c(size_t(m * n));
-  if (llvm::Error e = dev.copyToHost(c.data(), *dc, c.size() * 2))
-    return fail(llvm::toString(std::move(e)));
+  if (Error e = dev.copyToHost(c.data(), *dc, c.size() * 2))
+    return fail(e.message());
   MxMatrix wm;
   wm.rows = n;
   wm.cols = k;
@@ -96,16 +92,17 @@ int main() {
   wm.scales = ws;
   auto ref = referenceGemmQdq(a, m, k, wm);
   if (!ref)
-    return fail(llvm::toString(ref.takeError()));
+    return fail(ref.takeError().message());
   std::vector<double> got(c.size());
   for (size_t i = 0; i < c.size(); ++i)
     got[i] = bf16ToFloat(c[i]);
   ErrorStats s = compareToReference(got, ref->c, ref->absSum);
-  bool ok = s.nonFinite == 0 && s.maxNormalized <= double(k) * std::ldexp(1.0, -24) + std::ldexp(1.0, -8);
-  llvm::outs() << llvm::format("%s: gemmA4W4 M=%lld N=%lld K=%lld in %.1f us; rel-L2 vs float64 "
-                               "QDQ reference %.2e, max |err|/sum|ab| %.2e -> %s\n",
-                               dev.name().c_str(), (long long)m, (long long)n, (long long)k,
-                               *ms * 1000.0, s.relL2, s.maxNormalized, ok ? "PASS" : "FAIL");
+  bool ok =
+      s.nonFinite == 0 && s.maxNormalized <= double(k) * std::ldexp(1.0, -24) + std::ldexp(1.0, -8);
+  std::printf("%s: gemmA4W4 M=%lld N=%lld K=%lld in %.1f us; rel-L2 vs float64 "
+              "QDQ reference %.2e, max |err|/sum|ab| %.2e -> %s\n",
+              dev.name().c_str(), (long long)m, (long long)n, (long long)k, *ms * 1000.0, s.relL2,
+              s.maxNormalized, ok ? "PASS" : "FAIL");
   dev.free(*da);
   dev.free(*dc);
   return ok ? 0 : 1;

@@ -44,11 +44,11 @@ struct CublasPeer::Api {
                   size_t, void *);
 };
 
-llvm::Expected<std::unique_ptr<CublasPeer>> CublasPeer::load() {
+Expected<std::unique_ptr<CublasPeer>> CublasPeer::load() {
   void *h = openFirst({"libcublas.so.13", "libcublas.so.12", "libcublas.so"});
   void *lt = openFirst({"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"});
   if (!h || !lt)
-    return llvm::createStringError("cuBLAS not found (libcublas.so / libcublasLt.so)");
+    return Error("cuBLAS not found (libcublas.so / libcublasLt.so)");
   auto api = new Api();
   bool ok = true;
   auto sym = [&](void *lib, auto &fn, const char *name) {
@@ -70,14 +70,14 @@ llvm::Expected<std::unique_ptr<CublasPeer>> CublasPeer::load() {
   sym(lt, api->ltMatmul, "cublasLtMatmul");
   if (!ok) {
     delete api;
-    return llvm::createStringError("cuBLAS lacks an entry point the benchmark needs");
+    return Error("cuBLAS lacks an entry point the benchmark needs");
   }
   std::unique_ptr<CublasPeer> peer(new CublasPeer());
   peer->api = api;
   if (int s = api->create(&peer->handle))
-    return llvm::createStringError("cublasCreate failed: status " + std::to_string(s));
+    return Error("cublasCreate failed: status " + std::to_string(s));
   if (int s = api->ltCreate(&peer->ltHandle))
-    return llvm::createStringError("cublasLtCreate failed: status " + std::to_string(s));
+    return Error("cublasLtCreate failed: status " + std::to_string(s));
   return peer;
 }
 
@@ -91,7 +91,7 @@ CublasPeer::~CublasPeer() {
   }
 }
 
-llvm::Error CublasPeer::gemmBf16(const void *a, const void *w, void *c, int64_t m, int64_t n,
+Error CublasPeer::gemmBf16(const void *a, const void *w, void *c, int64_t m, int64_t n,
                                  int64_t k, void *stream) {
   api->setStream(handle, stream);
   float alpha = 1.0f, beta = 0.0f;
@@ -99,11 +99,11 @@ llvm::Error CublasPeer::gemmBf16(const void *a, const void *w, void *c, int64_t 
   int s = api->gemmEx(handle, kOpT, kOpN, int(n), int(m), int(k), &alpha, w, kR16BF, int(k), a,
                       kR16BF, int(k), &beta, c, kR16BF, int(n), kCompute32F, kGemmDefault);
   if (s)
-    return llvm::createStringError("cublasGemmEx (bf16) failed: status " + std::to_string(s));
-  return llvm::Error::success();
+    return Error("cublasGemmEx (bf16) failed: status " + std::to_string(s));
+  return Error::success();
 }
 
-llvm::Error CublasPeer::gemmFp8(const void *a, const void *w, void *c, int64_t m, int64_t n,
+Error CublasPeer::gemmFp8(const void *a, const void *w, void *c, int64_t m, int64_t n,
                                 int64_t k, void *workspace, size_t wsBytes, void *stream) {
   void *desc = nullptr, *la = nullptr, *lb = nullptr, *lc = nullptr;
   int s = api->ltDescCreate(&desc, kCompute32F, kR32F);
@@ -128,9 +128,9 @@ llvm::Error CublasPeer::gemmFp8(const void *a, const void *w, void *c, int64_t m
   if (desc)
     api->ltDescDestroy(desc);
   if (s)
-    return llvm::createStringError("cublasLtMatmul (fp8 e4m3) failed: status " +
+    return Error("cublasLtMatmul (fp8 e4m3) failed: status " +
                                    std::to_string(s));
-  return llvm::Error::success();
+  return Error::success();
 }
 
 } // namespace mxfp4::bench

@@ -9,7 +9,7 @@
 #ifndef MXFP4_TOOLS_MXFP4_BENCH_CUBLASPEER_H
 #define MXFP4_TOOLS_MXFP4_BENCH_CUBLASPEER_H
 
-#include "llvm/Support/Error.h"
+#include "mxfp4/Support/Error.h"
 
 #include <cstdint>
 #include <string>
@@ -19,14 +19,14 @@ namespace mxfp4::bench {
 class CublasPeer {
 public:
   /// Loads libcublas / libcublasLt; errors say what is missing.
-  static llvm::Expected<std::unique_ptr<CublasPeer>> load();
+  static Expected<std::unique_ptr<CublasPeer>> load();
   ~CublasPeer();
 
   /// C (bf16) = A (bf16) * W (bf16)^T, FP32 accumulation.
-  llvm::Error gemmBf16(const void *a, const void *w, void *c, int64_t m, int64_t n, int64_t k,
+  Error gemmBf16(const void *a, const void *w, void *c, int64_t m, int64_t n, int64_t k,
                        void *stream);
   /// C (bf16) = A (e4m3) * W (e4m3)^T via cuBLASLt; `workspace` of `wsBytes`.
-  llvm::Error gemmFp8(const void *a, const void *w, void *c, int64_t m, int64_t n, int64_t k,
+  Error gemmFp8(const void *a, const void *w, void *c, int64_t m, int64_t n, int64_t k,
                       void *workspace, size_t wsBytes, void *stream);
 
 private:

@@ -93,7 +93,7 @@ int main(int argc, char **argv) {
   }
   auto devOr = Device::open();
   if (!devOr)
-    return fail(llvm::toString(devOr.takeError()));
+    return fail(devOr.takeError().message());
   Device &dev = **devOr;
   std::unique_ptr<bench::CublasPeer> peer;
   if (withPeers) {
@@ -101,12 +101,12 @@ int main(int argc, char **argv) {
     if (p)
       peer = std::move(*p);
     else
-      llvm::errs() << "mxfp4-bench: no peer: " << llvm::toString(p.takeError()) << "\n";
+      llvm::errs() << "mxfp4-bench: no peer: " << p.takeError().message() << "\n";
   }
   auto alloc = [&](size_t bytes) -> void * {
     auto p = dev.alloc(bytes);
     if (!p) {
-      llvm::errs() << "mxfp4-bench: " << llvm::toString(p.takeError()) << "\n";
+      llvm::errs() << "mxfp4-bench: " << p.takeError().message() << "\n";
       std::exit(1);
     }
     return *p;
@@ -114,18 +114,18 @@ int main(int argc, char **argv) {
   const size_t flushBytes = size_t(512) << 20, wsBytes = size_t(64) << 20;
   void *flush = alloc(flushBytes), *workspace = alloc(wsBytes);
   std::mt19937_64 rng(12345);
-  auto timeIt = [&](llvm::function_ref<llvm::Error()> launch) -> double {
+  auto timeIt = [&](const std::function<Error()> & launch) -> double {
     for (int w = 0; w < 3; ++w)
-      if (llvm::Error e = launch()) {
-        llvm::errs() << "mxfp4-bench: " << llvm::toString(std::move(e)) << "\n";
+      if (Error e = launch()) {
+        llvm::errs() << "mxfp4-bench: " << e.message() << "\n";
         return -1;
       }
     std::vector<double> ms;
     for (unsigned r = 0; r < reps; ++r) {
-      llvm::consumeError(dev.fill(flush, uint8_t(r), flushBytes));
+      (void)dev.fill(flush, uint8_t(r), flushBytes);
       auto t = dev.time(launch);
       if (!t) {
-        llvm::errs() << "mxfp4-bench: " << llvm::toString(t.takeError()) << "\n";
+        llvm::errs() << "mxfp4-bench: " << t.takeError().message() << "\n";
         return -1;
       }
       ms.push_back(*t);
@@ -146,13 +146,13 @@ int main(int argc, char **argv) {
       s = uint8_t(122 + rng() % 9);
     auto prepared = prepareGemmA4W4Weight(dev, wq, ws, n, k);
     if (!prepared)
-      return fail(llvm::toString(prepared.takeError()));
+      return fail(prepared.takeError().message());
     std::vector<uint16_t> a(size_t(m * k));
     std::normal_distribution<float> normal;
     for (auto &x : a)
       x = floatToBf16(normal(rng));
     void *da = alloc(a.size() * 2), *dc = alloc(size_t(m * n * 2));
-    llvm::consumeError(dev.copyToDevice(da, a.data(), a.size() * 2));
+    (void)dev.copyToDevice(da, a.data(), a.size() * 2);
     row.ours = timeIt([&] { return gemmA4W4(dev, nullptr, da, m, **prepared, dc); });
     for (int64_t bk : bks.empty() ? std::vector<int64_t>{0} : bks)
       for (int64_t bm : bms.empty() ? std::vector<int64_t>{0} : bms)
@@ -175,12 +175,12 @@ int main(int argc, char **argv) {
     row.flops = 2.0 * double(m) * double(n) * double(k);
     if (peer) {
       void *wb = alloc(size_t(n * k * 2));
-      llvm::consumeError(dev.fill(wb, 0x3C, size_t(n * k * 2))); // bf16 ~0.0115
+      (void)dev.fill(wb, 0x3C, size_t(n * k * 2)); // bf16 ~0.0115
       row.bf16 = timeIt([&] { return peer->gemmBf16(da, wb, dc, m, n, k, nullptr); });
       dev.free(wb);
       void *w8 = alloc(size_t(n * k)), *a8 = alloc(size_t(m * k));
-      llvm::consumeError(dev.fill(w8, 0x30, size_t(n * k)));
-      llvm::consumeError(dev.fill(a8, 0x30, size_t(m * k)));
+      (void)dev.fill(w8, 0x30, size_t(n * k));
+      (void)dev.fill(a8, 0x30, size_t(m * k));
       row.fp8 = timeIt([&] { return peer->gemmFp8(a8, w8, dc, m, n, k, workspace, wsBytes, nullptr); });
       dev.free(w8);
       dev.free(a8);

@@ -78,12 +78,12 @@ int main(int argc, char **argv) {
   } else {
     if (opName != "gemm_a4w4")
       return fail("unknown --op '" + opName + "'; expected gemm_a4w4");
-    llvm::Expected<KernelSpec> spec = makeGemmA4W4Spec(*arch, nOpt, kOpt, bmOpt, *rounding);
+    Expected<KernelSpec> spec = makeGemmA4W4Spec(*arch, nOpt, kOpt, bmOpt, *rounding);
     if (!spec)
-      return fail(llvm::toString(spec.takeError()));
+      return fail(spec.takeError().message());
     spec->splitK = splitKOpt;
-    if (llvm::Error e = verifyKernelSpec(*spec))
-      return fail(llvm::toString(std::move(e)));
+    if (Error e = verifyKernelSpec(*spec))
+      return fail(e.message());
     module = mlir::ModuleOp::create(mlir::UnknownLoc::get(&ctx));
     buildGemmA4W4(*module, *spec);
   }

@@ -73,13 +73,11 @@ struct Item {
 static void addShape(std::vector<Item> &items, Arch arch, int64_t n, int64_t k, int64_t bm,
                      ScaleRounding r) {
   Item it;
-  it.label = (toString(arch) + " n=" + llvm::Twine(n) + " k=" + llvm::Twine(k) + " bm=" +
-              llvm::Twine(bm))
-                 .str();
+  it.label = strCat(toString(arch), " n=", n, " k=", k, " bm=", bm);
   if (auto s = makeGemmA4W4Spec(arch, n, k, bm, r))
     it.spec = *s;
   else
-    it.error = llvm::toString(s.takeError());
+    it.error = s.takeError().message();
   items.push_back(std::move(it));
 }
 
@@ -102,7 +100,7 @@ static llvm::Error readShapes(llvm::StringRef path, llvm::ArrayRef<Arch> archs, 
       if (auto s = parseKernelName(f[0]))
         it.spec = *s;
       else
-        it.error = llvm::toString(s.takeError());
+        it.error = s.takeError().message();
       items.push_back(std::move(it));
       continue;
     }
@@ -150,8 +148,7 @@ int main(int argc, char **argv) {
         for (int64_t m : {1, 8, 32, 128, 512, 2048}) {
           GemmA4W4Tile tile = selectGemmA4W4Tile(a, n, k, m);
           Item it;
-          it.label = (toString(a) + " n=" + llvm::Twine(n) + " k=" + llvm::Twine(k) + " m=" +
-                      llvm::Twine(m)).str();
+          it.label = strCat(toString(a), " n=", n, " k=", k, " m=", m);
           auto spec = makeGemmA4W4Spec(a, n, k, tile.bm, *rounding);
           if (spec) {
             spec->splitK = tile.splitK;
@@ -159,7 +156,7 @@ int main(int argc, char **argv) {
               continue;
             it.spec = *spec;
           } else {
-            it.error = llvm::toString(spec.takeError());
+            it.error = spec.takeError().message();
           }
           items.push_back(std::move(it));
         }
@@ -217,7 +214,7 @@ int main(int argc, char **argv) {
       } else {
         auto k = jit.get(*items[i].spec, &r.source);
         if (!k) {
-          r.error = llvm::toString(k.takeError());
+          r.error = k.takeError().message();
         } else {
           r.ms = (*k)->compileMs();
           r.bytes = (*k)->binary.size();
@@ -271,7 +268,7 @@ int main(int argc, char **argv) {
       auto e = disk.load(item.spec->name());
       if (!e) {
         ++bad;
-        llvm::errs() << "mxfp4-jit-compile: verify: " << llvm::toString(e.takeError()) << "\n";
+        llvm::errs() << "mxfp4-jit-compile: verify: " << e.takeError().message() << "\n";
       } else if (!*e || (*e)->payload.size() != r.bytes) {
         ++bad;
         llvm::errs() << "mxfp4-jit-compile: verify: " << item.spec->name() << " is missing or differs\n";
@@ -294,7 +291,7 @@ int main(int argc, char **argv) {
     auto k = fresh.get(spec, &src);
     double diskUs = std::chrono::duration<double, std::micro>(clock::now() - t).count();
     if (!k)
-      return fail(llvm::toString(k.takeError()));
+      return fail(k.takeError().message());
     const int reps = 100000;
     t = clock::now();
     for (int i = 0; i < reps; ++i)

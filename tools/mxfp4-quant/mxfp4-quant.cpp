@@ -89,10 +89,10 @@ int main(int argc, char **argv) {
                                "saturated", "mean-exp", "ms");
   for (ScaleRounding mode : allScaleRoundings()) {
     auto t0 = std::chrono::steady_clock::now();
-    llvm::Expected<MxMatrix> q = quantizeBf16(x, rowsOpt, kOpt, mode);
+    Expected<MxMatrix> q = quantizeBf16(x, rowsOpt, kOpt, mode);
     auto t1 = std::chrono::steady_clock::now();
     if (!q) {
-      llvm::errs() << "mxfp4-quant: " << llvm::toString(q.takeError()) << "\n";
+      llvm::errs() << "mxfp4-quant: " << q.takeError().message() << "\n";
       return 1;
     }
     double errSq = 0, refSq = 0, maxErr = 0, expSum = 0;

@@ -87,7 +87,7 @@ TEST(E8M0Emitter, FoldsToTheCpuScaleInEveryMode) {
     ASSERT_EQ(gpu.size(), inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i)
       ASSERT_EQ(gpu[i], scaleFromAmax(inputs[i], mode))
-          << toString(mode).str() << " amax bits 0x" << std::hex << inputs[i];
+          << std::string(toString(mode)) << " amax bits 0x" << std::hex << inputs[i];
   }
 }
 

@@ -12,6 +12,7 @@
 
 #include "gtest/gtest.h"
 
+#include <cstring>
 #include <set>
 
 using namespace mxfp4;
@@ -75,7 +76,7 @@ TEST(WeightLayout, ShuffleIsABijectionAndInverts) {
     auto back = unshuffleWeight(l, *s, n, kb);
     ASSERT_OK(back);
     ASSERT_EQ(back->size(), w.size());
-    EXPECT_EQ(0, std::memcmp(back->data(), w.data(), w.size())) << toString(l).str();
+    EXPECT_EQ(0, std::memcmp(back->data(), w.data(), w.size())) << std::string(toString(l));
   }
 }
 
@@ -132,7 +133,7 @@ TEST(ScaleLayout, ShuffleInvertsAndPadsDeterministically) {
   std::mt19937_64 rng(seed);
   for (ScaleLayout l : {ScaleLayout::RowMajor, ScaleLayout::Gfx950Mfma16, ScaleLayout::Gfx1250Wmma})
     for (auto [rows, kb] : {std::pair<int64_t, int64_t>{1, 1}, {33, 132}, {256, 224}, {7, 9}}) {
-      SCOPED_TRACE(testing::Message() << toString(l).str() << " " << rows << "x" << kb);
+      SCOPED_TRACE(testing::Message() << std::string(toString(l)) << " " << rows << "x" << kb);
       std::vector<uint8_t> s = test::randomScales(rng, size_t(rows * kb), 0, 254);
       auto sh = shuffleScales(l, s, rows, kb);
       ASSERT_OK(sh);

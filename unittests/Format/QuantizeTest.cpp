@@ -68,7 +68,7 @@ TEST(Quantize, SubnormalInputs) {
       double got = decodeE2M1(unpackE2M1(packed, i)) * scale;
       // The result is the grid point nearest x / scale, so within half a step
       // of the coarsest spacing (2) times the scale, or saturated.
-      EXPECT_LE(std::fabs(got - x[i]), scale + 1e-300) << toString(m).str() << " i=" << i;
+      EXPECT_LE(std::fabs(got - x[i]), scale + 1e-300) << std::string(toString(m)) << " i=" << i;
     }
   }
 }
@@ -82,8 +82,8 @@ TEST(Quantize, MatrixMatchesBlocksForBf16AndF32) {
   for (size_t i = 0; i < x.size(); ++i)
     xf[i] = bf16ToFloat(x[i]);
   for (ScaleRounding m : allScaleRoundings()) {
-    llvm::Expected<MxMatrix> a = quantizeBf16(x, rows, k, m);
-    llvm::Expected<MxMatrix> b = quantizeF32(xf, rows, k, m);
+    Expected<MxMatrix> a = quantizeBf16(x, rows, k, m);
+    Expected<MxMatrix> b = quantizeF32(xf, rows, k, m);
     ASSERT_OK(a);
     ASSERT_OK(b);
     EXPECT_EQ(a->data, b->data);
@@ -109,7 +109,7 @@ TEST(Quantize, DequantizeRoundTripsRepresentableValues) {
       x[size_t(blk * 32 + i)] = std::ldexp(decodeE2M1(uint8_t(codeDist(rng))), e);
     x[size_t(blk * 32)] = std::ldexp(6.0f, e); // pin amax so RoundUp picks 2^e
   }
-  llvm::Expected<MxMatrix> q = quantizeF32(x, rows, k, ScaleRounding::RoundUp);
+  Expected<MxMatrix> q = quantizeF32(x, rows, k, ScaleRounding::RoundUp);
   ASSERT_OK(q);
   std::vector<double> back = dequantize(*q);
   for (size_t i = 0; i < x.size(); ++i)
@@ -125,7 +125,7 @@ TEST(Quantize, ErrorsNameTheConstraint) {
 }
 
 TEST(Quantize, EmptyMatrixIsFine) {
-  llvm::Expected<MxMatrix> q = quantizeBf16({}, 0, 64);
+  Expected<MxMatrix> q = quantizeBf16({}, 0, 64);
   ASSERT_OK(q);
   EXPECT_TRUE(q->data.empty());
 }

@@ -73,7 +73,7 @@ TEST(ReferenceGemm, QdqEqualsQuantizeThenGemm) {
     auto qdq = referenceGemmQdq(a, m, k, w, mode);
     ASSERT_OK(direct);
     ASSERT_OK(qdq);
-    EXPECT_EQ(direct->c, qdq->c) << toString(mode).str();
+    EXPECT_EQ(direct->c, qdq->c) << std::string(toString(mode));
   }
 }
 

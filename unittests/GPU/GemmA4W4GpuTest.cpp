@@ -93,7 +93,7 @@ TEST_F(Gemm, InlineQuantizationMatchesTheCpuQuantizer) {
   ASSERT_OK(prepared);
   for (ScaleRounding mode : allScaleRoundings())
     for (int64_t m : {1, 7, 33, 129}) {
-      SCOPED_TRACE(testing::Message() << toString(mode).str() << " M=" << m << " seed=" << seed);
+      SCOPED_TRACE(testing::Message() << std::string(toString(mode)) << " M=" << m << " seed=" << seed);
       std::vector<uint16_t> a = randomActivations(rng, m, k);
       plantAdversarialBlocks(a, m, k);
       DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * n * 2)),

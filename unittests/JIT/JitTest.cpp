@@ -8,7 +8,7 @@
 #include "mxfp4/Cache/DiskCache.h"
 #include "mxfp4/JIT/Jit.h"
 #include "mxfp4/Target/Compile.h"
-#include "TestUtil/Expected.h"
+#include "TestUtil/LLVMExpected.h"
 
 #include "gtest/gtest.h"
 #include "llvm/Support/FileSystem.h"
@@ -24,15 +24,19 @@ namespace {
 
 /// A fresh temporary directory, removed at the end.
 struct TempDir {
-  llvm::SmallString<128> path;
-  TempDir() { EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("mxfp4-jit-test", path)); }
+  std::string path;
+  TempDir() {
+    llvm::SmallString<128> p;
+    EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("mxfp4-jit-test", p));
+    path = std::string(p);
+  }
   ~TempDir() { llvm::sys::fs::remove_directories(path); }
 };
 
 struct FakeCompiler {
   std::atomic<int> calls{0};
   CompileFn fn() {
-    return [this](const KernelSpec &s) -> llvm::Expected<CompiledKernel> {
+    return [this](const KernelSpec &s) -> Expected<CompiledKernel> {
       ++calls;
       std::this_thread::sleep_for(std::chrono::milliseconds(20)); // widen races
       CompiledKernel k;
@@ -140,7 +144,7 @@ TEST(DiskCache, RuntimeOnlyBuildsFindTheirFingerprint) {
   }
   EXPECT_ERROR_CONTAINS(DiskCache::findFingerprint(dir.path, "mxfp4-jit 3.0 (x); LLVM 22; "),
                         "no kernels built by");
-  EXPECT_ERROR_CONTAINS(DiskCache::findFingerprint((dir.path + "/missing").str(), "mxfp4-jit"),
+  EXPECT_ERROR_CONTAINS(DiskCache::findFingerprint(dir.path + "/missing", "mxfp4-jit"),
                         "cannot read AOT cache directory");
 }
 
@@ -221,9 +225,9 @@ TEST(Jit, UnwritableCacheDirDegradesToMemory) {
 
 TEST(Jit, CompileErrorsAreReportedAndRemembered) {
   std::atomic<int> calls{0};
-  Jit jit(opts(""), [&](const KernelSpec &) -> llvm::Expected<CompiledKernel> {
+  Jit jit(opts(""), [&](const KernelSpec &) -> Expected<CompiledKernel> {
     ++calls;
-    return llvm::createStringError("backend exploded");
+    return Error("backend exploded");
   });
   EXPECT_ERROR_CONTAINS(jit.get(spec()), "backend exploded");
   EXPECT_ERROR_CONTAINS(jit.get(spec()), "backend exploded");

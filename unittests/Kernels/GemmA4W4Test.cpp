@@ -3,7 +3,7 @@
 #include "mxfp4/Kernels/GemmA4W4.h"
 #include "mxfp4/Dialect/Tile/TileOps.h"
 #include "mxfp4/Target/Compile.h"
-#include "TestUtil/Expected.h"
+#include "TestUtil/LLVMExpected.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"

@@ -133,7 +133,7 @@ TEST(KernelName, MutatedNamesNeverCrash) {
       ++parsed; // a mutation that is still a valid canonical name
       ASSERT_EQ(s->name(), name);
     } else {
-      std::string msg = llvm::toString(s.takeError());
+      std::string msg = s.takeError().message();
       ASSERT_EQ(msg.rfind("kernel name '", 0), 0u) << msg;
     }
   }

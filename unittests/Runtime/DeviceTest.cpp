@@ -14,8 +14,8 @@ namespace {
 TEST(Device, NoDeviceIsAClearError) {
   auto dev = Device::open();
   if (dev)
-    GTEST_SKIP() << "a " << (*dev)->driver().str() << " device is present: " << (*dev)->name();
-  std::string msg = llvm::toString(dev.takeError());
+    GTEST_SKIP() << "a " << (*dev)->driver() << " device is present: " << (*dev)->name();
+  std::string msg = dev.takeError().message();
   EXPECT_EQ(msg.rfind("no device", 0), 0u) << msg;
   EXPECT_NE(msg.find("CUDA:"), std::string::npos) << msg;
   EXPECT_NE(msg.find("HIP:"), std::string::npos) << msg;
@@ -35,7 +35,7 @@ TEST(Device, ArchOverride) {
 TEST(Device, WrongCodeObjectFormatIsRefused) {
   auto dev = Device::open();
   if (!dev) {
-    llvm::consumeError(dev.takeError());
+    (void)dev.takeError();
     GTEST_SKIP() << "no device";
   }
   CompiledKernel k;

@@ -14,7 +14,7 @@ namespace mxfp4::test {
 #define OPEN_DEVICE_OR_SKIP(var)                                                                   \
   auto var##Or = ::mxfp4::Device::open();                                                          \
   if (!var##Or)                                                                                    \
-    GTEST_SKIP() << llvm::toString(var##Or.takeError());                                           \
+    GTEST_SKIP() << var##Or.takeError().message();                                           \
   ::mxfp4::Device &var = **var##Or
 
 class DeviceBuffer {
@@ -22,7 +22,7 @@ public:
   DeviceBuffer(Device &dev, size_t bytes) : dev(dev), bytes(bytes) {
     auto p = dev.alloc(bytes);
     if (!p) {
-      ADD_FAILURE() << llvm::toString(p.takeError());
+      ADD_FAILURE() << p.takeError().message();
       return;
     }
     ptr = *p;
@@ -33,18 +33,18 @@ public:
 
   template <typename T> void upload(const std::vector<T> &host) {
     ASSERT_LE(host.size() * sizeof(T), bytes);
-    llvm::Error e = dev.copyToDevice(ptr, host.data(), host.size() * sizeof(T));
-    ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));
+    Error e = dev.copyToDevice(ptr, host.data(), host.size() * sizeof(T));
+    ASSERT_FALSE(bool(e)) << e.message();
   }
   template <typename T> std::vector<T> download(size_t count) {
     std::vector<T> host(count);
-    llvm::Error e = dev.copyToHost(host.data(), ptr, count * sizeof(T));
-    EXPECT_FALSE(bool(e)) << llvm::toString(std::move(e));
+    Error e = dev.copyToHost(host.data(), ptr, count * sizeof(T));
+    EXPECT_FALSE(bool(e)) << e.message();
     return host;
   }
   void fill(uint8_t byte) {
-    llvm::Error e = dev.fill(ptr, byte, bytes);
-    EXPECT_FALSE(bool(e)) << llvm::toString(std::move(e));
+    Error e = dev.fill(ptr, byte, bytes);
+    EXPECT_FALSE(bool(e)) << e.message();
   }
 
 private:

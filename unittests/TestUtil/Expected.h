@@ -1,25 +1,26 @@
-//===- Expected.h - gtest helpers for llvm::Error/Expected ------*- C++ -*-===//
+//===- Expected.h - gtest helpers for Error and Expected -------*- C++ -*-===//
 //
 // Debian ships no LLVMTestingSupport, so these stand in for its matchers.
+// They take the public API's mxfp4::Error/Expected; compiler tests include
+// LLVMExpected.h for llvm::Error/Expected too.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MXFP4_UNITTESTS_TESTUTIL_EXPECTED_H
 #define MXFP4_UNITTESTS_TESTUTIL_EXPECTED_H
 
+#include "mxfp4/Support/Error.h"
+
 #include "gtest/gtest.h"
-#include "llvm/Support/Error.h"
 
 #include <string>
 
 namespace mxfp4::test {
 
 /// The message of `e` ("" on success); consumes it.
-inline std::string errorMessage(llvm::Error &e) {
-  return e ? llvm::toString(std::move(e)) : std::string();
-}
+inline std::string errorMessage(Error &e) { return e.message(); }
 
-template <typename T> std::string errorMessage(llvm::Expected<T> &e) {
-  return e ? std::string() : llvm::toString(e.takeError());
+template <typename T> std::string errorMessage(Expected<T> &e) {
+  return e ? std::string() : e.takeError().message();
 }
 
 } // namespace mxfp4::test
@@ -37,7 +38,7 @@ template <typename T> std::string errorMessage(llvm::Expected<T> &e) {
   do {                                                                                             \
     auto &&e_ = (expr);                                                                            \
     std::string msg_ = ::mxfp4::test::errorMessage(e_);                                            \
-    std::string want_ = llvm::StringRef(substr).str();                                             \
+    std::string want_ = std::string(substr);                                             \
     EXPECT_NE(msg_.find(want_), std::string::npos)                                                 \
         << "error was: '" << msg_ << "', expected it to contain '" << want_ << "'";                \
   } while (0)

@@ -6,7 +6,7 @@
 // Entries are written to a unique temporary file and renamed into place
 // (atomic on POSIX), so concurrent writers never leave a torn entry and
 // readers see a whole entry or none. Each entry carries its name, the
-// fingerprint, the payload length and an xxh3 checksum; any mismatch is
+// fingerprint, the payload length and an XXH64 checksum; any mismatch is
 // reported as corruption so the caller can rebuild.
 //
 // Each fingerprint directory also holds FINGERPRINT (the full text), so a
@@ -14,18 +14,18 @@
 // find the entries written by its own mxfp4-jit version.
 //
 // Entry layout (little endian):
-//   "MXFP4CO1" | u32 name length | name | u32 fingerprint length | fingerprint
-//   | u8 format | u64 payload length | u64 xxh3(name, fingerprint, format, payload) | payload
+//   "MXFP4CO2" | u32 name length | name | u32 fingerprint length | fingerprint
+//   | u8 format | u64 payload length | u64 xxh64(name, fingerprint, format, payload) | payload
 //
 //===----------------------------------------------------------------------===//
 #ifndef MXFP4_CACHE_DISKCACHE_H
 #define MXFP4_CACHE_DISKCACHE_H
 
-#include "llvm/ADT/StringRef.h"
-#include "llvm/Support/Error.h"
+#include "mxfp4/Support/Error.h"
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace mxfp4 {
 
@@ -34,7 +34,7 @@ public:
   DiskCache(std::string dir, std::string fingerprint);
 
   /// Where the entry for `name` lives.
-  std::string pathFor(llvm::StringRef name) const;
+  std::string pathFor(std::string_view name) const;
 
   struct Entry {
     uint8_t format = 0;
@@ -43,20 +43,19 @@ public:
 
   /// The entry for `name`: std::nullopt on a miss, an error (naming the path
   /// and what is wrong) for an unreadable or corrupt entry.
-  llvm::Expected<std::optional<Entry>> load(llvm::StringRef name) const;
+  Expected<std::optional<Entry>> load(std::string_view name) const;
 
   /// Writes the entry atomically (creating directories as needed).
-  llvm::Error store(llvm::StringRef name, const Entry &entry) const;
+  Error store(std::string_view name, const Entry &entry) const;
 
   const std::string &directory() const { return dir; }
 
   /// The one fingerprint under `root` that starts with `identity` (see
   /// compilerIdentity()); an error when there is none or more than one.
-  static llvm::Expected<std::string> findFingerprint(llvm::StringRef root,
-                                                     llvm::StringRef identity);
+  static Expected<std::string> findFingerprint(std::string_view root, std::string_view identity);
 
 private:
-  std::string dir;      ///< <root>/<fingerprint hash>
+  std::string dir; ///< <root>/<fingerprint hash>
   std::string fingerprint;
 };
 

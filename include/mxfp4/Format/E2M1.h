@@ -16,8 +16,7 @@ namespace mxfp4 {
 inline constexpr double kE2M1Max = 6.0;
 
 /// Magnitude of each 3-bit E2M1 code.
-inline constexpr float kE2M1Magnitudes[8] = {0.0f, 0.5f, 1.0f, 1.5f,
-                                              2.0f, 3.0f, 4.0f, 6.0f};
+inline constexpr float kE2M1Magnitudes[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
 
 /// Encodes `x` (already divided by its block scale) to a 4-bit code: round to
 /// nearest, ties to the even code, saturating to +-6 (Inf too), sign kept

@@ -13,8 +13,8 @@
 #ifndef MXFP4_FORMAT_E8M0_H
 #define MXFP4_FORMAT_E8M0_H
 
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/ADT/StringRef.h"
+#include "mxfp4/Support/Span.h"
+#include <string_view>
 
 #include <cstdint>
 #include <optional>
@@ -33,13 +33,13 @@ enum class ScaleRounding : uint8_t { RoundUp, Even, Floor, Nearest };
 inline constexpr ScaleRounding kDefaultScaleRounding = ScaleRounding::RoundUp;
 
 /// All modes, in enum order.
-llvm::ArrayRef<ScaleRounding> allScaleRoundings();
+Span<ScaleRounding> allScaleRoundings();
 
 /// "roundup", "even", "floor", "nearest".
-llvm::StringRef toString(ScaleRounding mode);
+std::string_view toString(ScaleRounding mode);
 
 /// Parses the names toString() returns (case-insensitive).
-std::optional<ScaleRounding> parseScaleRounding(llvm::StringRef name);
+std::optional<ScaleRounding> parseScaleRounding(std::string_view name);
 
 /// The E8M0 code for a block whose largest magnitude has the f32 bit pattern
 /// `amaxBits` (sign bit clear; NaN patterns sort above Inf, so the integer

@@ -28,9 +28,9 @@
 #ifndef MXFP4_FORMAT_LAYOUT_H
 #define MXFP4_FORMAT_LAYOUT_H
 
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/ADT/StringRef.h"
-#include "llvm/Support/Error.h"
+#include "mxfp4/Support/Error.h"
+#include "mxfp4/Support/Span.h"
+#include <string_view>
 
 #include <cstdint>
 #include <optional>
@@ -52,29 +52,27 @@ struct StorageShape {
   bool operator==(const StorageShape &o) const { return rows == o.rows && cols == o.cols; }
 };
 
-llvm::StringRef toString(WeightLayout layout);
-llvm::StringRef toString(ScaleLayout layout);
-std::optional<WeightLayout> parseWeightLayout(llvm::StringRef name);
-std::optional<ScaleLayout> parseScaleLayout(llvm::StringRef name);
+std::string_view toString(WeightLayout layout);
+std::string_view toString(ScaleLayout layout);
+std::optional<WeightLayout> parseWeightLayout(std::string_view name);
+std::optional<ScaleLayout> parseScaleLayout(std::string_view name);
 
 //===----------------------------------------------------------------------===//
 // Weights: packed E2M1 bytes, [n, kBytes] logical. No padding; shapes must fit.
 //===----------------------------------------------------------------------===//
 
 /// Checks that an [n, kBytes] packed weight fits `layout` (divisibility).
-llvm::Error checkWeightShape(WeightLayout layout, int64_t n, int64_t kBytes);
+Error checkWeightShape(WeightLayout layout, int64_t n, int64_t kBytes);
 
 /// Byte offset of logical byte (row, kb). Requires checkWeightShape to pass.
 int64_t weightOffset(WeightLayout layout, int64_t kBytes, int64_t row, int64_t kb);
 
 /// Logical [n, kBytes] -> `layout`.
-llvm::Expected<std::vector<uint8_t>> shuffleWeight(WeightLayout layout,
-                                                   llvm::ArrayRef<uint8_t> w, int64_t n,
-                                                   int64_t kBytes);
+Expected<std::vector<uint8_t>> shuffleWeight(WeightLayout layout, Span<uint8_t> w, int64_t n,
+                                             int64_t kBytes);
 /// `layout` -> logical [n, kBytes]; the inverse of shuffleWeight.
-llvm::Expected<std::vector<uint8_t>> unshuffleWeight(WeightLayout layout,
-                                                     llvm::ArrayRef<uint8_t> w, int64_t n,
-                                                     int64_t kBytes);
+Expected<std::vector<uint8_t>> unshuffleWeight(WeightLayout layout, Span<uint8_t> w, int64_t n,
+                                               int64_t kBytes);
 
 //===----------------------------------------------------------------------===//
 // Scales: E8M0 bytes, [rows, kBlocks] logical, padded per layout.
@@ -87,13 +85,11 @@ StorageShape scaleStorageShape(ScaleLayout layout, int64_t rows, int64_t kBlocks
 int64_t scaleOffset(ScaleLayout layout, StorageShape storage, int64_t row, int64_t kblock);
 
 /// Logical [rows, kBlocks] -> `layout`, padding with kScalePadByte.
-llvm::Expected<std::vector<uint8_t>> shuffleScales(ScaleLayout layout,
-                                                   llvm::ArrayRef<uint8_t> s, int64_t rows,
-                                                   int64_t kBlocks);
+Expected<std::vector<uint8_t>> shuffleScales(ScaleLayout layout, Span<uint8_t> s, int64_t rows,
+                                             int64_t kBlocks);
 /// `layout` -> logical [rows, kBlocks]; drops the padding.
-llvm::Expected<std::vector<uint8_t>> unshuffleScales(ScaleLayout layout,
-                                                     llvm::ArrayRef<uint8_t> s, int64_t rows,
-                                                     int64_t kBlocks);
+Expected<std::vector<uint8_t>> unshuffleScales(ScaleLayout layout, Span<uint8_t> s, int64_t rows,
+                                               int64_t kBlocks);
 
 } // namespace mxfp4
 

@@ -10,8 +10,8 @@
 
 #include "mxfp4/Format/E8M0.h"
 
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/Support/Error.h"
+#include "mxfp4/Support/Error.h"
+#include "mxfp4/Support/Span.h"
 
 #include <cstdint>
 #include <vector>
@@ -40,22 +40,22 @@ uint8_t quantizeBlock(const float *x, ScaleRounding mode, uint8_t *packed);
 
 /// Checks that a [rows, cols] matrix of `elements` values can be quantized:
 /// rows >= 0, cols > 0 and a multiple of 32, elements == rows * cols.
-llvm::Error checkQuantizeShape(int64_t rows, int64_t cols, size_t elements);
+Error checkQuantizeShape(int64_t rows, int64_t cols, size_t elements);
 
 /// Quantizes a row-major BF16 matrix (raw bit patterns), multithreaded.
-llvm::Expected<MxMatrix> quantizeBf16(llvm::ArrayRef<uint16_t> x, int64_t rows, int64_t cols,
-                                      ScaleRounding mode = kDefaultScaleRounding);
+Expected<MxMatrix> quantizeBf16(Span<uint16_t> x, int64_t rows, int64_t cols,
+                                ScaleRounding mode = kDefaultScaleRounding);
 
 /// Quantizes a row-major F32 matrix, multithreaded.
-llvm::Expected<MxMatrix> quantizeF32(llvm::ArrayRef<float> x, int64_t rows, int64_t cols,
-                                     ScaleRounding mode = kDefaultScaleRounding);
+Expected<MxMatrix> quantizeF32(Span<float> x, int64_t rows, int64_t cols,
+                               ScaleRounding mode = kDefaultScaleRounding);
 
 /// Dequantizes to a row-major float64 [rows, cols] matrix (every MXFP4 value,
 /// including 6 * 2^127, is exact in float64; NaN scales give NaN rows).
 std::vector<double> dequantize(const MxMatrix &m);
 
 /// Checks the internal consistency of `m` (sizes match rows and cols).
-llvm::Error verifyMatrix(const MxMatrix &m);
+Error verifyMatrix(const MxMatrix &m);
 
 } // namespace mxfp4
 

@@ -12,9 +12,9 @@
 
 #include "mxfp4/Format/Quantize.h"
 
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/ADT/STLFunctionalExtras.h"
-#include "llvm/Support/Error.h"
+#include "mxfp4/Support/Error.h"
+#include "mxfp4/Support/Span.h"
+#include <functional>
 
 #include <vector>
 
@@ -29,34 +29,31 @@ struct GemmResult {
 };
 
 /// Writes row `row` (K values) of an operand to `out`.
-using RowDecoder = llvm::function_ref<void(int64_t row, double *out)>;
+using RowDecoder = std::function<void(int64_t row, double *out)>;
 
 /// C = A * W^T for operands given row by row ([M, K] and [N, K]).
 GemmResult gemmF64(int64_t m, int64_t n, int64_t k, RowDecoder aRow, RowDecoder wRow);
 
 /// C = dq(A) * dq(W)^T. A and W must have the same K.
-llvm::Expected<GemmResult> referenceGemm(const MxMatrix &a, const MxMatrix &w);
+Expected<GemmResult> referenceGemm(const MxMatrix &a, const MxMatrix &w);
 
 /// The QDQ path: A (BF16 bits, [m, k]) quantized with `mode`, then referenceGemm.
-llvm::Expected<GemmResult> referenceGemmQdq(llvm::ArrayRef<uint16_t> aBf16, int64_t m,
-                                            int64_t k, const MxMatrix &w,
-                                            ScaleRounding mode = kDefaultScaleRounding);
+Expected<GemmResult> referenceGemmQdq(Span<uint16_t> aBf16, int64_t m, int64_t k, const MxMatrix &w,
+                                      ScaleRounding mode = kDefaultScaleRounding);
 
 /// Plain BF16 x BF16^T in float64 (no quantization): what an unquantized model computes.
-llvm::Expected<GemmResult> referenceGemmBf16(llvm::ArrayRef<uint16_t> aBf16, int64_t m,
-                                             llvm::ArrayRef<uint16_t> wBf16, int64_t n,
-                                             int64_t k);
+Expected<GemmResult> referenceGemmBf16(Span<uint16_t> aBf16, int64_t m, Span<uint16_t> wBf16,
+                                       int64_t n, int64_t k);
 
 /// Error of `got` against `ref` (same size).
 struct ErrorStats {
-  double relL2 = 0;    ///< ||got - ref||_2 / ||ref||_2
-  double maxAbs = 0;   ///< max |got - ref|
+  double relL2 = 0;         ///< ||got - ref||_2 / ||ref||_2
+  double maxAbs = 0;        ///< max |got - ref|
   double maxNormalized = 0; ///< max |got - ref| / absSum (0 where absSum is 0), if given
   int64_t nonFinite = 0;    ///< elements of `got` that are NaN or Inf where ref is finite
 };
 
-ErrorStats compareToReference(llvm::ArrayRef<double> got, llvm::ArrayRef<double> ref,
-                              llvm::ArrayRef<double> absSum = {});
+ErrorStats compareToReference(Span<double> got, Span<double> ref, Span<double> absSum = {});
 
 } // namespace mxfp4
 

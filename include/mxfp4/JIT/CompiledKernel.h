@@ -18,7 +18,7 @@ namespace mxfp4 {
 /// HSACO: AMD code object. PTX: NVIDIA, JIT-compiled by the driver at load.
 /// CUBIN: NVIDIA machine code, when ptxas was available at compile time.
 enum class BinaryFormat : uint8_t { HSACO, PTX, CUBIN };
-llvm::StringRef toString(BinaryFormat f);
+std::string_view toString(BinaryFormat f);
 
 /// Wall time of one compile stage.
 struct StageTiming {

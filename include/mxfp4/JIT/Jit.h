@@ -13,7 +13,7 @@
 
 #include "mxfp4/JIT/CompiledKernel.h"
 
-#include "llvm/Support/Error.h"
+#include "mxfp4/Support/Error.h"
 
 #include <atomic>
 #include <functional>
@@ -25,7 +25,7 @@ namespace mxfp4 {
 class DiskCache;
 
 /// Compiles a spec to a code object (lib/Target provides the real one).
-using CompileFn = std::function<llvm::Expected<CompiledKernel>(const KernelSpec &)>;
+using CompileFn = std::function<Expected<CompiledKernel>(const KernelSpec &)>;
 
 /// What a Jit without an explicit CompileFn uses: the in-process compiler
 /// (lib/JIT/CompilerDefaults.cpp), or in a runtime-only build an error that
@@ -35,7 +35,7 @@ CompileFn defaultCompileFn();
 class Jit {
 public:
   struct Options {
-    std::string cacheDir;        ///< "" or disableDisk: memory only
+    std::string cacheDir; ///< "" or disableDisk: memory only
     bool disableDisk = false;
     bool assertCacheHit = false; ///< a disk miss is an error
     std::string fingerprint;     ///< compiler identity, part of every key
@@ -60,8 +60,8 @@ public:
   static Jit &global();
 
   /// The code object for `spec`. `source`, if given, says where it came from.
-  llvm::Expected<std::shared_ptr<const CompiledKernel>> get(const KernelSpec &spec,
-                                                            Source *source = nullptr);
+  Expected<std::shared_ptr<const CompiledKernel>> get(const KernelSpec &spec,
+                                                      Source *source = nullptr);
 
   const Stats &stats() const { return counters; }
   const Options &options() const { return opts; }

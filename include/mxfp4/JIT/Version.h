@@ -8,9 +8,10 @@ namespace mxfp4 {
 /// "<project version> (<git commit>)".
 const char *version();
 
-/// "mxfp4-jit <version> (<commit>); LLVM <version>; ": how every compiler
-/// fingerprint starts. A runtime-only build serves exactly the cache entries
-/// whose fingerprint starts with its own identity (same kernel ABI).
+/// "mxfp4-jit <version> (<commit>); ": how every compiler fingerprint starts
+/// (the LLVM version and the pipelines follow). A runtime-only build serves
+/// exactly the cache entries whose fingerprint starts with its own identity:
+/// the kernel ABI is versioned with the project.
 std::string compilerIdentity();
 } // namespace mxfp4
 

@@ -18,8 +18,8 @@
 #include "mxfp4/Format/E8M0.h"
 #include "mxfp4/Format/Layout.h"
 
-#include "llvm/ADT/StringRef.h"
-#include "llvm/Support/Error.h"
+#include "mxfp4/Support/Error.h"
+#include <string_view>
 
 #include <array>
 #include <optional>
@@ -29,8 +29,8 @@ namespace mxfp4 {
 
 /// The GPU targets.
 enum class Arch : uint8_t { GFX950, GFX1250, SM90A };
-llvm::StringRef toString(Arch arch);
-std::optional<Arch> parseArch(llvm::StringRef name);
+std::string_view toString(Arch arch);
+std::optional<Arch> parseArch(std::string_view name);
 
 enum class OpKind : uint8_t { GemmA4W4 };
 enum class Activation : uint8_t { None, Silu, Swiglu, Situv2 };
@@ -38,7 +38,7 @@ enum class Activation : uint8_t { None, Silu, Swiglu, Situv2 };
 /// and their scales (tests compare them with the CPU quantizer byte for byte).
 enum class Epilogue : uint8_t { BF16, BF16DumpQuant };
 
-llvm::StringRef toString(Activation act);
+std::string_view toString(Activation act);
 /// Float parameters of an activation: swiglu (alpha, limit), situv2 (beta, linear_beta).
 unsigned activationParamCount(Activation act);
 
@@ -62,18 +62,18 @@ struct KernelSpec {
 };
 
 /// Parses a canonical name back into a spec and verifies it.
-llvm::Expected<KernelSpec> parseKernelName(llvm::StringRef name);
+Expected<KernelSpec> parseKernelName(std::string_view name);
 
 /// Checks the spec's constraints for its target (tile shapes, divisibility,
 /// layouts, activation parameters). Errors name the violated constraint.
-llvm::Error verifyKernelSpec(const KernelSpec &spec);
+Error verifyKernelSpec(const KernelSpec &spec);
 
 /// The dense A4W4 GEMM for (n, k, bm) on `arch` with the derived tile (BN 256,
 /// BK 256 when K % 256 == 0 else 128) and the arch's layouts; verified.
-llvm::Expected<KernelSpec> makeGemmA4W4Spec(Arch arch, int64_t n, int64_t k, int64_t bm,
-                                            ScaleRounding rounding = kDefaultScaleRounding,
-                                            Activation activation = Activation::None,
-                                            std::array<float, 2> params = {0.0f, 0.0f});
+Expected<KernelSpec> makeGemmA4W4Spec(Arch arch, int64_t n, int64_t k, int64_t bm,
+                                      ScaleRounding rounding = kDefaultScaleRounding,
+                                      Activation activation = Activation::None,
+                                      std::array<float, 2> params = {0.0f, 0.0f});
 
 } // namespace mxfp4
 

@@ -16,8 +16,8 @@
 
 #include "mxfp4/Runtime/Device.h"
 
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/Support/Error.h"
+#include "mxfp4/Support/Error.h"
+#include "mxfp4/Support/Span.h"
 
 #include <memory>
 #include <optional>
@@ -43,7 +43,7 @@ public:
   /// Split-K scratch for up to kSplitKMaxRows rows of output: an f32
   /// workspace and tile counters, allocated zeroed on first use. Kernels leave
   /// them zero, so calls on one PreparedWeight must be ordered (one stream).
-  llvm::Expected<std::pair<void *, void *>> splitKScratch() const;
+  Expected<std::pair<void *, void *>> splitKScratch() const;
   static constexpr int64_t kSplitKMaxRows = 256;
 
 private:
@@ -58,9 +58,9 @@ private:
 /// Preshuffles host weights for `arch` (default: targetArch(&dev)) and
 /// uploads them. Checks the sizes against N and K and the target's shape
 /// constraints.
-llvm::Expected<std::unique_ptr<PreparedWeight>>
-prepareGemmA4W4Weight(Device &dev, llvm::ArrayRef<uint8_t> wFp4, llvm::ArrayRef<uint8_t> wScale,
-                      int64_t n, int64_t k, std::optional<Arch> arch = std::nullopt);
+Expected<std::unique_ptr<PreparedWeight>>
+prepareGemmA4W4Weight(Device &dev, Span<uint8_t> wFp4, Span<uint8_t> wScale, int64_t n, int64_t k,
+                      std::optional<Arch> arch = std::nullopt);
 
 struct GemmA4W4Options {
   ScaleRounding rounding = kDefaultScaleRounding;
@@ -86,8 +86,8 @@ GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m);
 
 /// out[M, N] = quantize(a[M, K]) * W^T on `stream`. `a` and `out` are device
 /// pointers to row-major bf16 (16-byte and 2-byte aligned); M >= 1.
-llvm::Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m,
-                     const PreparedWeight &w, void *out, const GemmA4W4Options &options = {});
+Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const PreparedWeight &w,
+               void *out, const GemmA4W4Options &options = {});
 
 } // namespace mxfp4
 

@@ -13,8 +13,8 @@
 
 #include "mxfp4/JIT/CompiledKernel.h"
 
-#include "llvm/ADT/STLFunctionalExtras.h"
-#include "llvm/Support/Error.h"
+#include "mxfp4/Support/Error.h"
+#include <functional>
 
 #include <memory>
 #include <string>
@@ -24,7 +24,7 @@ namespace mxfp4 {
 class Device {
 public:
   /// Opens GPU `ordinal` of whichever driver is present (CUDA, then HIP).
-  static llvm::Expected<std::unique_ptr<Device>> open(int ordinal = 0);
+  static Expected<std::unique_ptr<Device>> open(int ordinal = 0);
 
   virtual ~Device();
 
@@ -32,34 +32,33 @@ public:
   virtual Arch arch() const = 0;
   virtual std::string name() const = 0;
   /// "cuda" or "hip".
-  virtual llvm::StringRef driver() const = 0;
+  virtual std::string_view driver() const = 0;
 
-  virtual llvm::Expected<void *> alloc(size_t bytes) = 0;
+  virtual Expected<void *> alloc(size_t bytes) = 0;
   virtual void free(void *ptr) = 0;
-  virtual llvm::Error copyToDevice(void *dst, const void *src, size_t bytes) = 0;
-  virtual llvm::Error copyToHost(void *dst, const void *src, size_t bytes) = 0;
-  virtual llvm::Error fill(void *dst, uint8_t byte, size_t bytes, void *stream = nullptr) = 0;
-  virtual llvm::Error synchronize() = 0;
+  virtual Error copyToDevice(void *dst, const void *src, size_t bytes) = 0;
+  virtual Error copyToHost(void *dst, const void *src, size_t bytes) = 0;
+  virtual Error fill(void *dst, uint8_t byte, size_t bytes, void *stream = nullptr) = 0;
+  virtual Error synchronize() = 0;
 
   /// Loads `kernel`'s code object (once per symbol per device) and launches
   /// it on `stream` (nullptr: the default stream). `args` is the usual
   /// array of pointers to each argument.
-  virtual llvm::Error launch(const CompiledKernel &kernel, const LaunchGeometry &geometry,
-                             void **args, void *stream = nullptr) = 0;
+  virtual Error launch(const CompiledKernel &kernel, const LaunchGeometry &geometry, void **args,
+                       void *stream = nullptr) = 0;
 
   /// Milliseconds the device spent on what `work` enqueues on `stream`,
   /// measured with events recorded around it.
-  virtual llvm::Expected<double> time(llvm::function_ref<llvm::Error()> work,
-                                      void *stream = nullptr) = 0;
+  virtual Expected<double> time(const std::function<Error()> &work, void *stream = nullptr) = 0;
 };
 
 /// Creates the CUDA / HIP devices (RuntimeCuda.cpp, RuntimeHip.cpp).
-llvm::Expected<std::unique_ptr<Device>> openCudaDevice(int ordinal);
-llvm::Expected<std::unique_ptr<Device>> openHipDevice(int ordinal);
+Expected<std::unique_ptr<Device>> openCudaDevice(int ordinal);
+Expected<std::unique_ptr<Device>> openHipDevice(int ordinal);
 
 /// The target to compile for: MXFP4_ARCH when set (cross-compiling), else the
 /// device's. Errors name a bad MXFP4_ARCH value, or say there is no device.
-llvm::Expected<Arch> targetArch(const Device *device);
+Expected<Arch> targetArch(const Device *device);
 
 } // namespace mxfp4
 

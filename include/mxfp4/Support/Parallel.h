@@ -8,8 +8,8 @@
 #ifndef MXFP4_SUPPORT_PARALLEL_H
 #define MXFP4_SUPPORT_PARALLEL_H
 
-#include "llvm/ADT/STLFunctionalExtras.h"
 #include <cstdint>
+#include <functional>
 
 namespace mxfp4 {
 
@@ -21,7 +21,7 @@ unsigned hostThreadCount();
 /// at least `grain` indices, on up to hostThreadCount() threads. Returns when
 /// every chunk is done. `body` must be safe to call concurrently.
 void parallelFor(int64_t n, int64_t grain,
-                 llvm::function_ref<void(int64_t begin, int64_t end)> body);
+                 const std::function<void(int64_t begin, int64_t end)> &body);
 
 } // namespace mxfp4
 
