@@ -27,5 +27,5 @@ trap 'rm -rf "$tmp"' EXIT
 "$build/bin/mxfp4-dump" --arch=gfx950 --n=1536 --k=768 --emit=obj -o "$tmp/k.hsaco"
 head -c 4 "$tmp/k.hsaco" | grep -q ELF || fail "no HSA code object from the static build"
 "$build/bin/mxfp4-dump" --arch=sm_90a --n=1536 --k=768 --bm=8 --emit=isa -o "$tmp/k.ptx"
-grep -q "mma.sync.aligned.m16n8k16" "$tmp/k.ptx" || fail "no PTX from the static build"
+grep -q "wgmma.mma_async.sync.aligned.m64n8k16" "$tmp/k.ptx" || fail "no PTX from the static build"
 echo "check-static: OK ($exported mxfp4:: symbols exported; ldd: $(ldd "$build/bin/mxfp4-dump" | awk '{print $1}' | tr '\n' ' '))"

@@ -3,15 +3,23 @@
 // Hopper has no FP4 tensor cores, so the exact path dequantizes: weights
 // E2M1 -> BF16 in registers with the E8M0 scale folded in, activations
 // quantized inline to MXFP4 (bit for bit the CPU quantizer) and dequantized
-// to BF16 in shared memory, then mma.sync m16n8k16 BF16 with FP32
-// accumulators. A and B are swapped: weight rows are the MMA M dimension,
-// the few tokens of a decode step the N dimension.
+// to BF16 in shared memory, then wgmma.mma_async m64nBMk16 BF16 with FP32
+// accumulators, the weights as the register A operand and the activations
+// as the shared-memory B operand. A and B are swapped: weight rows are the
+// MMA M dimension, the tokens the N dimension (BM = 8..64).
 //
-// CTA: 4 warps; warp w owns weight rows n0 + 32w .. +31 (two m16 tiles), the
-// CTA owns BM tokens (BM/8 n8 tiles). Inside each 128-K chunk MMA step s and
-// thread t = lane%4 use k = 32t + 4s + {0,1} and 32t + 4s + {2,3}: the same
+// CTA: one warpgroup (4 warps); warp w owns weight rows n0 + 32w .. +31 (two
+// m16 tiles i), so wgmma i covers rows {32w + 16i + r}: its A fragment is
+// the mma.sync m16n8k16 fragment of tile i, its accumulator fragment that of
+// the n8 token tiles. Inside each 128-K chunk MMA step s and thread
+// t = lane%4 use k = 32t + 4s + {0,1} and 32t + 4s + {2,3}: the same
 // permutation on both operands, so each thread's weight bytes for a row are
 // 16 contiguous bytes and one E8M0 scale (the sm90-mma16 layouts).
+//
+// Shared memory holds the activations of a step in the wgmma no-swizzle
+// K-major layout for that permutation: per 128-K chunk kc, MMA step s, token
+// group G (8 tokens) and half h, one 8 x 16-byte core matrix whose row r
+// (token 8G + r) holds, at bytes 4t..4t+3, K = 32t + 4s + 2h + {0,1}.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MXFP4_LIB_CONVERSION_TILETONVVM_NVLOWERING_H
@@ -39,7 +47,9 @@ struct Config {
   int64_t chunksPerRow() const { return k / 128; } ///< 128-K chunks of a weight row
   int64_t chunksPerStep() const { return bk / 128; }
   int64_t tokenTiles() const { return bm / 8; }
-  int64_t unitsPerBuffer() const { return bm * bk / 8; } ///< 16-byte smem units
+  int64_t wordsPerBuffer() const { return bm * bk / 2; } ///< 32-bit smem words
+  /// Bytes of one (chunk, step) slab of core matrices: BM/8 groups x 2 x 128.
+  int64_t slabBytes() const { return bm * 32; }
   int64_t quantChunks() const { return bm * bk / (8 * kThreads); }
 };
 
@@ -69,7 +79,7 @@ private:
   llvm::SmallVector<mlir::Value> loadActivations(mlir::ImplicitLocOpBuilder &b, tile::LoadOp op,
                                                  mlir::Value col);
   /// Quantizes, dequantizes and stores `chunks` (from loadActivations at `col`)
-  /// into shared memory at unit offset `buffer`; writes the dump if asked.
+  /// into shared memory at word offset `buffer`; writes the dump if asked.
   void quantizeToSmem(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op,
                       llvm::ArrayRef<mlir::Value> chunks, mlir::Value col, mlir::Value buffer);
   /// Per-thread coordinates of quantizer chunk r: token row, 16-byte unit of
@@ -83,8 +93,19 @@ private:
   /// Weights at K element `kcol` and scales at K-block `kblock` for one step.
   WeightRegs loadWeights(mlir::ImplicitLocOpBuilder &b, tile::LoadWeightOp w,
                          tile::LoadScalesOp s, mlir::Value kcol, mlir::Value kblock);
+
+  // Sm90Wgmma.cpp
+  /// Issues the step's wgmmas (weights `regs`, activations in the buffer at
+  /// word offset `buffer`) into `accs` (2 x BM/2 f32, wgmma i's fragment at
+  /// [i * BM/2, (i+1) * BM/2)) and commits them as one group.
   void mmaStep(mlir::ImplicitLocOpBuilder &b, const WeightRegs &regs, mlir::Value buffer,
                llvm::MutableArrayRef<mlir::Value> accs);
+  /// The accumulator fragments as the per-tile vector<4xf32> the store and
+  /// activation lowering use, and back.
+  llvm::SmallVector<mlir::Value> flattenAccumulators(mlir::ImplicitLocOpBuilder &b,
+                                                     llvm::ArrayRef<mlir::Value> tiles);
+  llvm::SmallVector<mlir::Value> tileAccumulators(mlir::ImplicitLocOpBuilder &b,
+                                                  llvm::ArrayRef<mlir::Value> flat);
 
   /// `v` as it will be when the loop's induction variable is `iv`: values
   /// computed in the loop body from the induction variable are re-emitted.
@@ -98,6 +119,17 @@ private:
   llvm::DenseMap<mlir::Value, llvm::SmallVector<mlir::Value>> accumulators;
   mlir::Value tid, lane, warp, g, t;
 };
+
+// Sm90Mma.cpp: E2M1/E8M0 -> BF16 in registers.
+/// E8M0 byte `which` of `word` as a bf16x2 splat of 2^(S-127).
+mlir::Value scalePair(mlir::ImplicitLocOpBuilder &b, mlir::Value word, int which);
+/// Byte `pos` of `word` (two E2M1, low nibble first) as bf16x2 bits (i32), scaled.
+mlir::Value dequantByte(mlir::ImplicitLocOpBuilder &b, mlir::Value word, int pos,
+                        mlir::Value scale);
+
+/// Orders this thread's shared-memory writes before the async proxy (wgmma)
+/// reads them; a barrier must follow.
+void fenceProxyAsync(mlir::ImplicitLocOpBuilder &b);
 
 } // namespace mxfp4::nv
 

@@ -1,12 +1,13 @@
 //===- Sm90KLoop.cpp - The software-pipelined K loop on sm_90a ------------===//
 //
 // Prologue: weights of steps 0 and 1 into registers, activations of step 0
-// quantized into shared buffer 0, barrier. Iteration ks: issue the global
-// loads of the weights of step ks+2 and the activations of step ks+1
-// (clamped to the last step, so the tail redoes harmless work instead of
-// branching), run step ks's MMAs from registers and buffer ks%2, quantize
-// step ks+1 into the other buffer, barrier. A buffer is
-// rewritten only after the barrier that ends the iteration that read it.
+// quantized into shared buffer 0, proxy fence, barrier. Iteration ks: issue
+// the global loads of the weights of step ks+2 and the activations of step
+// ks+1 (clamped to the last step, so the tail redoes harmless work instead
+// of branching), issue step ks's wgmmas (registers and buffer ks%2), quantize
+// step ks+1 into the other buffer while they run, proxy fence, wait for the
+// wgmmas, barrier. A buffer is rewritten only after the wait and the barrier
+// that end the iteration that read it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,7 @@
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 using namespace mlir;
 using namespace mxfp4;
@@ -96,9 +98,10 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
     ahead.push_back(weightsAt(d == 0 ? lb : stepAhead(lb, d)));
   SmallVector<Value> chunks = loadActivations(b, load, colAt(lb));
   quantizeToSmem(b, quant, chunks, colAt(lb), idxConst(b, 0));
+  fenceProxyAsync(b);
   gpu::BarrierOp::create(b);
 
-  SmallVector<Value> inits(init->second);
+  SmallVector<Value> inits = flattenAccumulators(b, init->second);
   const size_t nAcc = inits.size(), nWords = ahead[0].words.size(),
                nScales = ahead[0].scales.size(), perStep = nWords + nScales;
   for (const WeightRegs &r : ahead) {
@@ -118,8 +121,8 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
     SmallVector<Value> nextChunks = loadActivations(b, load, colAt(next));
 
     Value trip = arith::DivUIOp::create(b, arith::SubIOp::create(b, iv, lb), step);
-    Value cur = idxMul(b, idxRem(b, trip, 2), cfg.unitsPerBuffer());
-    Value other = arith::SubIOp::create(b, idxConst(b, cfg.unitsPerBuffer()), cur);
+    Value cur = idxMul(b, idxRem(b, trip, 2), cfg.wordsPerBuffer());
+    Value other = arith::SubIOp::create(b, idxConst(b, cfg.wordsPerBuffer()), cur);
     auto args = newFor.getRegionIterArgs();
     SmallVector<Value> accs(args.begin(), args.begin() + nAcc);
     WeightRegs regs;
@@ -127,6 +130,8 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
     regs.scales.assign(args.begin() + nAcc + nWords, args.begin() + nAcc + perStep);
     mmaStep(b, regs, cur, accs);
     quantizeToSmem(b, quant, nextChunks, colAt(next), other);
+    fenceProxyAsync(b);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
     gpu::BarrierOp::create(b);
     // Shift the register queue: steps ks+1.. move up, ks+depth enters.
     SmallVector<Value> yields(accs);
@@ -135,7 +140,7 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
     llvm::append_range(yields, farRegs.scales);
     scf::YieldOp::create(b, yields);
   }
-  accumulators[loop.getResult(0)] =
-      SmallVector<Value>(newFor.getResults().begin(), newFor.getResults().begin() + nAcc);
+  accumulators[loop.getResult(0)] = tileAccumulators(
+      b, SmallVector<Value>(newFor.getResults().begin(), newFor.getResults().begin() + nAcc));
   return success();
 }

@@ -1,9 +1,10 @@
-//===- Sm90Mma.cpp - Weight fetch, dequantization and mma.sync on sm_90a ---===//
+//===- Sm90Mma.cpp - Weight fetch and dequantization on sm_90a ------------===//
 //
 // Per K step and 128-K chunk, each thread loads for each of its 4 weight rows
 // (m16 tile i, half h) 16 contiguous bytes = 32 E2M1 values (K 32t..+31 of
 // the chunk) and one dword holding its 4 rows' E8M0 scales (sm90-mma16
-// layouts). MMA step s uses bytes 2s (A regs a0/a1) and 2s+1 (a2/a3).
+// layouts). MMA step s uses bytes 2s (A regs a0/a1) and 2s+1 (a2/a3)
+// (Sm90Wgmma.cpp).
 //
 // Dequantization of a byte (two E2M1) to a bf16x2 register, exactly:
 // t = b | b << 12 puts the nibbles at bits 0-3 and 16-19; the 3 magnitude bits
@@ -66,7 +67,7 @@ struct I32Ops {
 } // namespace
 
 /// E8M0 byte `which` of `word` as a bf16x2 splat of 2^(S-127).
-static Value scalePair(ImplicitLocOpBuilder &b, Value word, int which) {
+Value nv::scalePair(ImplicitLocOpBuilder &b, Value word, int which) {
   I32Ops o{b};
   Value s = o.band(o.shr(word, 8 * which), 0xFF);
   Value bits = o.shl(s, 7);
@@ -77,7 +78,7 @@ static Value scalePair(ImplicitLocOpBuilder &b, Value word, int which) {
 }
 
 /// Byte `pos` of `word` (two E2M1, low nibble first) as bf16x2 bits, scaled.
-static Value dequantByte(ImplicitLocOpBuilder &b, Value word, int pos, Value scale) {
+Value nv::dequantByte(ImplicitLocOpBuilder &b, Value word, int pos, Value scale) {
   I32Ops o{b};
   Value byte = o.band(o.shr(word, 8 * pos), 0xFF);
   Value spread = o.bor(byte, o.shl(byte, 12));
@@ -89,61 +90,4 @@ static Value dequantByte(ImplicitLocOpBuilder &b, Value word, int pos, Value sca
   v = arith::MulFOp::create(b, v, two126);
   v = arith::MulFOp::create(b, v, scale);
   return LLVM::BitcastOp::create(b, b.getI32Type(), v);
-}
-
-void Sm90Emitter::mmaStep(ImplicitLocOpBuilder &b, const WeightRegs &regs, Value buffer,
-                          MutableArrayRef<Value> accs) {
-  const int64_t unitsPerRow = cfg.bk / 8, tiles = cfg.tokenTiles();
-  auto i32x4 = VectorType::get({4}, b.getI32Type());
-  auto f32 = b.getF32Type();
-  auto accStruct = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
-  Value godd = idxRem(b, g, 2);
-  for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
-    Value scales[2][2];
-    for (int i = 0; i < 2; ++i)
-      for (int h = 0; h < 2; ++h)
-        scales[i][h] = scalePair(b, regs.scales[kc], i * 2 + h);
-    for (int64_t p = 0; p < 4; ++p) {
-      // B fragments: one 16-byte smem load per n8 token tile gives b0/b1 of
-      // MMA steps 2p and 2p+1 (the xor swizzle matches the quantizer's stores).
-      Value swz = arith::XOrIOp::create(b, godd, idxConst(b, p));
-      Value unit = idxAdd(b, idxAdd(b, idxMul(b, g, unitsPerRow), idxMul(b, swz, 4)), t);
-      SmallVector<SmallVector<Value, 4>> bFrag;
-      for (int64_t j = 0; j < tiles; ++j) {
-        Value u = idxAdd(b, idxAdd(b, unit, j * 8 * unitsPerRow + kc * 16), buffer);
-        Value v = memref::LoadOp::create(b, smem, ValueRange{u});
-        SmallVector<Value, 4> words;
-        for (int64_t q = 0; q < 4; ++q)
-          words.push_back(vector::ExtractOp::create(b, v, ArrayRef<int64_t>{q}));
-        bFrag.push_back(words);
-      }
-      for (int64_t step = 2 * p; step < 2 * p + 2; ++step) {
-        int64_t word = step / 2, byte0 = (step % 2) * 2;
-        for (int64_t i = 0; i < 2; ++i) {
-          Value w0 = vector::ExtractOp::create(b, regs.words[(kc * 2 + i) * 2 + 0], ArrayRef<int64_t>{word});
-          Value w1 = vector::ExtractOp::create(b, regs.words[(kc * 2 + i) * 2 + 1], ArrayRef<int64_t>{word});
-          Value a[4] = {dequantByte(b, w0, int(byte0), scales[i][0]),
-                        dequantByte(b, w1, int(byte0), scales[i][1]),
-                        dequantByte(b, w0, int(byte0 + 1), scales[i][0]),
-                        dequantByte(b, w1, int(byte0 + 1), scales[i][1])};
-          for (int64_t j = 0; j < tiles; ++j) {
-            Value &acc = accs[i * tiles + j];
-            SmallVector<Value> c;
-            for (int64_t q = 0; q < 4; ++q)
-              c.push_back(vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{q}));
-            Value bOps[2] = {bFrag[j][(step % 2) * 2], bFrag[j][(step % 2) * 2 + 1]};
-            Value d = NVVM::MmaOp::create(b, accStruct, a, bOps, c, {16, 8, 16}, std::nullopt,
-                                          std::nullopt,
-                                          std::array{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
-                                          std::array{NVVM::MMALayout::row, NVVM::MMALayout::col});
-            SmallVector<Value> ds;
-            for (int64_t q = 0; q < 4; ++q)
-              ds.push_back(LLVM::ExtractValueOp::create(b, d, ArrayRef<int64_t>{q}));
-            acc = vector::FromElementsOp::create(b, VectorType::get({4}, f32), ds);
-          }
-        }
-      }
-    }
-  }
-  (void)i32x4;
 }

@@ -7,12 +7,9 @@
 // 32-block: two shuffles finish its |x| maximum. The E8M0 code follows the
 // op's rounding mode (E8M0Emitter, the CPU quantizer's integer formulas), the
 // E2M1 codes are RNE with saturation by threshold compares (sm_90 has no FP4
-// convert), and the dequantized BF16 values go to shared memory. Rows past M
-// read as zero (their loads are clamped to a valid row).
-//
-// Shared memory (bf16, 16-byte units): unit(m, K) = m*(BK/8) + kc*16 +
-// ((p ^ (m & 1)) * 4 + t): the xor makes these stores and the MMA's B-fragment
-// loads free of bank conflicts.
+// convert), and the dequantized BF16 values go to shared memory in the
+// wgmma core-matrix layout of NvLowering.h (four 4-byte stores per chunk).
+// Rows past M read as zero (their loads are clamped to a valid row).
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,8 +74,6 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
   tile::LoadOp load = op.getInput().getDefiningOp<tile::LoadOp>();
   Value row0 = mapping.lookup(load.getRow()), ldv = mapping.lookup(load.getLd()),
         valid = mapping.lookup(load.getValidRows());
-  const int64_t unitsPerRow = cfg.bk / 8;
-
   for (auto [r, x] : llvm::enumerate(chunks)) {
     QuantCoords q = quantCoords(b, int64_t(r));
     // Block maximum of |x| bit patterns across the 4 lanes of the 32-block.
@@ -126,13 +121,18 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
         b, v8f, arith::OrIOp::create(b, arith::BitcastOp::create(b, v8i, mags), sign));
     Value deq = arith::TruncFOp::create(b, VectorType::get({8}, b.getBF16Type()),
                                         arith::MulFOp::create(b, signedQ, scale));
-    Value swz = arith::XOrIOp::create(b, q.p, idxRem(b, q.row, 2));
-    Value unit = idxAdd(b, idxAdd(b, idxAdd(b, idxMul(b, q.row, unitsPerRow), idxMul(b, q.kc, 16)),
-                            idxMul(b, swz, 4)),
-                     q.t);
-    memref::StoreOp::create(
-        b, vector::BitCastOp::create(b, VectorType::get({4}, i32), deq), smem,
-        ValueRange{idxAdd(b, unit, buffer)});
+    // Word w of the chunk (K = 32t + 8p + 2w + {0,1}) belongs to MMA step
+    // s = 2p + w/2, half h = w%2: word t of row row%8 of core matrix
+    // (chunk kc, s, group row/8, h).
+    Value words = vector::BitCastOp::create(b, VectorType::get({4}, i32), deq);
+    Value group = idxDiv(b, q.row, 8), rowInGroup = idxRem(b, q.row, 8);
+    for (int64_t w = 0; w < 4; ++w) {
+      Value slab = idxAdd(b, idxMul(b, q.kc, 8), idxAdd(b, idxMul(b, q.p, 2), w / 2));
+      Value matrix = idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, slab, cfg.bm / 8), group), 2), w % 2);
+      Value at = idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, matrix, 8), rowInGroup), 4), q.t);
+      memref::StoreOp::create(b, vector::ExtractOp::create(b, words, ArrayRef<int64_t>{w}), smem,
+                              ValueRange{idxAdd(b, at, buffer)});
+    }
 
     if (!op.getDumpData())
       continue;

@@ -17,6 +17,7 @@
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -150,7 +151,6 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
                             gpu::GridDimOp::create(b, gpu::Dimension::x)),
       gpu::BlockIdOp::create(b, gpu::Dimension::x));
   auto i32 = b.getI32Type();
-  auto i32x4 = VectorType::get({4}, i32);
   Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
   {
     auto ifOp = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
@@ -162,12 +162,10 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
     Value last = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, old,
                                        arith::ConstantIntOp::create(b, op.getSplits() - 1, 32));
     Value flag = arith::ExtUIOp::create(b, i32, last);
-    memref::StoreOp::create(b, vector::BroadcastOp::create(b, i32x4, flag), smem,
-                            ValueRange{idxConst(b, 0)});
+    memref::StoreOp::create(b, flag, smem, ValueRange{idxConst(b, 0)});
   }
   gpu::BarrierOp::create(b);
-  Value flagVec = memref::LoadOp::create(b, smem, ValueRange{idxConst(b, 0)});
-  Value flag = vector::ExtractOp::create(b, flagVec, ArrayRef<int64_t>{0});
+  Value flag = memref::LoadOp::create(b, smem, ValueRange{idxConst(b, 0)});
   Value isLast = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, flag,
                                        arith::ConstantIntOp::create(b, 0, 32));
   auto lastIf = scf::IfOp::create(b, isLast, /*withElseRegion=*/false);
@@ -288,8 +286,7 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
         return kernel.emitError() << "unsupported kernel argument type " << t;
       }
     }
-    auto smemType = MemRefType::get({2 * cfg->unitsPerBuffer()},
-                                    VectorType::get({4}, IntegerType::get(ctx, 32)),
+    auto smemType = MemRefType::get({2 * cfg->wordsPerBuffer()}, IntegerType::get(ctx, 32),
                                     MemRefLayoutAttrInterface(),
                                     gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
     OpBuilder ob(ctx);
@@ -298,6 +295,10 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
                                        ob.getFunctionType(argTypes, {}), TypeRange{smemType},
                                        TypeRange{});
     func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
+    // wgmma matrix descriptors address 16-byte aligned core matrices; 128 B
+    // keeps every slab on its own bank-aligned boundary.
+    func.setWorkgroupAttributionAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
+                                     ob.getI64IntegerAttr(128));
     func.setKnownBlockSizeAttr(ob.getDenseI32ArrayAttr({Config::kThreads, 1, 1}));
 
     Sm90Emitter emitter(*cfg, func.getWorkgroupAttributions()[0]);
