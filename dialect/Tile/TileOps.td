@@ -82,6 +82,31 @@ def Tile_QuantizeOp : Tile_Op<"quantize", [AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
+def Tile_LoadMxOp : Tile_Op<"load_mx", [MemoryEffects<[MemRead]>]> {
+  let summary = "Load an MXFP4 tile of a row-major matrix (packed E2M1 + E8M0), rows masked";
+  let description = [{
+    Rows `row ..` and elements `col ..` of an MXFP4 matrix with `ld` elements
+    per row: packed E2M1 codes row-major (`ld/2` bytes per row, even element
+    in the low nibble) and E8M0 scales row-major (`ld/32` per row). This is
+    how already-quantized activations arrive (what `mxtile.quantize` dumps
+    and the quant_mxfp4 kernel writes). Rows at or beyond `validRows`
+    (relative to `row`) read as zero codes and never touch memory.
+
+    ```mlir
+    %q, %s = mxtile.load_mx %A, %AS[%m0, %k0] ld %c7168 rows %valid
+        : memref<?xi8>, memref<?xi8> -> !mxtile.tile<64x128xf4E2M1FN>, !mxtile.tile<64x4xf8E8M0FNU>
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[I8], [1]>:$data, MemRefRankOf<[I8], [1]>:$scales,
+                       Index:$row, Index:$col, Index:$ld, Index:$validRows);
+  let results = (outs Tile_FP4Tile:$result, Tile_ScaleTile:$resultScales);
+  let assemblyFormat = [{
+    $data `,` $scales `[` $row `,` $col `]` `ld` $ld `rows` $validRows attr-dict
+    `:` type($data) `,` type($scales) `->` type($result) `,` type($resultScales)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tile_LoadWeightOp : Tile_Op<"load_weight", [MemoryEffects<[MemRead]>]> {
   let summary = "Fetch a tile of packed E2M1 weights stored in a preshuffled layout";
   let description = [{

@@ -110,6 +110,16 @@ MxTile TileBuilder::quantize(Tile t, ScaleRounding rounding, Value dumpData, Val
   return {Tile(op.getData()), Tile(op.getScales())};
 }
 
+MxTile TileBuilder::loadMx(Value data, Value scales, Index row, Index col, Index ld,
+                           Index validRows, int64_t rows, int64_t cols) {
+  MLIRContext *ctx = b.getContext();
+  auto dt = tile::TileType::get(ctx, {rows, cols}, b.getType<Float4E2M1FNType>());
+  auto st = tile::TileType::get(ctx, {rows, cols / kBlockSize}, b.getType<Float8E8M0FNUType>());
+  auto op = tile::LoadMxOp::create(b, dt, st, data, scales, row.value(), col.value(), ld.value(),
+                                   validRows.value());
+  return {Tile(op.getResult()), Tile(op.getResultScales())};
+}
+
 MxTile TileBuilder::loadWeight(Value data, Value scales, Index row, Index col, int64_t k,
                                WeightLayout weightLayout, ScaleLayout scaleLayout, int64_t rows,
                                int64_t cols) {

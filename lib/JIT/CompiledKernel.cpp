@@ -29,7 +29,8 @@ double CompiledKernel::compileMs() const {
 
 LaunchGeometry CompiledKernel::geometry(int64_t m) const {
   LaunchGeometry g;
-  g.grid[0] = unsigned(spec.n / spec.bn);
+  // The quantizer has one workgroup per BM x BK block; GEMMs one per output tile.
+  g.grid[0] = unsigned(spec.op == OpKind::QuantizeMx ? spec.k / spec.bk : spec.n / spec.bn);
   g.grid[1] = unsigned((m + spec.bm - 1) / spec.bm);
   g.grid[2] = unsigned(spec.splitK);
   // gfx950: 4 waves of 64; gfx1250: 4 waves of 32; sm_90a: 4 warps.

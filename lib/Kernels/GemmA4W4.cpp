@@ -21,7 +21,11 @@ static tile::ActivationKind toTile(Activation a) {
 
 void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
   dsl::TileBuilder tb(module, spec.name());
-  mlir::Value a = tb.bufferArg(tb.bf16());
+  // gemm_a4w4 quantizes bf16 activations inline; gemm_mxa4w4 reads them
+  // already quantized (codes, then scales).
+  const bool preQuantized = spec.op == OpKind::GemmMxA4W4;
+  mlir::Value a = tb.bufferArg(preQuantized ? tb.i8() : tb.bf16());
+  mlir::Value as = preQuantized ? tb.bufferArg(tb.i8()) : mlir::Value();
   mlir::Value w = tb.bufferArg(tb.i8());
   mlir::Value ws = tb.bufferArg(tb.i8());
   mlir::Value c = tb.bufferArg(tb.bf16());
@@ -51,12 +55,17 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
     kBegin = z * (spec.k / spec.splitK);
     kEnd = kBegin + spec.k / spec.splitK;
   }
-  dsl::Tile acc = tb.loopK(
-      kBegin, kEnd, spec.bk, tb.zero(spec.bm, spec.bn), [&](dsl::Index k0, dsl::Tile acc) {
-        dsl::Tile x = tb.load(a, m0, k0, kDim, valid, spec.bm, spec.bk);
-        dsl::MxTile qa = tb.quantize(x, spec.rounding, dumpData, dumpScales);
-        dsl::MxTile qw = tb.loadWeight(w, ws, n0, k0, spec.k, spec.weightLayout,
-                                       spec.scaleLayout, spec.bn, spec.bk);
+  dsl::Tile acc =
+      tb.loopK(kBegin, kEnd, spec.bk, tb.zero(spec.bm, spec.bn), [&](dsl::Index k0, dsl::Tile acc) {
+        dsl::MxTile qa;
+        if (preQuantized) {
+          qa = tb.loadMx(a, as, m0, k0, kDim, valid, spec.bm, spec.bk);
+        } else {
+          dsl::Tile x = tb.load(a, m0, k0, kDim, valid, spec.bm, spec.bk);
+          qa = tb.quantize(x, spec.rounding, dumpData, dumpScales);
+        }
+        dsl::MxTile qw = tb.loadWeight(w, ws, n0, k0, spec.k, spec.weightLayout, spec.scaleLayout,
+                                       spec.bn, spec.bk);
         return tb.scaledMma(qa, qw, acc);
       });
   if (spec.activation != Activation::None) {
@@ -68,6 +77,27 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
   }
   tb.store(acc, c, m0, n0, nDim, valid, split);
   tb.finish();
+}
+
+void buildQuantizeMx(mlir::ModuleOp module, const KernelSpec &spec) {
+  dsl::TileBuilder tb(module, spec.name());
+  mlir::Value a = tb.bufferArg(tb.bf16());
+  mlir::Value codes = tb.bufferArg(tb.i8());
+  mlir::Value scales = tb.bufferArg(tb.i8());
+  dsl::Index m = tb.i32Arg();
+  // One BM x BK block per workgroup: x = K / BK blocks, y = M / BM rows.
+  dsl::Index k0 = tb.tileId(0) * spec.bk;
+  dsl::Index m0 = tb.tileId(1) * spec.bm;
+  dsl::Tile x = tb.load(a, m0, k0, tb.constant(spec.k), m - m0, spec.bm, spec.bk);
+  tb.quantize(x, spec.rounding, codes, scales);
+  tb.finish();
+}
+
+void buildKernel(mlir::ModuleOp module, const KernelSpec &spec) {
+  if (spec.op == OpKind::QuantizeMx)
+    buildQuantizeMx(module, spec);
+  else
+    buildGemmA4W4(module, spec);
 }
 
 } // namespace mxfp4

@@ -29,6 +29,18 @@ std::optional<Arch> parseArch(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view toString(OpKind op) {
+  switch (op) {
+  case OpKind::GemmA4W4:
+    return "gemm_a4w4";
+  case OpKind::GemmMxA4W4:
+    return "gemm_mxa4w4";
+  case OpKind::QuantizeMx:
+    return "quant_mxfp4";
+  }
+  return "invalid";
+}
+
 /// Name tokens never contain '_' (it separates fields).
 static std::string_view archToken(Arch a) { return a == Arch::SM90A ? "sm90a" : toString(a); }
 
@@ -61,7 +73,7 @@ static std::string layoutToken(std::string_view name) {
 
 std::string KernelSpec::name() const {
   std::string s =
-      strCat("gemm_a4w4_", archToken(arch), "_n", n, "_k", k, "_bm", bm, "_bn", bn, "_bk", bk,
+      strCat(toString(op), "_", archToken(arch), "_n", n, "_k", k, "_bm", bm, "_bn", bn, "_bk", bk,
              "_ks", splitK, "_", toString(rounding), "_w", layoutToken(toString(weightLayout)),
              "_s", layoutToken(toString(scaleLayout)), "_a", toString(activation));
   for (unsigned i = 0; i < activationParamCount(activation); ++i) {
@@ -154,9 +166,15 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
       return p.error("contains a character outside [a-z0-9_]");
   KernelSpec s;
   auto t0 = p.next("the op"), t1 = p.next("the op");
-  if (!t0 || !t1 || *t0 != "gemm" || *t1 != "a4w4") {
-    return p.error("unknown op; expected it to start with 'gemm_a4w4_'");
-  }
+  std::optional<OpKind> op;
+  if (t0 && t1)
+    for (OpKind o : {OpKind::GemmA4W4, OpKind::GemmMxA4W4, OpKind::QuantizeMx})
+      if (toString(o) == strCat(*t0, "_", *t1))
+        op = o;
+  if (!op)
+    return p.error("unknown op; expected it to start with 'gemm_a4w4_', 'gemm_mxa4w4_' or "
+                   "'quant_mxfp4_'");
+  s.op = *op;
   Expected<std::string_view> arch = p.next("the target");
   if (!arch)
     return arch.takeError();
@@ -272,9 +290,36 @@ static Error verifyCommon(const KernelSpec &s, WeightLayout wl, ScaleLayout sl) 
   return Error::success();
 }
 
+/// The quantizer kernel: no weights, one K step per workgroup.
+static Error verifyQuantizeMx(const KernelSpec &s) {
+  auto fail = [](const auto &...parts) { return makeError("quant_mxfp4: ", parts...); };
+  if (s.arch != Arch::SM90A)
+    return fail("implemented for sm_90a only, got ", toString(s.arch));
+  if (s.n != 0 || s.bn != 128 || s.splitK != 1)
+    return fail("has no weights: N must be 0, BN 128 and split-K 1, got N = ", s.n, ", BN = ", s.bn,
+                ", split-K ", s.splitK);
+  if (s.k <= 0 || (s.bk != 128 && s.bk != 256) || s.k % s.bk != 0)
+    return fail("BK must be 128 or 256 and divide K = ", s.k, ", got ", s.bk);
+  if (s.bm != 8 && s.bm != 16 && s.bm != 32 && s.bm != 64)
+    return fail("BM must be 8, 16, 32 or 64, got ", s.bm);
+  if (s.weightLayout != WeightLayout::RowMajor || s.scaleLayout != ScaleLayout::RowMajor)
+    return fail("writes codes and scales row-major; the layouts must be rowmajor");
+  if (s.activation != Activation::None || s.epilogue != Epilogue::BF16)
+    return fail("takes no activation and no epilogue");
+  return Error::success();
+}
+
 Error verifyKernelSpec(const KernelSpec &s) {
   std::string_view arch = toString(s.arch);
   auto fail = [](const auto &...parts) { return makeError(parts...); };
+  if (s.op == OpKind::QuantizeMx)
+    return verifyQuantizeMx(s);
+  if (s.op == OpKind::GemmMxA4W4 && s.arch != Arch::SM90A)
+    return fail("gemm_mxa4w4 (pre-quantized activations) is implemented for sm_90a only, got ",
+                arch);
+  if (s.op == OpKind::GemmMxA4W4 && s.epilogue == Epilogue::BF16DumpQuant)
+    return fail("gemm_mxa4w4 quantizes nothing: the quantization dump (epilogue bf16dq) does "
+                "not apply");
   if (s.arch == Arch::SM90A) {
     if (s.bn != 128)
       return fail("gemm_a4w4 on sm_90a: BN must be 128 (4 warps x 32 weight rows), got ", s.bn);
@@ -305,8 +350,11 @@ Error verifyKernelSpec(const KernelSpec &s) {
 
 Expected<KernelSpec> makeGemmA4W4Spec(Arch arch, int64_t n, int64_t k, int64_t bm,
                                       ScaleRounding rounding, Activation activation,
-                                      std::array<float, 2> params) {
+                                      std::array<float, 2> params, OpKind op) {
+  if (op == OpKind::QuantizeMx)
+    return makeError("makeGemmA4W4Spec: quant_mxfp4 is not a GEMM; use makeQuantizeMxSpec");
   KernelSpec s;
+  s.op = op;
   s.arch = arch;
   s.n = n;
   s.k = k;
@@ -325,6 +373,23 @@ Expected<KernelSpec> makeGemmA4W4Spec(Arch arch, int64_t n, int64_t k, int64_t b
   }
   s.activation = activation;
   s.activationParams = params;
+  if (Error e = verifyKernelSpec(s))
+    return e;
+  return s;
+}
+
+Expected<KernelSpec> makeQuantizeMxSpec(Arch arch, int64_t k, int64_t bm, ScaleRounding rounding) {
+  KernelSpec s;
+  s.op = OpKind::QuantizeMx;
+  s.arch = arch;
+  s.n = 0;
+  s.k = k;
+  s.bm = bm;
+  s.bn = 128;
+  s.bk = 128;
+  s.rounding = rounding;
+  s.weightLayout = WeightLayout::RowMajor;
+  s.scaleLayout = ScaleLayout::RowMajor;
   if (Error e = verifyKernelSpec(s))
     return e;
   return s;

@@ -3,7 +3,9 @@
 #include "mxfp4/Ops/GemmA4W4.h"
 #include "mxfp4/Format/Layout.h"
 #include "mxfp4/JIT/Jit.h"
+#include "mxfp4/Ops/QuantizeMx.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <tuple>
 #include <vector>
@@ -15,6 +17,31 @@ PreparedWeight::~PreparedWeight() {
   dev->free(scales);
   dev->free(workspace);
   dev->free(counters);
+  dev->free(actCodes);
+  dev->free(actScales);
+}
+
+Expected<std::pair<void *, void *>> PreparedWeight::activationScratch(int64_t m) const {
+  if (m > actRows) {
+    int64_t want = std::max<int64_t>(actRows * 2, std::max<int64_t>(m, 256));
+    Expected<void *> c = dev->alloc(size_t(want * cols / 2));
+    if (!c)
+      return c.takeError();
+    Expected<void *> s = dev->alloc(size_t(want * cols / 32));
+    if (!s) {
+      dev->free(*c);
+      return s.takeError();
+    }
+    // The old buffers may still be read by work queued on the stream.
+    if (Error e = dev->synchronize())
+      return e;
+    dev->free(actCodes);
+    dev->free(actScales);
+    actCodes = *c;
+    actScales = *s;
+    actRows = want;
+  }
+  return std::make_pair(actCodes, actScales);
 }
 
 Expected<std::pair<void *, void *>> PreparedWeight::splitKScratch() const {
@@ -97,6 +124,9 @@ GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
     // M = 256 (BM 64 costs twice the registers for no gain there).
     GemmA4W4Tile t;
     t.bm = m <= 8 ? 8 : m <= 32 ? 16 : m <= 256 ? 32 : 64;
+    // Quantizing inline costs every one of the N/128 workgroup columns the
+    // whole activation tile; once M fills tiles, quantize once instead.
+    t.preQuantize = m >= 64;
     const int64_t sms = 132;
     int64_t tiles = (n / 128) * ((m + t.bm - 1) / t.bm), steps = k / 128;
     bool shortK = k < 2048; // the atomic reduction only pays off when K is long
@@ -119,33 +149,128 @@ GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
   return {m >= threshold ? 64 : 16, 1};
 }
 
-Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const PreparedWeight &w,
-               void *out, const GemmA4W4Options &options) {
+/// Checks shared by both GEMM entry points.
+static Error checkGemmArgs(const char *api, Device &dev, int64_t m, const PreparedWeight &w,
+                           void *out) {
   if (m < 1)
-    return fail("gemmA4W4: M must be >= 1, got ", m);
-  if (!a || !out)
-    return fail("gemmA4W4: the activation and output pointers must not be null");
-  if (reinterpret_cast<uintptr_t>(a) % 16 != 0)
-    return fail("gemmA4W4: the activation pointer must be 16-byte aligned");
+    return fail(api, ": M must be >= 1, got ", m);
+  if (!out)
+    return fail(api, ": the output pointer must not be null");
   if (reinterpret_cast<uintptr_t>(out) % 2 != 0)
-    return fail("gemmA4W4: the output pointer must be 2-byte aligned");
+    return fail(api, ": the output pointer must be 2-byte aligned");
   if (&w.device() != &dev)
-    return fail("gemmA4W4: the weights were prepared for another device");
+    return fail(api, ": the weights were prepared for another device");
   // Kernels index with 32 bits; the activation buffer is addressed in 16-byte units.
   if (m * w.n() >= (int64_t(1) << 31) || m * w.k() / 8 >= (int64_t(1) << 27))
-    return fail("gemmA4W4: M = ", m,
-                " is too large for 32-bit indexing (M * N "
-                "must be < 2^31 and M * K < 2^30)");
+    return fail(api, ": M = ", m,
+                " is too large for 32-bit indexing (M * N must be < 2^31 and M * K < 2^30)");
+  return Error::success();
+}
+
+/// The tile the table picks for M, with the caller's overrides.
+static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W4Options &o) {
+  GemmA4W4Tile tile = selectGemmA4W4Tile(w.arch(), w.n(), w.k(), m);
+  if (o.bm)
+    tile.bm = *o.bm;
+  if (o.splitK)
+    tile.splitK = *o.splitK;
+  if (o.bk)
+    tile.bk = *o.bk;
+  if (o.preQuantize)
+    tile.preQuantize = *o.preQuantize;
+  return tile;
+}
+
+/// Gets `spec`'s kernel and launches it: `front` (the activation arguments),
+/// then W, its scales, C, M, the extra arguments and the split-K scratch.
+static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
+                        std::vector<void *> front, const PreparedWeight &w, void *out, int64_t m,
+                        std::vector<void *> extra) {
+  void *ws = nullptr, *counters = nullptr;
+  if (spec.splitK > 1) {
+    if (m > PreparedWeight::kSplitKMaxRows)
+      return fail("gemmA4W4: split-K is for M <= ", PreparedWeight::kSplitKMaxRows,
+                  ", got M = ", m);
+    Expected<std::pair<void *, void *>> scratch = w.splitKScratch();
+    if (!scratch)
+      return scratch.takeError();
+    std::tie(ws, counters) = *scratch;
+  }
+  Expected<std::shared_ptr<const CompiledKernel>> kernel = Jit::global().get(spec);
+  if (!kernel)
+    return kernel.takeError();
+  void *wPtr = w.deviceData(), *sPtr = w.deviceScales();
+  int32_t m32 = int32_t(m);
+  // Arguments in the kernel's order (Kernels/GemmA4W4.h).
+  std::vector<void *> args;
+  for (void *&p : front)
+    args.push_back(&p);
+  for (void **p : {&wPtr, &sPtr, &out})
+    args.push_back(p);
+  args.push_back(&m32);
+  for (void *&p : extra)
+    args.push_back(&p);
+  if (spec.splitK > 1) {
+    args.push_back(&ws);
+    args.push_back(&counters);
+  }
+  return dev.launch(**kernel, (*kernel)->geometry(m), args.data(), stream);
+}
+
+Error gemmMxA4W4(Device &dev, void *stream, const void *aCodes, const void *aScales, int64_t m,
+                 const PreparedWeight &w, void *out, const GemmA4W4Options &options) {
+  if (Error e = checkGemmArgs("gemmMxA4W4", dev, m, w, out))
+    return e;
+  if (!aCodes || !aScales)
+    return fail("gemmMxA4W4: the activation codes and scales pointers must not be null");
+  if (reinterpret_cast<uintptr_t>(aCodes) % 4 != 0)
+    return fail("gemmMxA4W4: the activation codes pointer must be 4-byte aligned");
+  if (options.dumpCodes || options.dumpScales)
+    return fail("gemmMxA4W4: the activations are already quantized; there is nothing to dump");
+  GemmA4W4Tile tile = chooseTile(w, m, options);
+  Expected<KernelSpec> spec =
+      makeGemmA4W4Spec(w.arch(), w.n(), w.k(), tile.bm, kDefaultScaleRounding, Activation::None,
+                       {0.0f, 0.0f}, OpKind::GemmMxA4W4);
+  if (!spec)
+    return spec.takeError();
+  spec->splitK = tile.splitK;
+  if (tile.bk)
+    spec->bk = tile.bk;
+  if (Error e = verifyKernelSpec(*spec))
+    return e;
+  return launchGemm(dev, stream, *spec, {const_cast<void *>(aCodes), const_cast<void *>(aScales)},
+                    w, out, m, {});
+}
+
+Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const PreparedWeight &w,
+               void *out, const GemmA4W4Options &options) {
+  if (Error e = checkGemmArgs("gemmA4W4", dev, m, w, out))
+    return e;
+  if (!a)
+    return fail("gemmA4W4: the activation pointer must not be null");
+  if (reinterpret_cast<uintptr_t>(a) % 16 != 0)
+    return fail("gemmA4W4: the activation pointer must be 16-byte aligned");
   bool dump = options.dumpCodes || options.dumpScales;
   if (dump && !(options.dumpCodes && options.dumpScales))
     return fail("gemmA4W4: the quantization dump needs both dumpCodes and dumpScales");
-  GemmA4W4Tile tile = selectGemmA4W4Tile(w.arch(), w.n(), w.k(), m);
-  if (options.bm)
-    tile.bm = *options.bm;
-  if (options.splitK)
-    tile.splitK = *options.splitK;
-  if (options.bk)
-    tile.bk = *options.bk;
+  GemmA4W4Tile tile = chooseTile(w, m, options);
+  if (tile.preQuantize) {
+    // Quantize once (into the dump buffers when asked: same format), then
+    // the GEMM on MXFP4 activations.
+    void *codes = options.dumpCodes, *scales = options.dumpScales;
+    if (!dump) {
+      Expected<std::pair<void *, void *>> scratch = w.activationScratch(m);
+      if (!scratch)
+        return scratch.takeError();
+      std::tie(codes, scales) = *scratch;
+    }
+    if (Error e = quantizeMxfp4(dev, stream, a, m, w.k(), codes, scales, options.rounding))
+      return e;
+    GemmA4W4Options rest = options;
+    rest.dumpCodes = rest.dumpScales = nullptr;
+    rest.preQuantize = true;
+    return gemmMxA4W4(dev, stream, codes, scales, m, w, out, rest);
+  }
   Expected<KernelSpec> spec = makeGemmA4W4Spec(w.arch(), w.n(), w.k(), tile.bm, options.rounding);
   if (!spec)
     return spec.takeError();
@@ -156,33 +281,10 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
     spec->epilogue = Epilogue::BF16DumpQuant;
   if (Error e = verifyKernelSpec(*spec))
     return e;
-  void *ws = nullptr, *counters = nullptr;
-  if (spec->splitK > 1) {
-    if (m > PreparedWeight::kSplitKMaxRows)
-      return fail("gemmA4W4: split-K is for M <= ", PreparedWeight::kSplitKMaxRows,
-                  ", got M = ", m);
-    Expected<std::pair<void *, void *>> scratch = w.splitKScratch();
-    if (!scratch)
-      return scratch.takeError();
-    std::tie(ws, counters) = *scratch;
-  }
-  Expected<std::shared_ptr<const CompiledKernel>> kernel = Jit::global().get(*spec);
-  if (!kernel)
-    return kernel.takeError();
-  void *aPtr = const_cast<void *>(a), *wPtr = w.deviceData(), *sPtr = w.deviceScales();
-  int32_t m32 = int32_t(m);
-  // Arguments in the kernel's order (GemmA4W4.h): the optional ones follow M.
-  std::vector<void *> args = {&aPtr, &wPtr, &sPtr, &out, &m32};
-  void *dumpCodes = options.dumpCodes, *dumpScales = options.dumpScales;
-  if (dump) {
-    args.push_back(&dumpCodes);
-    args.push_back(&dumpScales);
-  }
-  if (spec->splitK > 1) {
-    args.push_back(&ws);
-    args.push_back(&counters);
-  }
-  return dev.launch(**kernel, (*kernel)->geometry(m), args.data(), stream);
+  std::vector<void *> extra;
+  if (dump)
+    extra = {options.dumpCodes, options.dumpScales};
+  return launchGemm(dev, stream, *spec, {const_cast<void *>(a)}, w, out, m, extra);
 }
 
 } // namespace mxfp4

@@ -245,7 +245,7 @@ llvm::Expected<CompiledKernel> compileKernel(const KernelSpec &spec) {
   MLIRContext ctx(registry, MLIRContext::Threading::DISABLED);
   ctx.loadAllAvailableDialects();
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&ctx));
-  buildGemmA4W4(*module, spec);
+  buildKernel(*module, spec);
   k.timings.push_back(
       {"build", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
                     .count()});

@@ -40,6 +40,10 @@ static cl::opt<std::string> splitOpt("split-k", cl::desc("comma-separated split-
                                      cl::init(""));
 static cl::opt<std::string> bkOpt("bk", cl::desc("comma-separated K tiles to force (tuning)"),
                                   cl::init(""));
+static cl::opt<std::string> preOpt("prequant",
+                                   cl::desc("comma-separated 0/1: force inline quantization (0) or "
+                                            "a separate quant_mxfp4 pass (1) (tuning)"),
+                                   cl::init(""));
 static cl::opt<bool> peersOpt("peers", cl::desc("also time cuBLAS BF16 and FP8"), cl::init(true));
 
 static constexpr double kHbmBytesPerS = 4.25e12, kBf16FlopsPerS = 700e12;
@@ -79,7 +83,7 @@ int main(int argc, char **argv) {
   const std::string json = jsonOpt;
   const bool withPeers = peersOpt;
   const std::vector<int64_t> bms = parseList(bmOpt), splits = parseList(splitOpt),
-                             bks = parseList(bkOpt);
+                             bks = parseList(bkOpt), pres = parseList(preOpt);
   std::vector<std::array<int64_t, 3>> points;
   if (presetOpt == "seed-dense") {
     for (auto [n, k] : {std::pair<int64_t, int64_t>{8448, 7168}, {7168, 4224}, {1536, 7168}, {7168, 768}})
@@ -154,12 +158,15 @@ int main(int argc, char **argv) {
     void *da = alloc(a.size() * 2), *dc = alloc(size_t(m * n * 2));
     (void)dev.copyToDevice(da, a.data(), a.size() * 2);
     row.ours = timeIt([&] { return gemmA4W4(dev, nullptr, da, m, **prepared, dc); });
+    for (int64_t pre : pres.empty() ? std::vector<int64_t>{-1} : pres)
     for (int64_t bk : bks.empty() ? std::vector<int64_t>{0} : bks)
       for (int64_t bm : bms.empty() ? std::vector<int64_t>{0} : bms)
         for (int64_t sk : splits.empty() ? std::vector<int64_t>{0} : splits) {
-          if (bms.empty() && splits.empty() && bks.empty())
+          if (bms.empty() && splits.empty() && bks.empty() && pres.empty())
             break;
           GemmA4W4Options o;
+          if (pre >= 0)
+            o.preQuantize = pre != 0;
           if (bm)
             o.bm = bm;
           if (sk)
@@ -168,8 +175,9 @@ int main(int argc, char **argv) {
             o.bk = bk;
           double us = timeIt([&] { return gemmA4W4(dev, nullptr, da, m, **prepared, dc, o); });
           llvm::outs() << llvm::format(
-              "  tune N=%lld K=%lld M=%lld bk=%lld bm=%lld split-k=%lld: %.1f us\n", (long long)n,
-              (long long)k, (long long)m, (long long)bk, (long long)bm, (long long)sk, us);
+              "  tune N=%lld K=%lld M=%lld prequant=%lld bk=%lld bm=%lld split-k=%lld: %.1f us\n",
+              (long long)n, (long long)k, (long long)m, (long long)pre, (long long)bk,
+              (long long)bm, (long long)sk, us);
         }
     row.bytes = double(n * k / 2 + n * k / 32 + m * k * 2 + m * n * 2);
     row.flops = 2.0 * double(m) * double(n) * double(k);

@@ -29,16 +29,22 @@ namespace cl = llvm::cl;
 
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("[tile program .mlir, - for stdin]"),
                                       cl::init(""));
-static cl::opt<std::string> opName("op", cl::desc("kernel to build: gemm_a4w4"), cl::init("gemm_a4w4"));
-static cl::opt<std::string> archName("arch", cl::desc("gfx950, gfx1250 or sm_90a"), cl::init("gfx950"));
+static cl::opt<std::string> opName("op",
+                                   cl::desc("kernel to build: gemm_a4w4, gemm_mxa4w4 (sm_90a) or "
+                                            "quant_mxfp4 (sm_90a; --n is ignored)"),
+                                   cl::init("gemm_a4w4"));
+static cl::opt<std::string> archName("arch", cl::desc("gfx950, gfx1250 or sm_90a"),
+                                     cl::init("gfx950"));
 static cl::opt<int64_t> nOpt("n", cl::desc("N (output columns)"), cl::init(8448));
 static cl::opt<int64_t> kOpt("k", cl::desc("K (reduction length)"), cl::init(7168));
 static cl::opt<int64_t> bmOpt("bm", cl::desc("M tile: 16 or 64"), cl::init(16));
 static cl::opt<int64_t> splitKOpt("split-k", cl::desc("split-K factor (sm_90a)"), cl::init(1));
 static cl::opt<std::string> roundingName("rounding", cl::desc("roundup, even, floor, nearest"),
                                          cl::init("roundup"));
-static cl::opt<std::string> emitName("emit", cl::desc("tile, gpu, llvm, isa or obj"), cl::init("isa"));
-static cl::opt<std::string> outputFile("o", cl::desc("output file (default stdout)"), cl::init("-"));
+static cl::opt<std::string> emitName("emit", cl::desc("tile, gpu, llvm, isa or obj"),
+                                     cl::init("isa"));
+static cl::opt<std::string> outputFile("o", cl::desc("output file (default stdout)"),
+                                       cl::init("-"));
 
 static int fail(const llvm::Twine &msg) {
   llvm::errs() << "mxfp4-dump: " << msg << "\n";
@@ -57,7 +63,8 @@ int main(int argc, char **argv) {
     return fail("unknown --emit '" + emitName + "'; expected tile, gpu, llvm, isa or obj");
   std::optional<ScaleRounding> rounding = parseScaleRounding(roundingName);
   if (!rounding)
-    return fail("unknown --rounding '" + roundingName + "'; expected roundup, even, floor or nearest");
+    return fail("unknown --rounding '" + roundingName +
+                "'; expected roundup, even, floor or nearest");
 
   mlir::DialectRegistry registry;
   registerMxfp4Dialects(registry);
@@ -76,16 +83,23 @@ int main(int argc, char **argv) {
     if (!module)
       return fail("cannot parse " + inputFile);
   } else {
-    if (opName != "gemm_a4w4")
-      return fail("unknown --op '" + opName + "'; expected gemm_a4w4");
-    Expected<KernelSpec> spec = makeGemmA4W4Spec(*arch, nOpt, kOpt, bmOpt, *rounding);
+    std::optional<OpKind> op;
+    for (OpKind o : {OpKind::GemmA4W4, OpKind::GemmMxA4W4, OpKind::QuantizeMx})
+      if (opName == toString(o))
+        op = o;
+    if (!op)
+      return fail("unknown --op '" + opName + "'; expected gemm_a4w4, gemm_mxa4w4 or quant_mxfp4");
+    Expected<KernelSpec> spec = *op == OpKind::QuantizeMx
+                                    ? makeQuantizeMxSpec(*arch, kOpt, bmOpt, *rounding)
+                                    : makeGemmA4W4Spec(*arch, nOpt, kOpt, bmOpt, *rounding,
+                                                       Activation::None, {0.0f, 0.0f}, *op);
     if (!spec)
       return fail(spec.takeError().message());
     spec->splitK = splitKOpt;
     if (Error e = verifyKernelSpec(*spec))
       return fail(e.message());
     module = mlir::ModuleOp::create(mlir::UnknownLoc::get(&ctx));
-    buildGemmA4W4(*module, *spec);
+    buildKernel(*module, *spec);
   }
 
   // lld (run in process for --emit=obj) resets every cl::opt: read ours first.

@@ -14,6 +14,7 @@
 #include "mxfp4/Cache/DiskCache.h"
 #include "mxfp4/JIT/Jit.h"
 #include "mxfp4/Ops/GemmA4W4.h"
+#include "mxfp4/Ops/QuantizeMx.h"
 #include "mxfp4/Support/Parallel.h"
 #include "mxfp4/Target/Compile.h"
 
@@ -36,18 +37,21 @@
 using namespace mxfp4;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> presetOpt("preset", cl::desc("seed-dense: the kernels of the seed's 24 (N, K, M) points"),
-                                      cl::init(""));
-static cl::opt<std::string> shapesOpt("shapes", cl::desc("file of 'N K [BM]' lines or kernel names"),
-                                      cl::init(""));
-static cl::opt<std::string> archOpt("arch", cl::desc("comma-separated targets: gfx950,gfx1250,sm_90a"),
+static cl::opt<std::string>
+    presetOpt("preset", cl::desc("seed-dense: the kernels of the seed's 24 (N, K, M) points"),
+              cl::init(""));
+static cl::opt<std::string>
+    shapesOpt("shapes", cl::desc("file of 'N K [BM]' lines or kernel names"), cl::init(""));
+static cl::opt<std::string> archOpt("arch",
+                                    cl::desc("comma-separated targets: gfx950,gfx1250,sm_90a"),
                                     cl::init("gfx950,gfx1250"));
 static cl::opt<std::string> roundingOpt("rounding", cl::desc("scale rounding for shape lines"),
                                         cl::init("roundup"));
-static cl::opt<std::string> cacheDirOpt("cache-dir", cl::desc("cache directory (default: MXFP4_CACHE_DIR, XDG)"),
+static cl::opt<std::string> cacheDirOpt("cache-dir",
+                                        cl::desc("cache directory (default: MXFP4_CACHE_DIR, XDG)"),
                                         cl::init(""));
-static cl::opt<unsigned> jobsOpt("j", cl::desc("parallel compiles (default: MXFP4_NUM_THREADS or cores)"),
-                                 cl::init(0));
+static cl::opt<unsigned>
+    jobsOpt("j", cl::desc("parallel compiles (default: MXFP4_NUM_THREADS or cores)"), cl::init(0));
 static cl::opt<bool> verifyOpt("verify", cl::desc("reload every entry from disk and compare"),
                                cl::init(false));
 static cl::opt<bool> timeLookupsOpt(
@@ -107,8 +111,10 @@ static llvm::Error readShapes(llvm::StringRef path, llvm::ArrayRef<Arch> archs, 
     int64_t n, k, bm = 16;
     if (f.size() > 3 || f[0].getAsInteger(10, n) || f[1].getAsInteger(10, k) ||
         (f.size() == 3 && f[2].getAsInteger(10, bm)))
-      return llvm::createStringError(path + ":" + llvm::Twine(i + 1) + ": expected 'N K [BM]' or "
-                                     "a kernel name, got '" + line + "'");
+      return llvm::createStringError(path + ":" + llvm::Twine(i + 1) +
+                                     ": expected 'N K [BM]' or "
+                                     "a kernel name, got '" +
+                                     line + "'");
     for (Arch a : archs)
       addShape(items, a, n, k, bm, r);
   }
@@ -144,21 +150,31 @@ int main(int argc, char **argv) {
     // tile table's pick for each M (deduplicated).
     std::set<std::string> seen;
     for (Arch a : archs)
-      for (auto [n, k] : {std::pair<int64_t, int64_t>{8448, 7168}, {7168, 4224}, {1536, 7168}, {7168, 768}})
+      for (auto [n, k] :
+           {std::pair<int64_t, int64_t>{8448, 7168}, {7168, 4224}, {1536, 7168}, {7168, 768}})
         for (int64_t m : {1, 8, 32, 128, 512, 2048}) {
           GemmA4W4Tile tile = selectGemmA4W4Tile(a, n, k, m);
-          Item it;
-          it.label = strCat(toString(a), " n=", n, " k=", k, " m=", m);
-          auto spec = makeGemmA4W4Spec(a, n, k, tile.bm, *rounding);
-          if (spec) {
-            spec->splitK = tile.splitK;
-            if (!seen.insert(spec->name()).second)
-              continue;
-            it.spec = *spec;
+          std::string label = strCat(toString(a), " n=", n, " k=", k, " m=", m);
+          auto add = [&](Expected<KernelSpec> spec) {
+            Item it;
+            it.label = label;
+            if (spec) {
+              spec->splitK = spec->op == OpKind::QuantizeMx ? 1 : tile.splitK;
+              if (!seen.insert(spec->name()).second)
+                return;
+              it.spec = *spec;
+            } else {
+              it.error = spec.takeError().message();
+            }
+            items.push_back(std::move(it));
+          };
+          if (tile.preQuantize) {
+            add(makeQuantizeMxSpec(a, k, selectQuantizeMxBm(m), *rounding));
+            add(makeGemmA4W4Spec(a, n, k, tile.bm, kDefaultScaleRounding, Activation::None,
+                                 {0.0f, 0.0f}, OpKind::GemmMxA4W4));
           } else {
-            it.error = spec.takeError().message();
+            add(makeGemmA4W4Spec(a, n, k, tile.bm, *rounding));
           }
-          items.push_back(std::move(it));
         }
   } else if (!preset.empty()) {
     return fail("unknown --preset '" + preset + "'; expected seed-dense");
@@ -172,7 +188,8 @@ int main(int argc, char **argv) {
   auto optsStart = std::chrono::steady_clock::now();
   Jit::Options opts = Jit::Options::fromEnv(); // computes the compiler fingerprint once
   double fingerprintMs =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - optsStart).count();
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - optsStart)
+          .count();
   if (!cacheDir.empty()) {
     opts.cacheDir = cacheDir;
     opts.disableDisk = false;
@@ -197,8 +214,7 @@ int main(int argc, char **argv) {
     const int width = 30;
     int filled = int(width * d / total);
     llvm::errs() << "\r[" << std::string(filled, '#') << std::string(width - filled, '.') << "] "
-                 << d << "/" << total << " " << llvm::StringRef(label).take_front(60)
-                 << "\x1b[K";
+                 << d << "/" << total << " " << llvm::StringRef(label).take_front(60) << "\x1b[K";
     if (d == total)
       llvm::errs() << "\n";
   };
@@ -229,7 +245,8 @@ int main(int argc, char **argv) {
   worker();
   for (std::thread &t : pool)
     t.join();
-  double wallMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  double wallMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
   std::vector<double> cold;
   size_t compiled = 0, hits = 0, failed = 0, bytes = 0;
@@ -248,7 +265,9 @@ int main(int argc, char **argv) {
     }
   }
   std::sort(cold.begin(), cold.end());
-  auto pct = [&](double p) { return cold.empty() ? 0.0 : cold[size_t(p * double(cold.size() - 1) + 0.5)]; };
+  auto pct = [&](double p) {
+    return cold.empty() ? 0.0 : cold[size_t(p * double(cold.size() - 1) + 0.5)];
+  };
   llvm::outs() << "kernels " << items.size() << ": compiled " << compiled << ", cache hits " << hits
                << ", failed " << failed << "\n";
   if (!cold.empty())
@@ -256,7 +275,7 @@ int main(int argc, char **argv) {
                                  pct(0.5), pct(0.95), jobs, wallMs);
   llvm::outs() << "code objects: " << bytes << " bytes in "
                << (opts.disableDisk || opts.cacheDir.empty() ? std::string("memory only")
-                                                              : opts.cacheDir)
+                                                             : opts.cacheDir)
                << "\n";
 
   if (verify && !(opts.disableDisk || opts.cacheDir.empty())) {
@@ -271,7 +290,8 @@ int main(int argc, char **argv) {
         llvm::errs() << "mxfp4-jit-compile: verify: " << e.takeError().message() << "\n";
       } else if (!*e || (*e)->payload.size() != r.bytes) {
         ++bad;
-        llvm::errs() << "mxfp4-jit-compile: verify: " << item.spec->name() << " is missing or differs\n";
+        llvm::errs() << "mxfp4-jit-compile: verify: " << item.spec->name()
+                     << " is missing or differs\n";
       } else {
         ++ok;
       }

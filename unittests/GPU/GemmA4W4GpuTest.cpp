@@ -13,13 +13,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestUtil/DeviceBuffer.h"
+#include "TestUtil/Expected.h"
+#include "TestUtil/GpuInputs.h"
+#include "TestUtil/Random.h"
 #include "mxfp4/Format/E2M1.h"
 #include "mxfp4/Format/ReferenceGemm.h"
 #include "mxfp4/Ops/GemmA4W4.h"
 #include "mxfp4/Support/BF16.h"
-#include "TestUtil/DeviceBuffer.h"
-#include "TestUtil/Expected.h"
-#include "TestUtil/Random.h"
 
 #include "gtest/gtest.h"
 
@@ -30,50 +31,6 @@ using namespace mxfp4;
 using namespace mxfp4::test;
 
 namespace {
-
-/// Random weights: E2M1 bytes and scales around 2^-5 .. 2^3.
-struct HostWeights {
-  int64_t n, k;
-  std::vector<uint8_t> data, scales;
-  MxMatrix mx() const {
-    MxMatrix m;
-    m.rows = n;
-    m.cols = k;
-    m.data = data;
-    m.scales = scales;
-    return m;
-  }
-};
-
-HostWeights randomWeights(std::mt19937_64 &rng, int64_t n, int64_t k) {
-  return {n, k, randomBytes(rng, size_t(n * k / 2)), randomScales(rng, size_t(n * k / 32), 122, 130)};
-}
-
-/// LLM-like activations: N(0,1) with a few large outlier channels.
-std::vector<uint16_t> randomActivations(std::mt19937_64 &rng, int64_t m, int64_t k) {
-  std::vector<uint16_t> a = randomBf16(rng, size_t(m * k));
-  for (int64_t c = 13; c < k; c += 997)
-    for (int64_t r = 0; r < m; ++r)
-      a[size_t(r * k + c)] = floatToBf16(bf16ToFloat(a[size_t(r * k + c)]) * 40.0f);
-  return a;
-}
-
-/// Plants the adversarial 32-blocks of the seed checklist in rows of `a`.
-void plantAdversarialBlocks(std::vector<uint16_t> &a, int64_t m, int64_t k) {
-  auto block = [&](int64_t r, int64_t b, auto value) {
-    if (r >= m || (b + 1) * 32 > k)
-      return;
-    for (int64_t i = 0; i < 32; ++i)
-      a[size_t(r * k + b * 32 + i)] = value(i);
-  };
-  block(0, 0, [](int64_t) { return uint16_t(0); });                          // all zero
-  block(0, 1, [](int64_t i) { return floatToBf16(i % 2 ? 6.0f : -6.0f); });  // +-6 exactly
-  block(0, 2, [](int64_t i) { return floatToBf16(1e30f * float(i - 16)); }); // huge
-  block(0, 3, [](int64_t i) { return floatToBf16(1e-38f * float(i - 16)); });// tiny/subnormal
-  block(0, 4, [](int64_t i) { return floatToBf16(i == 5 ? INFINITY : 1.0f); });  // Inf
-  block(0, 5, [](int64_t i) { return floatToBf16(i == 7 ? -INFINITY : 0.25f); });
-  block(0, 6, [](int64_t i) { return floatToBf16(0.75f * float(i % 9) - 3.0f); }); // ties
-}
 
 class Gemm : public ::testing::Test {
 protected:
@@ -93,17 +50,19 @@ TEST_F(Gemm, InlineQuantizationMatchesTheCpuQuantizer) {
   ASSERT_OK(prepared);
   for (ScaleRounding mode : allScaleRoundings())
     for (int64_t m : {1, 7, 33, 129}) {
-      SCOPED_TRACE(testing::Message() << std::string(toString(mode)) << " M=" << m << " seed=" << seed);
+      SCOPED_TRACE(testing::Message()
+                   << std::string(toString(mode)) << " M=" << m << " seed=" << seed);
       std::vector<uint16_t> a = randomActivations(rng, m, k);
       plantAdversarialBlocks(a, m, k);
-      DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * n * 2)),
-          codes(dev, size_t(m * k / 2)), scales(dev, size_t(m * k / 32));
+      DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * n * 2)), codes(dev, size_t(m * k / 2)),
+          scales(dev, size_t(m * k / 32));
       da.upload(a);
       dc.fill(0xFF);
       codes.fill(0xAA);
       scales.fill(0xAA);
       GemmA4W4Options opts;
       opts.rounding = mode;
+      opts.preQuantize = false; // the inline quantizer (QuantizeMxGpuTest: the other)
       opts.dumpCodes = codes.get();
       opts.dumpScales = scales.get();
       ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), opts));
@@ -214,7 +173,8 @@ TEST_P(SeedPoints, MatchesTheQdqReference) {
 
 std::vector<Point> seedPoints() {
   std::vector<Point> pts;
-  for (auto [n, k] : {std::pair<int64_t, int64_t>{8448, 7168}, {7168, 4224}, {1536, 7168}, {7168, 768}})
+  for (auto [n, k] :
+       {std::pair<int64_t, int64_t>{8448, 7168}, {7168, 4224}, {1536, 7168}, {7168, 768}})
     for (int64_t m : {1, 8, 32, 128, 512, 2048})
       pts.push_back({n, k, m});
   return pts;
@@ -222,8 +182,8 @@ std::vector<Point> seedPoints() {
 
 INSTANTIATE_TEST_SUITE_P(Seed, SeedPoints, ::testing::ValuesIn(seedPoints()),
                          [](const testing::TestParamInfo<Point> &i) {
-                           return "N" + std::to_string(i.param.n) + "_K" + std::to_string(i.param.k) +
-                                  "_M" + std::to_string(i.param.m);
+                           return "N" + std::to_string(i.param.n) + "_K" +
+                                  std::to_string(i.param.k) + "_M" + std::to_string(i.param.m);
                          });
 
 TEST_F(Gemm, RaggedM) {
@@ -274,7 +234,8 @@ TEST_F(Gemm, ApiRejectsBadInput) {
   ASSERT_OK(prepared);
   DeviceBuffer da(dev, 4 * 512 * 2), dc(dev, 4 * 256 * 2);
   EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, nullptr, 4, **prepared, dc.get()), "null");
-  EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), 0, **prepared, dc.get()), "M must be >= 1");
+  EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), 0, **prepared, dc.get()),
+                        "M must be >= 1");
   EXPECT_ERROR_CONTAINS(
       gemmA4W4(dev, nullptr, static_cast<char *>(da.get()) + 2, 4, **prepared, dc.get()),
       "16-byte aligned");

@@ -5,9 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "mxfp4/Kernels/KernelSpec.h"
 #include "TestUtil/Expected.h"
 #include "TestUtil/Random.h"
+#include "mxfp4/Kernels/KernelSpec.h"
 
 #include "gtest/gtest.h"
 
@@ -15,14 +15,29 @@ using namespace mxfp4;
 
 namespace {
 
+/// A random valid spec of any op and target.
 KernelSpec randomSpec(std::mt19937_64 &rng) {
-  Arch arch = rng() % 2 ? Arch::GFX950 : Arch::GFX1250;
-  int64_t n = 256 * int64_t(1 + rng() % 64), k = 128 * int64_t(1 + rng() % 80);
-  int64_t bm = rng() % 2 ? 16 : 64;
+  int64_t n = 256 * int64_t(1 + rng() % 64), k = 256 * int64_t(1 + rng() % 40);
   ScaleRounding r = allScaleRoundings()[rng() % 4];
   Activation act = rng() % 2 ? Activation::Silu : Activation::None;
-  auto s = makeGemmA4W4Spec(arch, n, k, bm, r, act);
-  EXPECT_TRUE(bool(s));
+  int64_t smBm = int64_t(8) << (rng() % 4);
+  Expected<KernelSpec> s = makeError("unreached");
+  switch (rng() % 4) {
+  case 0:
+    s = makeGemmA4W4Spec(rng() % 2 ? Arch::GFX950 : Arch::GFX1250, n, k, rng() % 2 ? 16 : 64, r,
+                         act);
+    break;
+  case 1:
+    s = makeGemmA4W4Spec(Arch::SM90A, n, k, smBm, r, act);
+    break;
+  case 2:
+    s = makeGemmA4W4Spec(Arch::SM90A, n, k, smBm, r, act, {0.0f, 0.0f}, OpKind::GemmMxA4W4);
+    break;
+  default:
+    s = makeQuantizeMxSpec(Arch::SM90A, k, smBm, r);
+    break;
+  }
+  EXPECT_TRUE(bool(s)) << s.takeError().message();
   return s ? *s : KernelSpec();
 }
 
@@ -50,6 +65,7 @@ TEST(KernelName, RandomSpecsRoundTrip) {
     auto back = parseKernelName(name);
     ASSERT_OK(back);
     ASSERT_EQ(back->name(), name);
+    ASSERT_EQ(back->op, s.op);
     ASSERT_EQ(back->n, s.n);
     ASSERT_EQ(back->k, s.k);
     ASSERT_EQ(back->bm, s.bm);
@@ -62,8 +78,9 @@ TEST(KernelName, RandomSpecsRoundTrip) {
 }
 
 TEST(KernelName, MalformedNamesSayWhatIsWrong) {
-  const std::string good = "gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks1_roundup_wgfx950mfma16_"
-                           "sgfx950mfma16_anone_ebf16";
+  const std::string good =
+      "gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks1_roundup_wgfx950mfma16_"
+      "sgfx950mfma16_anone_ebf16";
   struct Case {
     std::string name, error;
   } cases[] = {
@@ -75,7 +92,8 @@ TEST(KernelName, MalformedNamesSayWhatIsWrong) {
       {"gemm_a4w4_gfx950_n08448", "expected 'n<number>' at field 4, got 'n08448'"},
       {"gemm_a4w4_gfx950_n99999999999", "expected 'n<number>'"},
       {"gemm_a4w4_gfx950_n8448_k", "expected 'k<number>'"},
-      {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks1", "ends early; expected the scale rounding"},
+      {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks1",
+       "ends early; expected the scale rounding"},
       {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ceil", "expected 'ks<number>' at field 9"},
       {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks1_ceil", "unknown scale rounding 'ceil'"},
       {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks4_roundup_wgfx950mfma16_sgfx950mfma16_"
@@ -88,19 +106,49 @@ TEST(KernelName, MalformedNamesSayWhatIsWrong) {
       {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks1_roundup_wgfx950mfma16_sgfx950mfma16_"
        "aswiglu_f3fd9db2_f40e00000_ebf16",
        "is not 8 lower-case hex digits"},
-      {"gemm_a4w4_gfx950_n1000_k7168_bm16_bn256_bk256_ks1_roundup_wgfx950mfma16_sgfx950mfma16_anone_"
+      {"gemm_a4w4_gfx950_n1000_k7168_bm16_bn256_bk256_ks1_roundup_wgfx950mfma16_sgfx950mfma16_"
+       "anone_"
        "ebf16",
        "N % 256 == 0"},
       {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks1_roundup_wgfx950mfma16_sgfx1250wmma_anone_"
        "ebf16",
        "gfx950-mfma16 layout"},
-      {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks1_roundup_wgfx950mfma16_sgfx950mfma16_anone_"
+      {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks1_roundup_wgfx950mfma16_sgfx950mfma16_"
+       "anone_"
        "efp4",
        "unknown epilogue 'fp4'"},
   };
   for (const Case &c : cases)
     EXPECT_ERROR_CONTAINS(parseKernelName(c.name), c.error);
   ASSERT_OK(parseKernelName(good));
+}
+
+TEST(KernelName, QuantizerAndPreQuantizedGemm) {
+  auto q = makeQuantizeMxSpec(Arch::SM90A, 7168, 64);
+  ASSERT_OK(q);
+  EXPECT_EQ(q->name(), "quant_mxfp4_sm90a_n0_k7168_bm64_bn128_bk128_ks1_roundup_wrowmajor_"
+                       "srowmajor_anone_ebf16");
+  auto g = makeGemmA4W4Spec(Arch::SM90A, 8448, 7168, 64, kDefaultScaleRounding, Activation::None,
+                            {0.0f, 0.0f}, OpKind::GemmMxA4W4);
+  ASSERT_OK(g);
+  EXPECT_EQ(g->name().rfind("gemm_mxa4w4_sm90a_n8448_k7168_bm64_", 0), 0u) << g->name();
+  EXPECT_ERROR_CONTAINS(makeQuantizeMxSpec(Arch::GFX950, 7168, 64), "implemented for sm_90a only");
+  EXPECT_ERROR_CONTAINS(makeQuantizeMxSpec(Arch::SM90A, 7168, 24), "BM must be 8, 16, 32 or 64");
+  EXPECT_ERROR_CONTAINS(makeQuantizeMxSpec(Arch::SM90A, 100, 64), "divide K = 100");
+  EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::GFX950, 8448, 7168, 16, kDefaultScaleRounding,
+                                         Activation::None, {0.0f, 0.0f}, OpKind::GemmMxA4W4),
+                        "implemented for sm_90a only");
+  EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::SM90A, 8448, 7168, 16, kDefaultScaleRounding,
+                                         Activation::None, {0.0f, 0.0f}, OpKind::QuantizeMx),
+                        "not a GEMM");
+  EXPECT_ERROR_CONTAINS(parseKernelName("quant_mxfp4_sm90a_n256_k7168_bm64_bn128_bk128_ks1_roundup_"
+                                        "wrowmajor_srowmajor_anone_ebf16"),
+                        "N must be 0");
+  EXPECT_ERROR_CONTAINS(
+      parseKernelName("gemm_mxa4w4_sm90a_n8448_k7168_bm64_bn128_bk128_ks1_roundup_"
+                      "wsm90mma16_ssm90mma16_anone_ebf16dq"),
+      "the quantization dump (epilogue bf16dq) does not apply");
+  EXPECT_ERROR_CONTAINS(parseKernelName("quant_fp8_sm90a"), "unknown op");
 }
 
 TEST(KernelName, MutatedNamesNeverCrash) {

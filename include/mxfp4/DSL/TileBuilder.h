@@ -101,6 +101,11 @@ public:
   /// With `dumpData`/`dumpScales`, also writes the quantized tile there (tests).
   MxTile quantize(Tile t, ScaleRounding rounding, mlir::Value dumpData = {},
                   mlir::Value dumpScales = {});
+  /// An already-quantized MXFP4 tile [rows, cols] at (row, col) of a row-major
+  /// matrix of `ld` elements per row (codes `data`, scales `scales`); rows at
+  /// or beyond `validRows` read as zero.
+  MxTile loadMx(mlir::Value data, mlir::Value scales, Index row, Index col, Index ld,
+                Index validRows, int64_t rows, int64_t cols);
   /// Weights [rows, cols K-elements] at (row, col) of a [*, k] matrix, with its
   /// scales at (row, col / 32), in the given layouts.
   MxTile loadWeight(mlir::Value data, mlir::Value scales, Index row, Index col, int64_t k,

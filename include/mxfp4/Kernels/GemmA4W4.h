@@ -1,4 +1,4 @@
-//===- GemmA4W4.h - The dense A4W4 GEMM tile program -------------*- C++ -*-===//
+//===- GemmA4W4.h - The dense A4W4 GEMM and quantizer tile programs -*- C++ -*-===//
 //
 // C[M, N] (bf16) = act(quantize_mxfp4(A[M, K] bf16) * W[N, K]^T), W packed
 // E2M1 with E8M0 scales in the target's preshuffled layouts (seed 000). N and
@@ -21,8 +21,17 @@
 namespace mxfp4 {
 
 /// Appends the kernel's tile program (a func.func marked mxtile.kernel, named
-/// spec.name()) to `module`. The spec must be verified.
+/// spec.name()) to `module`. The spec must be verified. gemm_mxa4w4 takes
+/// the activations as packed E2M1 [M, K/2] and E8M0 [M, K/32] (i8, row-major)
+/// in place of A, then the same arguments.
 void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec);
+
+/// quant_mxfp4: arguments A (bf16 [M, K]), codes (i8 [M, K/2]), scales
+/// (i8 [M, K/32]), M (i32); grid x = K / BK, y = ceil(M / BM).
+void buildQuantizeMx(mlir::ModuleOp module, const KernelSpec &spec);
+
+/// The tile program of any spec (dispatches on spec.op).
+void buildKernel(mlir::ModuleOp module, const KernelSpec &spec);
 
 } // namespace mxfp4
 

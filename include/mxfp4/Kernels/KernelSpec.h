@@ -32,7 +32,15 @@ enum class Arch : uint8_t { GFX950, GFX1250, SM90A };
 std::string_view toString(Arch arch);
 std::optional<Arch> parseArch(std::string_view name);
 
-enum class OpKind : uint8_t { GemmA4W4 };
+/// GemmA4W4: C = act(quantize(A bf16) * W^T), the activations quantized
+///   inline ("gemm_a4w4").
+/// GemmMxA4W4: the same GEMM with the activations already MXFP4: packed E2M1
+///   [M, K/2] and E8M0 [M, K/32], row-major ("gemm_mxa4w4"; sm_90a).
+/// QuantizeMx: A [M, K] bf16 -> packed E2M1 [M, K/2] + E8M0 [M, K/32],
+///   row-major, bit for bit the CPU quantizer ("quant_mxfp4"; sm_90a). It
+///   has no weights: N is 0, BN 128, the layouts row-major.
+enum class OpKind : uint8_t { GemmA4W4, GemmMxA4W4, QuantizeMx };
+std::string_view toString(OpKind op);
 enum class Activation : uint8_t { None, Silu, Swiglu, Situv2 };
 /// BF16: store C. BF16DumpQuant: also write the inline-quantized activations
 /// and their scales (tests compare them with the CPU quantizer byte for byte).
@@ -69,11 +77,18 @@ Expected<KernelSpec> parseKernelName(std::string_view name);
 Error verifyKernelSpec(const KernelSpec &spec);
 
 /// The dense A4W4 GEMM for (n, k, bm) on `arch` with the derived tile (BN 256,
-/// BK 256 when K % 256 == 0 else 128) and the arch's layouts; verified.
+/// BK 256 when K % 256 == 0 else 128; sm_90a: BN 128, BK 128) and the arch's
+/// layouts; verified. `op` is GemmA4W4 or GemmMxA4W4.
 Expected<KernelSpec> makeGemmA4W4Spec(Arch arch, int64_t n, int64_t k, int64_t bm,
                                       ScaleRounding rounding = kDefaultScaleRounding,
                                       Activation activation = Activation::None,
-                                      std::array<float, 2> params = {0.0f, 0.0f});
+                                      std::array<float, 2> params = {0.0f, 0.0f},
+                                      OpKind op = OpKind::GemmA4W4);
+
+/// The MXFP4 quantizer kernel for rows of K elements, BM rows per workgroup;
+/// verified.
+Expected<KernelSpec> makeQuantizeMxSpec(Arch arch, int64_t k, int64_t bm,
+                                        ScaleRounding rounding = kDefaultScaleRounding);
 
 } // namespace mxfp4
 

@@ -45,6 +45,10 @@ public:
   /// them zero, so calls on one PreparedWeight must be ordered (one stream).
   Expected<std::pair<void *, void *>> splitKScratch() const;
   static constexpr int64_t kSplitKMaxRows = 256;
+  /// Device buffers for the MXFP4 activations of up to `m` rows (packed codes
+  /// [m, K/2], scales [m, K/32]) when gemmA4W4 quantizes in a separate pass;
+  /// grown on demand, so calls on one PreparedWeight must be ordered.
+  Expected<std::pair<void *, void *>> activationScratch(int64_t m) const;
 
 private:
   Device *dev;
@@ -53,6 +57,8 @@ private:
   void *data, *scales;
   // Allocated on first use by a const GEMM call (the weights do not change).
   mutable void *workspace = nullptr, *counters = nullptr;
+  mutable void *actCodes = nullptr, *actScales = nullptr;
+  mutable int64_t actRows = 0;
 };
 
 /// Preshuffles host weights for `arch` (default: targetArch(&dev)) and
@@ -68,6 +74,10 @@ struct GemmA4W4Options {
   std::optional<int64_t> bm;
   std::optional<int64_t> splitK;
   std::optional<int64_t> bk;
+  /// Override the table's choice between quantizing the activations inline
+  /// in every workgroup (false) and once, in a separate quant_mxfp4 pass,
+  /// before a gemm_mxa4w4 (true; sm_90a).
+  std::optional<bool> preQuantize;
   /// Debug: also write the inline-quantized activations as packed E2M1
   /// [M, K/2] and E8M0 [M, K/32] (device pointers; sm_90a only).
   void *dumpCodes = nullptr;
@@ -78,7 +88,8 @@ struct GemmA4W4Options {
 struct GemmA4W4Tile {
   int64_t bm = 16;
   int64_t splitK = 1;
-  int64_t bk = 0; ///< 0: the target's default
+  int64_t bk = 0;           ///< 0: the target's default
+  bool preQuantize = false; ///< quant_mxfp4 once, then gemm_mxa4w4 (sm_90a)
 };
 
 /// The tile for (arch, N, K, M): the one table later tuning replaces.
@@ -88,6 +99,13 @@ GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m);
 /// pointers to row-major bf16 (16-byte and 2-byte aligned); M >= 1.
 Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const PreparedWeight &w,
                void *out, const GemmA4W4Options &options = {});
+
+/// out[M, N] = A * W^T with A already MXFP4: packed E2M1 `aCodes` [M, K/2]
+/// (even K in the low nibble, 4-byte aligned) and E8M0 `aScales` [M, K/32],
+/// device pointers, row-major (what quantizeMxfp4 writes). sm_90a.
+/// `options.rounding` and the dump do not apply.
+Error gemmMxA4W4(Device &dev, void *stream, const void *aCodes, const void *aScales, int64_t m,
+                 const PreparedWeight &w, void *out, const GemmA4W4Options &options = {});
 
 } // namespace mxfp4
 

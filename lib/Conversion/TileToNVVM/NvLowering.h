@@ -42,6 +42,8 @@ struct Config {
   /// their clamped tail would re-load the extra steps, so they keep one;
   /// full-K loops keep two (measured on the H200: docs/Performance.md).
   int weightDepth = 2;
+  /// The quantizer kernel (quant_mxfp4): no MMA, no shared buffers.
+  bool quantizeOnly = false;
   static constexpr int kThreads = 128;
 
   int64_t chunksPerRow() const { return k / 128; } ///< 128-K chunks of a weight row
@@ -79,7 +81,8 @@ private:
   llvm::SmallVector<mlir::Value> loadActivations(mlir::ImplicitLocOpBuilder &b, tile::LoadOp op,
                                                  mlir::Value col);
   /// Quantizes, dequantizes and stores `chunks` (from loadActivations at `col`)
-  /// into shared memory at word offset `buffer`; writes the dump if asked.
+  /// into shared memory at word offset `buffer` (null: not at all, the
+  /// quantizer kernel); writes the dump if asked.
   void quantizeToSmem(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op,
                       llvm::ArrayRef<mlir::Value> chunks, mlir::Value col, mlir::Value buffer);
   /// Per-thread coordinates of quantizer chunk r: token row, 16-byte unit of
@@ -88,6 +91,18 @@ private:
     mlir::Value row, col8, t, p, kc;
   };
   QuantCoords quantCoords(mlir::ImplicitLocOpBuilder &b, int64_t r);
+  /// Stores the 4 bf16x2 words of a dequantized chunk at `q` into the
+  /// buffer at word offset `buffer`, in the wgmma core-matrix layout.
+  void storeChunk(mlir::ImplicitLocOpBuilder &b, const QuantCoords &q,
+                  llvm::ArrayRef<mlir::Value> words, mlir::Value buffer);
+
+  // Sm90LoadMx.cpp: activations that arrive quantized (mxtile.load_mx).
+  /// Per chunk: its 8 codes (one i32, zero for rows past M) and its scale (i32).
+  llvm::SmallVector<mlir::Value> loadMxActivations(mlir::ImplicitLocOpBuilder &b,
+                                                   tile::LoadMxOp op, mlir::Value col);
+  /// Dequantizes `chunks` (from loadMxActivations) into the buffer at `buffer`.
+  void dequantizeToSmem(mlir::ImplicitLocOpBuilder &b, llvm::ArrayRef<mlir::Value> chunks,
+                        mlir::Value buffer);
 
   // Sm90Mma.cpp
   /// Weights at K element `kcol` and scales at K-block `kblock` for one step.

@@ -1,10 +1,11 @@
 //===- Sm90KLoop.cpp - The software-pipelined K loop on sm_90a ------------===//
 //
 // Prologue: weights of steps 0 and 1 into registers, activations of step 0
-// quantized into shared buffer 0, proxy fence, barrier. Iteration ks: issue
-// the global loads of the weights of step ks+2 and the activations of step
-// ks+1 (clamped to the last step, so the tail redoes harmless work instead
-// of branching), issue step ks's wgmmas (registers and buffer ks%2), quantize
+// converted into shared buffer 0 (quantized inline, or dequantized from
+// MXFP4 for mxtile.load_mx), proxy fence, barrier. Iteration ks: issue the
+// global loads of the weights of step ks+2 and the activations of step ks+1
+// (clamped to the last step, so the tail redoes harmless work instead of
+// branching), issue step ks's wgmmas (registers and buffer ks%2), convert
 // step ks+1 into the other buffer while they run, proxy fence, wait for the
 // wgmmas, barrier. A buffer is rewritten only after the wait and the barrier
 // that end the iteration that read it.
@@ -25,13 +26,15 @@ using namespace mxfp4::nv;
 LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) {
   tile::LoadOp load;
   tile::QuantizeOp quant;
+  tile::LoadMxOp loadMx;
   tile::LoadWeightOp weight;
   tile::LoadScalesOp scales;
   tile::ScaledMmaOp mma;
   auto expected = [&](Operation *op) {
     return op->emitOpError() << "does not fit the K loop the sm_90a lowering pipelines: one "
-                                "mxtile.load -> mxtile.quantize, one load_weight and "
-                                "load_scales, one scaled_mma yielded as the accumulator";
+                                "mxtile.load -> mxtile.quantize or one mxtile.load_mx, one "
+                                "load_weight and load_scales, one scaled_mma yielded as the "
+                                "accumulator";
   };
   auto once = [&](auto &slot, auto op) -> LogicalResult {
     if (slot)
@@ -45,6 +48,8 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
       r = once(load, x);
     else if (auto x = dyn_cast<tile::QuantizeOp>(op))
       r = once(quant, x);
+    else if (auto x = dyn_cast<tile::LoadMxOp>(op))
+      r = once(loadMx, x);
     else if (auto x = dyn_cast<tile::LoadWeightOp>(op))
       r = once(weight, x);
     else if (auto x = dyn_cast<tile::LoadScalesOp>(op))
@@ -56,17 +61,20 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
     if (failed(r))
       return failure();
   }
-  if (!load || !quant || !weight || !scales || !mma)
+  // The A operand: bf16 quantized inline, or MXFP4 as it is.
+  const bool inlineQuant = load && quant && !loadMx;
+  if (!(inlineQuant || (loadMx && !load && !quant)) || !weight || !scales || !mma)
     return expected(loop);
-  if (loop.getNumRegionIterArgs() != 1 || quant.getInput() != load.getResult() ||
-      mma.getA() != quant.getData() || mma.getAScales() != quant.getScales() ||
-      mma.getB() != weight.getResult() || mma.getBScales() != scales.getResult() ||
-      mma.getAcc() != loop.getRegionIterArg(0) ||
+  Value aData = inlineQuant ? quant.getData() : loadMx.getResult();
+  Value aScales = inlineQuant ? quant.getScales() : loadMx.getResultScales();
+  if (loop.getNumRegionIterArgs() != 1 || (inlineQuant && quant.getInput() != load.getResult()) ||
+      mma.getA() != aData || mma.getAScales() != aScales || mma.getB() != weight.getResult() ||
+      mma.getBScales() != scales.getResult() || mma.getAcc() != loop.getRegionIterArg(0) ||
       loop.getBody()->getTerminator()->getOperand(0) != mma.getResult())
     return expected(loop);
-  if (load.getGather())
+  if (inlineQuant && load.getGather())
     return load.emitOpError() << "gathered loads (MoE) are not lowered for sm_90a yet";
-  if (!load.getResult().getType().getElementType().isBF16())
+  if (inlineQuant && !load.getResult().getType().getElementType().isBF16())
     return load.emitOpError() << "inline quantization on sm_90a takes bf16 input";
   if (scales.getLayout() != tile::ScaleLayoutKind::sm90_mma16)
     return scales.emitOpError() << "on sm_90a weight scales must use the sm90_mma16 layout";
@@ -76,7 +84,19 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
 
   Value lb = mapping.lookup(loop.getLowerBound()), ub = mapping.lookup(loop.getUpperBound()),
         step = mapping.lookup(loop.getStep());
-  auto colAt = [&](Value iv) { return valueAt(b, load.getCol(), loop, iv); };
+  auto colAt = [&](Value iv) {
+    return valueAt(b, inlineQuant ? load.getCol() : loadMx.getCol(), loop, iv);
+  };
+  // Global loads of a step's activations, then their conversion into smem.
+  auto loadA = [&](Value col) {
+    return inlineQuant ? loadActivations(b, load, col) : loadMxActivations(b, loadMx, col);
+  };
+  auto storeA = [&](ArrayRef<Value> chunks, Value col, Value buffer) {
+    if (inlineQuant)
+      quantizeToSmem(b, quant, chunks, col, buffer);
+    else
+      dequantizeToSmem(b, chunks, buffer);
+  };
   auto weightsAt = [&](Value iv) {
     return loadWeights(b, weight, scales, valueAt(b, weight.getCol(), loop, iv),
                        valueAt(b, scales.getKblock(), loop, iv));
@@ -96,8 +116,7 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
   SmallVector<WeightRegs> ahead;
   for (int d = 0; d < kWeightDepth; ++d)
     ahead.push_back(weightsAt(d == 0 ? lb : stepAhead(lb, d)));
-  SmallVector<Value> chunks = loadActivations(b, load, colAt(lb));
-  quantizeToSmem(b, quant, chunks, colAt(lb), idxConst(b, 0));
+  storeA(loadA(colAt(lb)), colAt(lb), idxConst(b, 0));
   fenceProxyAsync(b);
   gpu::BarrierOp::create(b);
 
@@ -109,16 +128,16 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
     llvm::append_range(inits, r.scales);
   }
   auto newFor = scf::ForOp::create(b, lb, ub, step, inits);
-  newFor->setAttr("loop_annotation",
-                  parseAttribute("#llvm.loop_annotation<unroll = <disable = true>>",
-                                 b.getContext()));
+  newFor->setAttr(
+      "loop_annotation",
+      parseAttribute("#llvm.loop_annotation<unroll = <disable = true>>", b.getContext()));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(newFor.getBody());
     Value iv = newFor.getInductionVar();
     WeightRegs farRegs = weightsAt(stepAhead(iv, kWeightDepth));
     Value next = stepAhead(iv, 1);
-    SmallVector<Value> nextChunks = loadActivations(b, load, colAt(next));
+    SmallVector<Value> nextChunks = loadA(colAt(next));
 
     Value trip = arith::DivUIOp::create(b, arith::SubIOp::create(b, iv, lb), step);
     Value cur = idxMul(b, idxRem(b, trip, 2), cfg.wordsPerBuffer());
@@ -129,7 +148,7 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
     regs.words.assign(args.begin() + nAcc, args.begin() + nAcc + nWords);
     regs.scales.assign(args.begin() + nAcc + nWords, args.begin() + nAcc + perStep);
     mmaStep(b, regs, cur, accs);
-    quantizeToSmem(b, quant, nextChunks, colAt(next), other);
+    storeA(nextChunks, colAt(next), other);
     fenceProxyAsync(b);
     NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
     gpu::BarrierOp::create(b);

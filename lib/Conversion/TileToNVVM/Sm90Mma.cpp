@@ -43,9 +43,11 @@ WeightRegs Sm90Emitter::loadWeights(ImplicitLocOpBuilder &b, tile::LoadWeightOp 
     for (int64_t i = 0; i < 2; ++i) {
       Value tileBase = idxMul(b, idxAdd(b, idxMul(b, idxAdd(b, nt0, i), chunks), chunk), 64);
       for (int64_t h = 0; h < 2; ++h)
-        r.words.push_back(memref::LoadOp::create(b, wBase, ValueRange{idxAdd(b, idxAdd(b, tileBase, h * 32), lane)}));
+        r.words.push_back(memref::LoadOp::create(
+            b, wBase, ValueRange{idxAdd(b, idxAdd(b, tileBase, h * 32), lane)}));
     }
-    Value sIdx = idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, nw, chunks), idxAdd(b, sc0, kc)), 32), lane);
+    Value sIdx =
+        idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, nw, chunks), idxAdd(b, sc0, kc)), 32), lane);
     r.scales.push_back(memref::LoadOp::create(b, sBase, ValueRange{sIdx}));
   }
   return r;
@@ -71,7 +73,7 @@ Value nv::scalePair(ImplicitLocOpBuilder &b, Value word, int which) {
   I32Ops o{b};
   Value s = o.band(o.shr(word, 8 * which), 0xFF);
   Value bits = o.shl(s, 7);
-  bits = o.selEq(s, 0, 0x40, bits);     // 2^-127, a bf16 subnormal
+  bits = o.selEq(s, 0, 0x40, bits);      // 2^-127, a bf16 subnormal
   bits = o.selEq(s, 0xFF, 0x7FC0, bits); // NaN
   bits = o.bor(bits, o.shl(bits, 16));
   return LLVM::BitcastOp::create(b, VectorType::get({2}, b.getBF16Type()), bits);

@@ -14,8 +14,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "NvLowering.h"
-#include "mxfp4/Conversion/IndexMath.h"
 #include "mxfp4/Conversion/E8M0Emitter.h"
+#include "mxfp4/Conversion/IndexMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -37,6 +37,20 @@ Sm90Emitter::QuantCoords Sm90Emitter::quantCoords(ImplicitLocOpBuilder &b, int64
   q.kc = idxDiv(b, u, 16);
   q.col8 = idxAdd(b, idxAdd(b, idxMul(b, q.kc, 16), idxMul(b, q.t, 4)), q.p);
   return q;
+}
+
+void Sm90Emitter::storeChunk(ImplicitLocOpBuilder &b, const QuantCoords &q, ArrayRef<Value> words,
+                             Value buffer) {
+  // Word w of the chunk (K = 32t + 8p + 2w + {0,1}) belongs to MMA step
+  // s = 2p + w/2, half h = w%2: word t of row row%8 of core matrix
+  // (chunk kc, s, group row/8, h).
+  Value group = idxDiv(b, q.row, 8), rowInGroup = idxRem(b, q.row, 8);
+  for (int64_t w = 0; w < 4; ++w) {
+    Value slab = idxAdd(b, idxMul(b, q.kc, 8), idxAdd(b, idxMul(b, q.p, 2), w / 2));
+    Value matrix = idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, slab, cfg.bm / 8), group), 2), w % 2);
+    Value at = idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, matrix, 8), rowInGroup), 4), q.t);
+    memref::StoreOp::create(b, words[w], smem, ValueRange{idxAdd(b, at, buffer)});
+  }
 }
 
 SmallVector<Value> Sm90Emitter::loadActivations(ImplicitLocOpBuilder &b, tile::LoadOp op,
@@ -79,23 +93,24 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
     // Block maximum of |x| bit patterns across the 4 lanes of the 32-block.
     Value xi = vector::BitCastOp::create(b, VectorType::get({8}, b.getI16Type()), x);
     Value mag16 = arith::AndIOp::create(
-        b, xi, arith::ConstantOp::create(
-                   b, DenseElementsAttr::get(VectorType::get({8}, b.getI16Type()), int16_t(0x7FFF))));
+        b, xi,
+        arith::ConstantOp::create(
+            b, DenseElementsAttr::get(VectorType::get({8}, b.getI16Type()), int16_t(0x7FFF))));
     Value amax = arith::ExtUIOp::create(
         b, i32, vector::ReductionOp::create(b, vector::CombiningKind::MAXUI, mag16));
     for (int64_t d : {4, 8}) {
       auto sh = gpu::ShuffleOp::create(b, amax, c32(d), c32(32), gpu::ShuffleMode::XOR);
       amax = arith::MaxUIOp::create(b, amax, sh.getShuffleResult());
     }
-    Value code = emitScaleFromAmax(b, b.getLoc(), arith::ShLIOp::create(b, amax, c32(16)),
-                                   op.getRounding());
+    Value code =
+        emitScaleFromAmax(b, b.getLoc(), arith::ShLIOp::create(b, amax, c32(16)), op.getRounding());
     Value nanScale = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, code, c32(0xFF));
     // x * 2^(127 - s) is exact in f32 (s = 254 needs the subnormal 2^-127).
     Value invBits = arith::ShLIOp::create(b, arith::SubIOp::create(b, c32(254), code), c32(23));
     Value is254 = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, code, c32(254));
     invBits = arith::SelectOp::create(b, is254, c32(0x00400000), invBits);
-    Value inv = vector::BroadcastOp::create(
-        b, v8f, arith::BitcastOp::create(b, b.getF32Type(), invBits));
+    Value inv =
+        vector::BroadcastOp::create(b, v8f, arith::BitcastOp::create(b, b.getF32Type(), invBits));
     Value scale = vector::BroadcastOp::create(b, v8f, emitDequantScale(b, b.getLoc(), code));
     Value scaled = arith::MulFOp::create(b, arith::ExtFOp::create(b, v8f, x), inv);
     Value bits = arith::BitcastOp::create(b, v8i, scaled);
@@ -108,10 +123,11 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
       arith::CmpFPredicate pred;
       int32_t code;
       float value;
-    } steps[] = {{0.25f, arith::CmpFPredicate::OGT, 1, 0.5f}, {0.75f, arith::CmpFPredicate::OGE, 2, 1.0f},
-                 {1.25f, arith::CmpFPredicate::OGT, 3, 1.5f}, {1.75f, arith::CmpFPredicate::OGE, 4, 2.0f},
-                 {2.5f, arith::CmpFPredicate::OGT, 5, 3.0f},  {3.5f, arith::CmpFPredicate::OGE, 6, 4.0f},
-                 {5.0f, arith::CmpFPredicate::OGT, 7, 6.0f}};
+    } steps[] = {
+        {0.25f, arith::CmpFPredicate::OGT, 1, 0.5f}, {0.75f, arith::CmpFPredicate::OGE, 2, 1.0f},
+        {1.25f, arith::CmpFPredicate::OGT, 3, 1.5f}, {1.75f, arith::CmpFPredicate::OGE, 4, 2.0f},
+        {2.5f, arith::CmpFPredicate::OGT, 5, 3.0f},  {3.5f, arith::CmpFPredicate::OGE, 6, 4.0f},
+        {5.0f, arith::CmpFPredicate::OGT, 7, 6.0f}};
     for (const Step &s : steps) {
       Value above = arith::CmpFOp::create(b, s.pred, a, splatF(s.threshold));
       codes = arith::SelectOp::create(b, above, splatI(s.code), codes);
@@ -121,17 +137,12 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
         b, v8f, arith::OrIOp::create(b, arith::BitcastOp::create(b, v8i, mags), sign));
     Value deq = arith::TruncFOp::create(b, VectorType::get({8}, b.getBF16Type()),
                                         arith::MulFOp::create(b, signedQ, scale));
-    // Word w of the chunk (K = 32t + 8p + 2w + {0,1}) belongs to MMA step
-    // s = 2p + w/2, half h = w%2: word t of row row%8 of core matrix
-    // (chunk kc, s, group row/8, h).
-    Value words = vector::BitCastOp::create(b, VectorType::get({4}, i32), deq);
-    Value group = idxDiv(b, q.row, 8), rowInGroup = idxRem(b, q.row, 8);
-    for (int64_t w = 0; w < 4; ++w) {
-      Value slab = idxAdd(b, idxMul(b, q.kc, 8), idxAdd(b, idxMul(b, q.p, 2), w / 2));
-      Value matrix = idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, slab, cfg.bm / 8), group), 2), w % 2);
-      Value at = idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, matrix, 8), rowInGroup), 4), q.t);
-      memref::StoreOp::create(b, vector::ExtractOp::create(b, words, ArrayRef<int64_t>{w}), smem,
-                              ValueRange{idxAdd(b, at, buffer)});
+    if (buffer) {
+      Value words = vector::BitCastOp::create(b, VectorType::get({4}, i32), deq);
+      Value w4[4];
+      for (int64_t w = 0; w < 4; ++w)
+        w4[w] = vector::ExtractOp::create(b, words, ArrayRef<int64_t>{w});
+      storeChunk(b, q, w4, buffer);
     }
 
     if (!op.getDumpData())
@@ -151,13 +162,14 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
     }
     word = arith::SelectOp::create(b, nanScale, c32(0), word);
     Value row = idxAdd(b, row0, q.row);
-    Value at = idxAdd(b, arith::MulIOp::create(b, row, idxDiv(b, ldv, 8)), idxAdd(b, idxDiv(b, col, 8), q.col8));
+    Value at = idxAdd(b, arith::MulIOp::create(b, row, idxDiv(b, ldv, 8)),
+                      idxAdd(b, idxDiv(b, col, 8), q.col8));
     memref::StoreOp::create(b, word, mapping.lookup(op.getDumpData()), ValueRange{at});
     Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, q.p, idxConst(b, 0));
     auto ifFirst = scf::IfOp::create(b, first, /*withElseRegion=*/false);
     b.setInsertionPointToStart(ifFirst.thenBlock());
     Value sAt = idxAdd(b, arith::MulIOp::create(b, row, idxDiv(b, ldv, 32)),
-                    idxAdd(b, idxDiv(b, col, 32), idxAdd(b, idxMul(b, q.kc, 4), q.t)));
+                       idxAdd(b, idxDiv(b, col, 32), idxAdd(b, idxMul(b, q.kc, 4), q.t)));
     memref::StoreOp::create(b, arith::TruncIOp::create(b, b.getI8Type(), code),
                             mapping.lookup(op.getDumpScales()), ValueRange{sAt});
   }

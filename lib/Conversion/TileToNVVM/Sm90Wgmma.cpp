@@ -36,9 +36,9 @@ static constexpr int64_t kStrideByteOffset = 256;  // token group G -> G + 1
 
 void nv::fenceProxyAsync(ImplicitLocOpBuilder &b) {
   LLVM::InlineAsmOp::create(b, /*res=*/Type(), ValueRange{},
-                            b.getStringAttr("fence.proxy.async.shared::cta;"),
-                            b.getStringAttr(""), b.getUnitAttr(), UnitAttr(),
-                            LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(), ArrayAttr());
+                            b.getStringAttr("fence.proxy.async.shared::cta;"), b.getStringAttr(""),
+                            b.getUnitAttr(), UnitAttr(), LLVM::TailCallKindAttr(),
+                            LLVM::AsmDialectAttr(), ArrayAttr());
 }
 
 /// acc (n/2 f32) += A (4 x bf16x2 in i32) * B (n tokens at `desc`), async.
@@ -54,8 +54,8 @@ static SmallVector<Value> wgmma(ImplicitLocOpBuilder &b, ArrayRef<Value> acc, Ar
     text += (i ? ", " : "") + reg(i);
     constraints += "=f,";
   }
-  text += "}, {" + reg(nAcc) + ", " + reg(nAcc + 1) + ", " + reg(nAcc + 2) + ", " +
-          reg(nAcc + 3) + "}, " + reg(nAcc + 4) + ", p, 1, 1, 0;\n}";
+  text += "}, {" + reg(nAcc) + ", " + reg(nAcc + 1) + ", " + reg(nAcc + 2) + ", " + reg(nAcc + 3) +
+          "}, " + reg(nAcc + 4) + ", p, 1, 1, 0;\n}";
   constraints += "r,r,r,r,l,r";
   for (size_t i = 0; i < nAcc; ++i)
     constraints += "," + std::to_string(i);
@@ -66,10 +66,9 @@ static SmallVector<Value> wgmma(ImplicitLocOpBuilder &b, ArrayRef<Value> acc, Ar
   llvm::append_range(operands, acc);
   SmallVector<Type> fields(nAcc, b.getF32Type());
   auto result = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
-  auto op = LLVM::InlineAsmOp::create(b, result, operands, b.getStringAttr(text),
-                                      b.getStringAttr(constraints), b.getUnitAttr(), UnitAttr(),
-                                      LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(),
-                                      ArrayAttr());
+  auto op = LLVM::InlineAsmOp::create(
+      b, result, operands, b.getStringAttr(text), b.getStringAttr(constraints), b.getUnitAttr(),
+      UnitAttr(), LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(), ArrayAttr());
   SmallVector<Value> out;
   for (size_t i = 0; i < nAcc; ++i)
     out.push_back(LLVM::ExtractValueOp::create(b, op.getRes(), ArrayRef<int64_t>{int64_t(i)}));
@@ -83,8 +82,8 @@ void Sm90Emitter::mmaStep(ImplicitLocOpBuilder &b, const WeightRegs &regs, Value
   auto c64 = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 64).getResult(); };
   // Descriptor of slab 0 of this buffer; slab q starts q * slabBytes later
   // (start address in 16-byte units, bits 0-13; smem is < 228 KiB, no carry).
-  Value base = arith::IndexCastUIOp::create(
-      b, i64, memref::ExtractAlignedPointerAsIndexOp::create(b, smem));
+  Value base =
+      arith::IndexCastUIOp::create(b, i64, memref::ExtractAlignedPointerAsIndexOp::create(b, smem));
   Value start = arith::AddIOp::create(
       b, base, arith::ShLIOp::create(b, arith::IndexCastUIOp::create(b, i64, buffer), c64(2)));
   Value desc0 = arith::OrIOp::create(
@@ -101,10 +100,10 @@ void Sm90Emitter::mmaStep(ImplicitLocOpBuilder &b, const WeightRegs &regs, Value
       int64_t word = s / 2, byte0 = (s % 2) * 2;
       Value a[2][4];
       for (int64_t i = 0; i < 2; ++i) {
-        Value w0 = vector::ExtractOp::create(b, regs.words[(kc * 2 + i) * 2 + 0],
-                                             ArrayRef<int64_t>{word});
-        Value w1 = vector::ExtractOp::create(b, regs.words[(kc * 2 + i) * 2 + 1],
-                                             ArrayRef<int64_t>{word});
+        Value w0 =
+            vector::ExtractOp::create(b, regs.words[(kc * 2 + i) * 2 + 0], ArrayRef<int64_t>{word});
+        Value w1 =
+            vector::ExtractOp::create(b, regs.words[(kc * 2 + i) * 2 + 1], ArrayRef<int64_t>{word});
         a[i][0] = dequantByte(b, w0, int(byte0), scales[i][0]);
         a[i][1] = dequantByte(b, w1, int(byte0), scales[i][1]);
         a[i][2] = dequantByte(b, w0, int(byte0 + 1), scales[i][0]);
@@ -134,7 +133,7 @@ SmallVector<Value> Sm90Emitter::flattenAccumulators(ImplicitLocOpBuilder &b,
 SmallVector<Value> Sm90Emitter::tileAccumulators(ImplicitLocOpBuilder &b, ArrayRef<Value> flat) {
   SmallVector<Value> tiles;
   for (size_t i = 0; i < flat.size(); i += 4)
-    tiles.push_back(vector::FromElementsOp::create(b, VectorType::get({4}, b.getF32Type()),
-                                                   flat.slice(i, 4)));
+    tiles.push_back(
+        vector::FromElementsOp::create(b, VectorType::get({4}, b.getF32Type()), flat.slice(i, 4)));
   return tiles;
 }

@@ -9,9 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "NvLowering.h"
+#include "mxfp4/Conversion/ActivationEmitter.h"
 #include "mxfp4/Conversion/IndexMath.h"
 #include "mxfp4/Conversion/KernelOutlining.h"
-#include "mxfp4/Conversion/ActivationEmitter.h"
 #include "mxfp4/Dialect/Tile/TilePasses.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -78,7 +78,8 @@ LogicalResult Sm90Emitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
       return act.emitOpError() << "operands must be accumulator tiles";
     SmallVector<Value> out;
     for (size_t i = 0; i < gate->second.size(); ++i)
-      out.push_back(emitActivation(b, act, gate->second[i], up != accumulators.end() ? up->second[i] : Value()));
+      out.push_back(emitActivation(b, act, gate->second[i],
+                                   up != accumulators.end() ? up->second[i] : Value()));
     accumulators[act.getResult()] = std::move(out);
     return success();
   }
@@ -86,6 +87,20 @@ LogicalResult Sm90Emitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
     return lowerStore(b, st);
   if (isa<func::ReturnOp>(op)) {
     gpu::ReturnOp::create(b);
+    return success();
+  }
+  // The quantizer kernel: a load consumed by a quantize at the top level.
+  if (auto load = dyn_cast<tile::LoadOp>(op);
+      load && load->hasOneUse() && isa<tile::QuantizeOp>(*load->user_begin()) &&
+      load->getParentOp() == (*load->user_begin())->getParentOp())
+    return success(); // emitted with its quantize
+  if (auto quant = dyn_cast<tile::QuantizeOp>(op)) {
+    auto load = quant.getInput().getDefiningOp<tile::LoadOp>();
+    if (!load || !quant.getDumpData())
+      return quant.emitOpError() << "outside a K loop the sm_90a lowering quantizes an "
+                                    "mxtile.load into its dump buffers only";
+    Value col = mapping.lookup(load.getCol());
+    quantizeToSmem(b, quant, loadActivations(b, load, col), col, Value());
     return success();
   }
   if (isScalarArith(op)) {
@@ -145,11 +160,11 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   auto gpuScope = NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU);
   NVVM::MembarOp::create(b, gpuScope);
   gpu::BarrierOp::create(b);
-  Value tileIdx = arith::AddIOp::create(
-      b,
-      arith::MulIOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::y),
-                            gpu::GridDimOp::create(b, gpu::Dimension::x)),
-      gpu::BlockIdOp::create(b, gpu::Dimension::x));
+  Value tileIdx =
+      arith::AddIOp::create(b,
+                            arith::MulIOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::y),
+                                                  gpu::GridDimOp::create(b, gpu::Dimension::x)),
+                            gpu::BlockIdOp::create(b, gpu::Dimension::x));
   auto i32 = b.getI32Type();
   Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
   {
@@ -174,8 +189,8 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   NVVM::MembarOp::create(b, gpuScope);
   Value zero = arith::ConstantOp::create(b, b.getF32FloatAttr(0.0f));
   forEachElement([&](Value, Value at) {
-    Value total = memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::assign, zero, ws,
-                                              ValueRange{at});
+    Value total =
+        memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::assign, zero, ws, ValueRange{at});
     storeOut(total, at);
   });
   auto resetIf = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
@@ -203,6 +218,9 @@ FailureOr<Type> argElementType(func::FuncOp kernel, BlockArgument arg) {
     LogicalResult r = success();
     if (auto l = dyn_cast<tile::LoadOp>(user); l && l.getBase() == arg)
       r = agree(VectorType::get({8}, BFloat16Type::get(ctx)));
+    else if (auto mx = dyn_cast<tile::LoadMxOp>(user))
+      r = agree(mx.getData() == arg ? Type(IntegerType::get(ctx, 32))
+                                    : Type(IntegerType::get(ctx, 8)));
     else if (auto w = dyn_cast<tile::LoadWeightOp>(user))
       r = agree(VectorType::get({4}, IntegerType::get(ctx, 32)));
     else if (isa<tile::LoadScalesOp>(user))
@@ -211,11 +229,12 @@ FailureOr<Type> argElementType(func::FuncOp kernel, BlockArgument arg) {
       r = agree(q.getDumpData() == arg ? Type(IntegerType::get(ctx, 32))
                                        : Type(IntegerType::get(ctx, 8)));
     else if (auto s = dyn_cast<tile::StoreOp>(user))
-      r = agree(s.getBase() == arg ? cast<MemRefType>(arg.getType()).getElementType()
-                                   : s.getWorkspace() == arg ? Type(Float32Type::get(ctx))
-                                                             : Type(IntegerType::get(ctx, 32)));
+      r = agree(s.getBase() == arg        ? cast<MemRefType>(arg.getType()).getElementType()
+                : s.getWorkspace() == arg ? Type(Float32Type::get(ctx))
+                                          : Type(IntegerType::get(ctx, 32)));
     else
-      return user->emitOpError() << "uses a kernel buffer in a way the sm_90a lowering does not know";
+      return user->emitOpError()
+             << "uses a kernel buffer in a way the sm_90a lowering does not know";
     if (failed(r))
       return failure();
   }
@@ -229,21 +248,40 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
   tile::LoadWeightOp weight;
   kernel.walk([&](tile::ScaledMmaOp op) { mma = op; });
   kernel.walk([&](tile::LoadWeightOp op) { weight = op; });
+  tile::QuantizeOp quant;
+  kernel.walk([&](tile::QuantizeOp op) { quant = op; });
+  if (!mma && !weight && quant) {
+    // The quantizer: one BM x BK block, no MMA, no shared memory to speak of.
+    Config cfg;
+    cfg.bm = quant.getInput().getType().getRows();
+    cfg.bk = quant.getInput().getType().getCols();
+    cfg.k = cfg.bk;
+    cfg.quantizeOnly = true;
+    if ((cfg.bm != 8 && cfg.bm != 16 && cfg.bm != 32 && cfg.bm != 64) ||
+        (cfg.bk != 128 && cfg.bk != 256))
+      return quant.emitOpError() << "on sm_90a the quantizer takes 8, 16, 32 or 64 rows of 128 "
+                                    "or 256 elements, got "
+                                 << cfg.bm << "x" << cfg.bk;
+    return cfg;
+  }
   if (!mma || !weight)
     return kernel.emitError() << "kernel '" << kernel.getSymName()
-                              << "' has no mxtile.scaled_mma fed by mxtile.load_weight";
+                              << "' has no mxtile.scaled_mma fed by mxtile.load_weight (and is "
+                                 "not a quantizer)";
   Config cfg;
   cfg.bm = mma.getA().getType().getRows();
   cfg.bk = mma.getA().getType().getCols();
   cfg.bn = mma.getB().getType().getRows();
   cfg.k = weight.getK();
   if (cfg.bn != 128)
-    return mma.emitOpError() << "on sm_90a the N tile must be 128 (4 warps x 32 rows), got " << cfg.bn;
+    return mma.emitOpError() << "on sm_90a the N tile must be 128 (4 warps x 32 rows), got "
+                             << cfg.bn;
   if (cfg.bm != 8 && cfg.bm != 16 && cfg.bm != 32 && cfg.bm != 64)
     return mma.emitOpError() << "on sm_90a the M tile must be 8, 16, 32 or 64, got " << cfg.bm;
   if ((cfg.bk != 128 && cfg.bk != 256) || cfg.bm * cfg.bk > 64 * 128)
     return mma.emitOpError() << "on sm_90a the K tile must be 128 or 256 with BM x BK <= 8192 "
-                                "(48 KiB of shared memory), got BK = " << cfg.bk;
+                                "(48 KiB of shared memory), got BK = "
+                             << cfg.bk;
   kernel.walk([&](tile::StoreOp st) {
     if (st.getWorkspace())
       cfg.weightDepth = 1;
@@ -286,14 +324,14 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
         return kernel.emitError() << "unsupported kernel argument type " << t;
       }
     }
-    auto smemType = MemRefType::get({2 * cfg->wordsPerBuffer()}, IntegerType::get(ctx, 32),
-                                    MemRefLayoutAttrInterface(),
+    auto smemType = MemRefType::get({cfg->quantizeOnly ? 4 : 2 * cfg->wordsPerBuffer()},
+                                    IntegerType::get(ctx, 32), MemRefLayoutAttrInterface(),
                                     gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
     OpBuilder ob(ctx);
     ob.setInsertionPointToEnd(gpuModule.getBody());
-    auto func = gpu::GPUFuncOp::create(ob, kernel.getLoc(), kernel.getSymName(),
-                                       ob.getFunctionType(argTypes, {}), TypeRange{smemType},
-                                       TypeRange{});
+    auto func =
+        gpu::GPUFuncOp::create(ob, kernel.getLoc(), kernel.getSymName(),
+                               ob.getFunctionType(argTypes, {}), TypeRange{smemType}, TypeRange{});
     func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
     // wgmma matrix descriptors address 16-byte aligned core matrices; 128 B
     // keeps every slab on its own bank-aligned boundary.

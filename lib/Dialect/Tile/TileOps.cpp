@@ -71,6 +71,16 @@ LogicalResult QuantizeOp::verify() {
   return success();
 }
 
+LogicalResult LoadMxOp::verify() {
+  TileType t = getResult().getType(), st = getResultScales().getType();
+  if (t.getCols() % kBlock != 0)
+    return emitOpError() << "tile of " << t.getCols() << " K-elements must be a multiple of 32";
+  if (st.getRows() != t.getRows() || st.getCols() != t.getCols() / kBlock)
+    return emitOpError() << "scales must be " << t.getRows() << "x" << t.getCols() / kBlock
+                         << ", got " << st.getRows() << "x" << st.getCols();
+  return success();
+}
+
 LogicalResult LoadWeightOp::verify() {
   TileType t = getResult().getType();
   int64_t k = getK();

@@ -1,0 +1,31 @@
+//===- QuantizeMx.h - The public MXFP4 quantizer op --------------*- C++ -*-===//
+//
+//   mxfp4::quantizeMxfp4(dev, stream, aBf16, M, K, codes, scales);
+//
+// Quantizes activations on the device once, bit for bit the CPU quantizer
+// (Format/Quantize.h) in any of the four scale-rounding modes: what an
+// engine runs when several GEMMs read the same activations, and what
+// gemmA4W4 runs before gemm_mxa4w4 when M is large.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MXFP4_OPS_QUANTIZEMX_H
+#define MXFP4_OPS_QUANTIZEMX_H
+
+#include "mxfp4/Runtime/Device.h"
+#include "mxfp4/Support/Error.h"
+
+namespace mxfp4 {
+
+/// The quantizer's row tile for M: the power of two >= M, 8 .. 64.
+int64_t selectQuantizeMxBm(int64_t m);
+
+/// a [M, K] bf16 (device, row-major, 16-byte aligned) -> packed E2M1 `codes`
+/// [M, K/2] (4-byte aligned) and E8M0 `scales` [M, K/32], row-major, on
+/// `stream`. K must be a multiple of 128; M >= 1. The target is
+/// targetArch(&dev) (sm_90a).
+Error quantizeMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t k, void *codes,
+                    void *scales, ScaleRounding rounding = kDefaultScaleRounding);
+
+} // namespace mxfp4
+
+#endif // MXFP4_OPS_QUANTIZEMX_H

@@ -1,0 +1,185 @@
+//===- QuantizeMxGpuTest.cpp - quant_mxfp4 and gemm_mxa4w4 on a GPU --------===//
+//
+// Tier L2: skipped without a device. The quantizer kernel and the GEMM on
+// already-quantized activations, through the public API:
+//
+//  - quantizeMxfp4 writes the CPU quantizer's codes and scales byte for byte
+//    (all four rounding modes, adversarial blocks, ragged M) and nothing
+//    past row M;
+//  - gemmA4W4 through quant_mxfp4 + gemm_mxa4w4 is bit-identical to the
+//    inline-quantizing kernel (same dequantized operands, same MMA order);
+//  - gemmMxA4W4 on activations quantized on the CPU matches the float64
+//    reference within (K * 2^-24 + 2^-8) * sum_k |a_k w_k|;
+//  - bad input is rejected with a clear error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil/DeviceBuffer.h"
+#include "TestUtil/Expected.h"
+#include "TestUtil/GpuInputs.h"
+#include "TestUtil/Random.h"
+#include "mxfp4/Format/ReferenceGemm.h"
+#include "mxfp4/Ops/GemmA4W4.h"
+#include "mxfp4/Ops/QuantizeMx.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace mxfp4;
+using namespace mxfp4::test;
+
+namespace {
+
+class QuantizeMx : public ::testing::Test {
+protected:
+  void SetUp() override {
+    seed = freshSeed();
+    rng.seed(seed);
+  }
+  uint64_t seed = 0;
+  std::mt19937_64 rng;
+};
+
+/// The index of the first differing byte, or -1.
+int64_t firstDifference(const std::vector<uint8_t> &a, const std::vector<uint8_t> &b) {
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+    if (a[i] != b[i])
+      return int64_t(i);
+  return a.size() == b.size() ? -1 : int64_t(std::min(a.size(), b.size()));
+}
+
+TEST_F(QuantizeMx, MatchesTheCpuQuantizer) {
+  OPEN_DEVICE_OR_SKIP(dev);
+  for (int64_t k : {768, 1024})
+    for (ScaleRounding mode : allScaleRoundings())
+      for (int64_t m : {1, 7, 33, 64, 129, 300}) {
+        SCOPED_TRACE(testing::Message() << std::string(toString(mode)) << " M=" << m << " K=" << k
+                                        << " seed=" << seed);
+        std::vector<uint16_t> a = randomActivations(rng, m, k);
+        plantAdversarialBlocks(a, m, k);
+        // One guard row after each output: must keep its poison.
+        DeviceBuffer da(dev, a.size() * 2), codes(dev, size_t((m + 1) * k / 2)),
+            scales(dev, size_t((m + 1) * k / 32));
+        da.upload(a);
+        codes.fill(0xAA);
+        scales.fill(0xAA);
+        ASSERT_OK(quantizeMxfp4(dev, nullptr, da.get(), m, k, codes.get(), scales.get(), mode));
+        ASSERT_OK(dev.synchronize());
+        auto cpu = quantizeBf16(a, m, k, mode);
+        ASSERT_OK(cpu);
+        std::vector<uint8_t> gotCodes = codes.download<uint8_t>(size_t((m + 1) * k / 2));
+        std::vector<uint8_t> gotScales = scales.download<uint8_t>(size_t((m + 1) * k / 32));
+        for (size_t i = size_t(m * k / 2); i < gotCodes.size(); ++i)
+          ASSERT_EQ(gotCodes[i], 0xAA) << "wrote codes past row M";
+        for (size_t i = size_t(m * k / 32); i < gotScales.size(); ++i)
+          ASSERT_EQ(gotScales[i], 0xAA) << "wrote scales past row M";
+        gotCodes.resize(size_t(m * k / 2));
+        gotScales.resize(size_t(m * k / 32));
+        EXPECT_EQ(firstDifference(gotScales, cpu->scales), -1) << "E8M0 scales differ";
+        EXPECT_EQ(firstDifference(gotCodes, cpu->data), -1) << "E2M1 codes differ";
+      }
+}
+
+TEST_F(QuantizeMx, PreQuantizedGemmIsBitIdenticalToInline) {
+  OPEN_DEVICE_OR_SKIP(dev);
+  const int64_t n = 1536, k = 1024;
+  HostWeights w = randomWeights(rng, n, k);
+  auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
+  ASSERT_OK(prepared);
+  for (ScaleRounding mode : {ScaleRounding::RoundUp, ScaleRounding::Floor})
+    for (int64_t m : {1, 8, 63, 64, 300}) {
+      SCOPED_TRACE(testing::Message()
+                   << std::string(toString(mode)) << " M=" << m << " seed=" << seed);
+      std::vector<uint16_t> a = randomActivations(rng, m, k);
+      plantAdversarialBlocks(a, m, k);
+      DeviceBuffer da(dev, a.size() * 2), inl(dev, size_t(m * n * 2)), pre(dev, size_t(m * n * 2));
+      da.upload(a);
+      inl.fill(0xFF);
+      pre.fill(0x7F);
+      GemmA4W4Options o;
+      o.rounding = mode;
+      o.preQuantize = false;
+      ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, inl.get(), o));
+      o.preQuantize = true;
+      ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, pre.get(), o));
+      ASSERT_OK(dev.synchronize());
+      std::vector<uint16_t> x = inl.download<uint16_t>(size_t(m * n)),
+                            y = pre.download<uint16_t>(size_t(m * n));
+      int64_t differ = 0;
+      for (size_t i = 0; i < x.size(); ++i) {
+        bool bothNaN = std::isnan(bf16ToFloat(x[i])) && std::isnan(bf16ToFloat(y[i]));
+        if (x[i] != y[i] && !bothNaN && differ++ < 5)
+          ADD_FAILURE() << "element " << i << ": inline 0x" << std::hex << x[i]
+                        << ", pre-quantized 0x" << y[i] << std::dec;
+      }
+      EXPECT_EQ(differ, 0) << "outputs differ";
+    }
+}
+
+TEST_F(QuantizeMx, GemmOnCpuQuantizedActivationsMatchesTheReference) {
+  OPEN_DEVICE_OR_SKIP(dev);
+  const int64_t n = 1536, k = 768;
+  HostWeights w = randomWeights(rng, n, k);
+  auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
+  ASSERT_OK(prepared);
+  for (int64_t m : {1, 13, 77, 260}) {
+    SCOPED_TRACE(testing::Message() << "M=" << m << " seed=" << seed);
+    std::vector<uint16_t> a = randomActivations(rng, m, k);
+    auto qa = quantizeBf16(a, m, k, ScaleRounding::Even);
+    ASSERT_OK(qa);
+    DeviceBuffer codes(dev, qa->data.size()), scales(dev, qa->scales.size()),
+        dc(dev, size_t((m + 1) * n * 2));
+    codes.upload(qa->data);
+    scales.upload(qa->scales);
+    dc.fill(0xFF);
+    ASSERT_OK(gemmMxA4W4(dev, nullptr, codes.get(), scales.get(), m, **prepared, dc.get()));
+    ASSERT_OK(dev.synchronize());
+    std::vector<uint16_t> c = dc.download<uint16_t>(size_t((m + 1) * n));
+    for (int64_t j = 0; j < n; ++j)
+      ASSERT_EQ(c[size_t(m * n + j)], 0xFFFF) << "wrote past row M at column " << j;
+    auto ref = referenceGemm(*qa, w.mx());
+    ASSERT_OK(ref);
+    const double tol = double(k) * std::ldexp(1.0, -24) + std::ldexp(1.0, -8);
+    int64_t bad = 0;
+    for (size_t i = 0; i < ref->c.size(); ++i) {
+      double got = bf16ToFloat(c[i]);
+      if (!std::isfinite(got) || std::fabs(got - ref->c[i]) > tol * ref->absSum[i])
+        if (bad++ < 5)
+          ADD_FAILURE() << "element " << i << ": gpu " << got << " ref " << ref->c[i];
+    }
+    EXPECT_EQ(bad, 0);
+  }
+}
+
+TEST_F(QuantizeMx, ApiRejectsBadInput) {
+  OPEN_DEVICE_OR_SKIP(dev);
+  const int64_t n = 256, k = 512;
+  HostWeights w = randomWeights(rng, n, k);
+  auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
+  ASSERT_OK(prepared);
+  DeviceBuffer da(dev, 4 * k * 2), codes(dev, 4 * k / 2), scales(dev, 4 * k / 32),
+      dc(dev, 4 * n * 2);
+  char *codesPtr = static_cast<char *>(codes.get());
+  EXPECT_ERROR_CONTAINS(quantizeMxfp4(dev, nullptr, da.get(), 0, k, codes.get(), scales.get()),
+                        "M must be >= 1");
+  EXPECT_ERROR_CONTAINS(quantizeMxfp4(dev, nullptr, da.get(), 4, k, nullptr, scales.get()), "null");
+  EXPECT_ERROR_CONTAINS(quantizeMxfp4(dev, nullptr, da.get(), 4, k, codesPtr + 2, scales.get()),
+                        "4-byte aligned");
+  EXPECT_ERROR_CONTAINS(quantizeMxfp4(dev, nullptr, da.get(), 4, 100, codes.get(), scales.get()),
+                        "divide K = 100");
+  EXPECT_ERROR_CONTAINS(
+      gemmMxA4W4(dev, nullptr, codesPtr + 1, scales.get(), 4, **prepared, dc.get()),
+      "4-byte aligned");
+  EXPECT_ERROR_CONTAINS(gemmMxA4W4(dev, nullptr, codes.get(), nullptr, 4, **prepared, dc.get()),
+                        "null");
+  GemmA4W4Options dump;
+  dump.dumpCodes = codes.get();
+  dump.dumpScales = scales.get();
+  EXPECT_ERROR_CONTAINS(
+      gemmMxA4W4(dev, nullptr, codes.get(), scales.get(), 4, **prepared, dc.get(), dump),
+      "nothing to dump");
+}
+
+} // namespace
