@@ -125,8 +125,9 @@ GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
     GemmA4W4Tile t;
     t.bm = m <= 8 ? 8 : m <= 32 ? 16 : m <= 256 ? 32 : 64;
     // Quantizing inline costs every one of the N/128 workgroup columns the
-    // whole activation tile; once M fills tiles, quantize once instead.
-    t.preQuantize = m >= 64;
+    // whole activation tile; quantize once instead from M = 32 (K >= 2048)
+    // or M = 128 (measured: docs/Performance.md, 2026-11-30 prequant sweep).
+    t.preQuantize = m >= 128 || (m >= 32 && k >= 2048);
     const int64_t sms = 132;
     int64_t tiles = (n / 128) * ((m + t.bm - 1) / t.bm), steps = k / 128;
     bool shortK = k < 2048; // the atomic reduction only pays off when K is long
