@@ -11,15 +11,17 @@
 // CTA: one warpgroup (4 warps); warp w owns weight rows n0 + 32w .. +31 (two
 // m16 tiles i), so wgmma i covers rows {32w + 16i + r}: its A fragment is
 // the mma.sync m16n8k16 fragment of tile i, its accumulator fragment that of
-// the n8 token tiles. Inside each 128-K chunk MMA step s and thread
-// t = lane%4 use k = 32t + 4s + {0,1} and 32t + 4s + {2,3}: the same
-// permutation on both operands, so each thread's weight bytes for a row are
-// 16 contiguous bytes and one E8M0 scale (the sm90-mma16 layouts).
+// the n8 token tiles. Inside each 128-K chunk, MMA step s, thread t = lane%4
+// and register half h (a0/a1: h = 0, a2/a3: h = 1) use
+// k = 32t + 8(s/2) + 2(s%2) + h + {0, 4}: the same permutation on both
+// operands, so each thread's weight bytes for a row are 16 contiguous bytes
+// and one E8M0 scale (the sm90-mma16 layouts), and each bf16x2 register is
+// the nibble pair (j, j+4) of one packed word.
 //
 // Shared memory holds the activations of a step in the wgmma no-swizzle
 // K-major layout for that permutation: per 128-K chunk kc, MMA step s, token
 // group G (8 tokens) and half h, one 8 x 16-byte core matrix whose row r
-// (token 8G + r) holds, at bytes 4t..4t+3, K = 32t + 4s + 2h + {0,1}.
+// (token 8G + r) holds, at bytes 4t..4t+3, K = 32t + 8(s/2) + 2(s%2) + h + {0, 4}.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MXFP4_LIB_CONVERSION_TILETONVVM_NVLOWERING_H
@@ -138,8 +140,9 @@ private:
 // Sm90Mma.cpp: E2M1/E8M0 -> BF16 in registers.
 /// E8M0 byte `which` of `word` as a bf16x2 splat of 2^(S-127).
 mlir::Value scalePair(mlir::ImplicitLocOpBuilder &b, mlir::Value word, int which);
-/// Byte `pos` of `word` (two E2M1, low nibble first) as bf16x2 bits (i32), scaled.
-mlir::Value dequantByte(mlir::ImplicitLocOpBuilder &b, mlir::Value word, int pos,
+/// Nibbles j and j + 4 (j < 4) of `word` (8 packed E2M1) as bf16x2 bits
+/// (i32, nibble j in the low half), scaled.
+mlir::Value dequantPair(mlir::ImplicitLocOpBuilder &b, mlir::Value word, int j,
                         mlir::Value scale);
 
 /// Orders this thread's shared-memory writes before the async proxy (wgmma)

@@ -4,8 +4,8 @@
 // kernel, or the caller), so a K step only dequantizes. Chunk r of a thread
 // covers the same 8 elements as the inline quantizer's (Sm90Quantize.cpp):
 // one i32 of packed codes and the block's E8M0 byte, dequantized exactly to
-// four bf16x2 words (the weights' E2M1 -> BF16 conversion, Sm90Mma.cpp) and
-// stored in the wgmma core-matrix layout. Rows past M load row M-1 and
+// the four bf16x2 words of nibble pairs (j, j+4) (the weights' E2M1 -> BF16
+// conversion, Sm90Mma.cpp) and stored in the wgmma core-matrix layout. Rows past M load row M-1 and
 // become zero codes, so the MMA sees zeros there.
 //
 //===----------------------------------------------------------------------===//
@@ -49,9 +49,9 @@ void Sm90Emitter::dequantizeToSmem(ImplicitLocOpBuilder &b, ArrayRef<Value> chun
   for (int64_t r = 0; r < cfg.quantChunks(); ++r) {
     QuantCoords q = quantCoords(b, r);
     Value scale = scalePair(b, chunks[2 * r + 1], 0);
-    Value words[4];
-    for (int pos = 0; pos < 4; ++pos)
-      words[pos] = dequantByte(b, chunks[2 * r], pos, scale);
+    Value words[4]; // word j: elements (j, j + 4), as storeChunk wants
+    for (int j = 0; j < 4; ++j)
+      words[j] = dequantPair(b, chunks[2 * r], j, scale);
     storeChunk(b, q, words, buffer);
   }
 }

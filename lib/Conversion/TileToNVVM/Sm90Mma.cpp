@@ -3,14 +3,16 @@
 // Per K step and 128-K chunk, each thread loads for each of its 4 weight rows
 // (m16 tile i, half h) 16 contiguous bytes = 32 E2M1 values (K 32t..+31 of
 // the chunk) and one dword holding its 4 rows' E8M0 scales (sm90-mma16
-// layouts). MMA step s uses bytes 2s (A regs a0/a1) and 2s+1 (a2/a3)
-// (Sm90Wgmma.cpp).
+// layouts). MMA step s uses word s/2 of the 16 bytes: nibble pairs
+// (2(s%2), 2(s%2)+4) as A regs a0/a1 and (2(s%2)+1, 2(s%2)+5) as a2/a3
+// (Sm90Wgmma.cpp; the K permutation of NvLowering.h).
 //
-// Dequantization of a byte (two E2M1) to a bf16x2 register, exactly:
-// t = b | b << 12 puts the nibbles at bits 0-3 and 16-19; the 3 magnitude bits
-// moved to bf16 bits 6-8 and the sign to bit 15 make each half E2M1 * 2^-126
-// (code 1 is the bf16 subnormal 2^-127); two exact bf16x2 multiplies by 2^126
-// and by 2^(S-127) (S = 0: 2^-127, S = 0xFF: NaN) give the scaled value.
+// Dequantization of a nibble pair (j, j+4) of a word to a bf16x2 register,
+// exactly: the 3 magnitude bits moved to bf16 bits 6-8 and the sign to bit 15
+// make each half E2M1 * 2^-126 (code 1 is the bf16 subnormal 2^-127); two
+// exact bf16x2 multiplies by 2^126 and by 2^(S-127) (S = 0: 2^-127,
+// S = 0xFF: NaN) give the scaled value. Nibbles j and j+4 are 16 bits apart
+// in the word, so both halves come from one shift and mask per field.
 //
 //===----------------------------------------------------------------------===//
 
@@ -79,12 +81,15 @@ Value nv::scalePair(ImplicitLocOpBuilder &b, Value word, int which) {
   return LLVM::BitcastOp::create(b, VectorType::get({2}, b.getBF16Type()), bits);
 }
 
-/// Byte `pos` of `word` (two E2M1, low nibble first) as bf16x2 bits, scaled.
-Value nv::dequantByte(ImplicitLocOpBuilder &b, Value word, int pos, Value scale) {
+/// Nibbles j and j + 4 of `word` (8 E2M1, element 2i in the low nibble of
+/// byte i) as bf16x2 bits (element j low), scaled. Nibble j's three magnitude
+/// bits move to bf16 bits 6-8 and its sign to bit 15; nibble j + 4 sits 16
+/// bits higher, so one shift and mask per field serves both halves.
+Value nv::dequantPair(ImplicitLocOpBuilder &b, Value word, int j, Value scale) {
   I32Ops o{b};
-  Value byte = o.band(o.shr(word, 8 * pos), 0xFF);
-  Value spread = o.bor(byte, o.shl(byte, 12));
-  Value bits = o.bor(o.shl(o.band(spread, 0x00070007), 6), o.shl(o.band(spread, 0x00080008), 12));
+  auto shift = [&](int64_t n) { return n >= 0 ? (n ? o.shl(word, n) : word) : o.shr(word, -n); };
+  Value bits =
+      o.bor(o.band(shift(6 - 4 * j), 0x01C001C0), o.band(shift(12 - 4 * j), int64_t(0x80008000)));
   auto v2 = VectorType::get({2}, b.getBF16Type());
   Value v = LLVM::BitcastOp::create(b, v2, bits);
   Value two126 = arith::ConstantOp::create(

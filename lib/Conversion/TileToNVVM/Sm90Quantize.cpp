@@ -41,7 +41,7 @@ Sm90Emitter::QuantCoords Sm90Emitter::quantCoords(ImplicitLocOpBuilder &b, int64
 
 void Sm90Emitter::storeChunk(ImplicitLocOpBuilder &b, const QuantCoords &q, ArrayRef<Value> words,
                              Value buffer) {
-  // Word w of the chunk (K = 32t + 8p + 2w + {0,1}) belongs to MMA step
+  // Word w of the chunk (K = 32t + 8p + w + {0, 4}) belongs to MMA step
   // s = 2p + w/2, half h = w%2: word t of row row%8 of core matrix
   // (chunk kc, s, group row/8, h).
   Value group = idxDiv(b, q.row, 8), rowInGroup = idxRem(b, q.row, 8);
@@ -138,7 +138,10 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
     Value deq = arith::TruncFOp::create(b, VectorType::get({8}, b.getBF16Type()),
                                         arith::MulFOp::create(b, signedQ, scale));
     if (buffer) {
-      Value words = vector::BitCastOp::create(b, VectorType::get({4}, i32), deq);
+      // Word j of the chunk holds elements (j, j + 4) (NvLowering.h).
+      Value pairs =
+          vector::ShuffleOp::create(b, deq, deq, ArrayRef<int64_t>{0, 4, 1, 5, 2, 6, 3, 7});
+      Value words = vector::BitCastOp::create(b, VectorType::get({4}, i32), pairs);
       Value w4[4];
       for (int64_t w = 0; w < 4; ++w)
         w4[w] = vector::ExtractOp::create(b, words, ArrayRef<int64_t>{w});

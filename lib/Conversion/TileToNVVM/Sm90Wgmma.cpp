@@ -97,17 +97,19 @@ void Sm90Emitter::mmaStep(ImplicitLocOpBuilder &b, const WeightRegs &regs, Value
         scales[i][h] = scalePair(b, regs.scales[kc], i * 2 + h);
     for (int64_t s = 0; s < 8; ++s) {
       Value desc = arith::AddIOp::create(b, desc0, c64(((kc * 8 + s) * cfg.slabBytes()) >> 4));
-      int64_t word = s / 2, byte0 = (s % 2) * 2;
+      // Word s/2 of the thread's 16 bytes; pairs j0 (a0/a1) and j0 + 1 (a2/a3).
+      int64_t word = s / 2;
+      int j0 = int(s % 2) * 2;
       Value a[2][4];
       for (int64_t i = 0; i < 2; ++i) {
         Value w0 =
             vector::ExtractOp::create(b, regs.words[(kc * 2 + i) * 2 + 0], ArrayRef<int64_t>{word});
         Value w1 =
             vector::ExtractOp::create(b, regs.words[(kc * 2 + i) * 2 + 1], ArrayRef<int64_t>{word});
-        a[i][0] = dequantByte(b, w0, int(byte0), scales[i][0]);
-        a[i][1] = dequantByte(b, w1, int(byte0), scales[i][1]);
-        a[i][2] = dequantByte(b, w0, int(byte0 + 1), scales[i][0]);
-        a[i][3] = dequantByte(b, w1, int(byte0 + 1), scales[i][1]);
+        a[i][0] = dequantPair(b, w0, j0, scales[i][0]);
+        a[i][1] = dequantPair(b, w1, j0, scales[i][1]);
+        a[i][2] = dequantPair(b, w0, j0 + 1, scales[i][0]);
+        a[i][3] = dequantPair(b, w1, j0 + 1, scales[i][1]);
       }
       // The A registers were just written: fence before the wgmmas read them.
       NVVM::WgmmaFenceAlignedOp::create(b);
