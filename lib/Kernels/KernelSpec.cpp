@@ -323,14 +323,14 @@ Error verifyKernelSpec(const KernelSpec &s) {
   if (s.arch == Arch::SM90A) {
     if (s.bn != 128)
       return fail("gemm_a4w4 on sm_90a: BN must be 128 (4 warps x 32 weight rows), got ", s.bn);
-    if (s.bm != 8 && s.bm != 16 && s.bm != 32 && s.bm != 64)
-      return fail("gemm_a4w4 on sm_90a: BM must be 8, 16, 32 or 64, got ", s.bm);
+    if (s.bm != 8 && s.bm != 16 && s.bm != 32 && s.bm != 64 && s.bm != 128)
+      return fail("gemm_a4w4 on sm_90a: BM must be 8, 16, 32, 64 or 128, got ", s.bm);
     if (s.splitK < 1 || (s.k / s.bk) % s.splitK != 0 || s.k / s.bk / s.splitK < 2)
       return fail("gemm_a4w4 on sm_90a: split-K ", s.splitK, " must divide the ", s.k / s.bk,
                   " K steps and leave at least 2 per split");
-    if (s.bm * s.bk > 64 * 128)
+    if (s.bm * s.bk > 128 * 128)
       return fail("gemm_a4w4 on sm_90a: BM x BK = ", s.bm * s.bk,
-                  " exceeds the 48 KiB of static shared memory (at most 8192)");
+                  " exceeds the 64 KiB of shared memory (at most 16384)");
     return verifyCommon(s, WeightLayout::Sm90Mma16, ScaleLayout::Sm90Mma16);
   }
   if (s.epilogue == Epilogue::BF16DumpQuant)

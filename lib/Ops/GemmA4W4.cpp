@@ -123,7 +123,7 @@ GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
     // tiles and split-K while the output tiles leave SMs idle; BM 32 up to
     // M = 256 (BM 64 costs twice the registers for no gain there).
     GemmA4W4Tile t;
-    t.bm = m <= 8 ? 8 : m <= 32 ? 16 : m <= 256 ? 32 : 64;
+    t.bm = m <= 8 ? 8 : m <= 32 ? 16 : m <= 256 ? 32 : m < 1024 ? 64 : 128;
     // Quantizing inline costs every one of the N/128 workgroup columns the
     // whole activation tile; quantize once instead from M = 32 (K >= 2048)
     // or M = 128 (measured: docs/Performance.md, 2026-11-30 prequant sweep).

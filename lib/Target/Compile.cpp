@@ -9,26 +9,27 @@
 
 #include "mxfp4/Target/Compile.h"
 #include "mxfp4/Dialect/Tile/TilePasses.h"
-#include "mxfp4/Kernels/GemmA4W4.h"
 #include "mxfp4/JIT/Version.h"
+#include "mxfp4/Kernels/GemmA4W4.h"
 #include "mxfp4/Support/Env.h"
 #include "mxfp4/Support/LLVMError.h"
 
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
-#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -60,8 +61,8 @@ public:
 
   void start() { t0 = std::chrono::steady_clock::now(); }
   void done(llvm::StringRef stage) {
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                    .count();
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (timings)
       timings->push_back({stage.str(), ms});
     start();
@@ -92,6 +93,18 @@ private:
   std::chrono::steady_clock::time_point t0;
 };
 } // namespace
+
+/// gpu.dynamic_shared_memory lowers to an internal zero-size global, which
+/// NVPTX demotes to a 1-byte static variable; make it the external, aligned
+/// `.extern .shared` array whose size the launch gives (toolchain.md 2.2).
+static void externalizeDynamicSharedMemory(ModuleOp module) {
+  module.walk([](LLVM::GlobalOp g) {
+    if (g.getSymName().starts_with("__dynamic_shmem__")) {
+      g.setLinkage(LLVM::Linkage::External);
+      g.setAlignment(1024);
+    }
+  });
+}
 
 llvm::Expected<std::string> compileModule(ModuleOp module, Arch arch, EmitKind emit,
                                           std::vector<StageTiming> *timings,
@@ -140,14 +153,16 @@ llvm::Expected<std::string> compileModule(ModuleOp module, Arch arch, EmitKind e
   }
   if (failed(pm.run(module)))
     return fail("lowering for " + chipOf(arch));
+  if (arch == Arch::SM90A)
+    externalizeDynamicSharedMemory(module);
   stages.done("lower");
   stages.dump(".lowered.mlir", module);
   if (emit == EmitKind::Gpu)
     return print();
 
   std::string result;
-  gpu::CompilationTarget target = emit == EmitKind::LLVM ? gpu::CompilationTarget::Offload
-                                                         : gpu::CompilationTarget::Assembly;
+  gpu::CompilationTarget target =
+      emit == EmitKind::LLVM ? gpu::CompilationTarget::Offload : gpu::CompilationTarget::Assembly;
   for (auto gpuModule : module.getOps<gpu::GPUModuleOp>()) {
     auto targetAttr = cast<gpu::TargetAttrInterface>(gpuModule.getTargetsAttr()[0]);
     gpu::TargetOptions opts({}, {}, {}, {}, target);
@@ -163,7 +178,8 @@ llvm::Expected<std::string> compileModule(ModuleOp module, Arch arch, EmitKind e
         result.append(isa.begin(), isa.end());
         continue;
       }
-      llvm::Expected<std::string> hsaco = assembleAndLinkAmd(*module.getContext(), isa, chipOf(arch));
+      llvm::Expected<std::string> hsaco =
+          assembleAndLinkAmd(*module.getContext(), isa, chipOf(arch));
       if (!hsaco)
         return hsaco.takeError();
       stages.done("link");
@@ -223,8 +239,8 @@ std::optional<std::string> ptxToCubin(llvm::StringRef ptx, llvm::StringRef name,
   auto buf = rc == 0 ? llvm::MemoryBuffer::getFile(out) : nullptr;
   if (rc != 0 || !buf) {
     // The PTX still works (the driver compiles it); say why once per kernel.
-    llvm::errs() << "mxfp4-jit: warning: ptxas failed for " << name << " (" << (err.empty() ? "exit " + std::to_string(rc) : err)
-                 << "); shipping PTX\n";
+    llvm::errs() << "mxfp4-jit: warning: ptxas failed for " << name << " ("
+                 << (err.empty() ? "exit " + std::to_string(rc) : err) << "); shipping PTX\n";
     return std::nullopt;
   }
   std::string cubin = (*buf)->getBuffer().str();
@@ -247,8 +263,8 @@ llvm::Expected<CompiledKernel> compileKernel(const KernelSpec &spec) {
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&ctx));
   buildKernel(*module, spec);
   k.timings.push_back(
-      {"build", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                    .count()});
+      {"build",
+       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()});
   std::string dump = env::dumpDir();
   llvm::Expected<std::string> bin =
       compileModule(*module, spec.arch, EmitKind::Object, &k.timings, dump);
@@ -261,8 +277,8 @@ llvm::Expected<CompiledKernel> compileKernel(const KernelSpec &spec) {
       k.binary = std::move(*cubin);
       k.format = BinaryFormat::CUBIN;
       k.timings.push_back(
-          {"ptxas",
-           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count()});
+          {"ptxas", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1)
+                        .count()});
     }
   }
   if (!dump.empty()) {

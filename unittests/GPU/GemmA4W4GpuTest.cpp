@@ -225,6 +225,44 @@ TEST_F(Gemm, SplitKIsRepeatableAndAgreesWithNoSplit) {
   }
 }
 
+TEST_F(Gemm, TileShapesAgreeBitForBit) {
+  // Every M tile (BM 128: two warpgroups, dynamic shared memory) sums each
+  // output in the same K order, so without split-K the outputs are equal.
+  OPEN_DEVICE_OR_SKIP(dev);
+  const int64_t n = 1536, k = 2048;
+  HostWeights w = randomWeights(rng, n, k);
+  auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
+  ASSERT_OK(prepared);
+  for (int64_t m : {77, 300})
+    for (bool pre : {false, true}) {
+      SCOPED_TRACE(testing::Message() << "M=" << m << " preQuantize=" << pre << " seed=" << seed);
+      std::vector<uint16_t> a = randomActivations(rng, m, k);
+      DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * n * 2));
+      da.upload(a);
+      std::vector<uint16_t> first;
+      for (int64_t bm : {16, 32, 64, 128}) {
+        GemmA4W4Options o;
+        o.bm = bm;
+        o.splitK = 1;
+        o.preQuantize = pre;
+        dc.fill(uint8_t(bm));
+        ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), o));
+        ASSERT_OK(dev.synchronize());
+        std::vector<uint16_t> c = dc.download<uint16_t>(size_t(m * n));
+        if (first.empty()) {
+          first = c;
+          continue;
+        }
+        int64_t differ = 0;
+        for (size_t i = 0; i < c.size(); ++i)
+          if (c[i] != first[i] && differ++ < 3)
+            ADD_FAILURE() << "BM " << bm << " element " << i << ": 0x" << std::hex << c[i]
+                          << " vs 0x" << first[i] << std::dec;
+        EXPECT_EQ(differ, 0) << "BM " << bm << " differs from BM 16";
+      }
+    }
+}
+
 TEST_F(Gemm, ApiRejectsBadInput) {
   OPEN_DEVICE_OR_SKIP(dev);
   HostWeights w = randomWeights(rng, 256, 512);

@@ -11,7 +11,9 @@
 // CTA: one warpgroup (4 warps); warp w owns weight rows n0 + 32w .. +31 (two
 // m16 tiles i), so wgmma i covers rows {32w + 16i + r}: its A fragment is
 // the mma.sync m16n8k16 fragment of tile i, its accumulator fragment that of
-// the n8 token tiles. Inside each 128-K chunk, MMA step s, thread t = lane%4
+// the n8 token tiles. With BM 128, two warpgroups share the activation tile
+// and each of the 8 warps owns 16 rows (one m64n128 wgmma per warpgroup and
+// step), halving the weight conversions per MMA. Inside each 128-K chunk, MMA step s, thread t = lane%4
 // and register half h (a0/a1: h = 0, a2/a3: h = 1) use
 // k = 32t + 8(s/2) + 2(s%2) + h + {0, 4}: the same permutation on both
 // operands, so each thread's weight bytes for a row are 16 contiguous bytes
@@ -46,7 +48,14 @@ struct Config {
   int weightDepth = 2;
   /// The quantizer kernel (quant_mxfp4): no MMA, no shared buffers.
   bool quantizeOnly = false;
-  static constexpr int kThreads = 128;
+  /// Warpgroups per workgroup: 2 for BM 128 (each warp then owns 16 weight
+  /// rows and the wgmmas are m64n128), else 1 (each warp owns 32 rows).
+  int64_t warpgroups() const { return bm == 128 ? 2 : 1; }
+  int64_t threads() const { return 128 * warpgroups(); }
+  /// m16 weight tiles per warp (wgmmas per MMA step and warpgroup).
+  int64_t tilesPerWarp() const { return 2 / warpgroups(); }
+  /// Two activation buffers above 48 KiB need dynamic shared memory.
+  bool dynamicSmem() const { return 2 * wordsPerBuffer() * 4 > 48 * 1024; }
 
   int64_t chunksPerRow() const { return k / 128; } ///< 128-K chunks of a weight row
   int64_t chunksPerStep() const { return bk / 128; }
@@ -54,7 +63,7 @@ struct Config {
   int64_t wordsPerBuffer() const { return bm * bk / 2; } ///< 32-bit smem words
   /// Bytes of one (chunk, step) slab of core matrices: BM/8 groups x 2 x 128.
   int64_t slabBytes() const { return bm * 32; }
-  int64_t quantChunks() const { return bm * bk / (8 * kThreads); }
+  int64_t quantChunks() const { return bm * bk / (8 * threads()); }
 };
 
 /// Weight registers of one K step: words[kc][i][h] (vector<4xi32>) and one
@@ -132,14 +141,14 @@ private:
 
   const Config &cfg;
   mlir::Value smem;
-  /// Accumulator tiles: 2 x tokenTiles() vector<4xf32>, [i][j] row-major.
+  /// Accumulator tiles: tilesPerWarp() x tokenTiles() vector<4xf32>, [i][j].
   llvm::DenseMap<mlir::Value, llvm::SmallVector<mlir::Value>> accumulators;
   mlir::Value tid, lane, warp, g, t;
 };
 
 // Sm90Mma.cpp: E2M1/E8M0 -> BF16 in registers.
-/// E8M0 byte `which` of `word` as a bf16x2 splat of 2^(S-127).
-mlir::Value scalePair(mlir::ImplicitLocOpBuilder &b, mlir::Value word, int which);
+/// E8M0 byte `which` (i32, 0..3) of `word` as a bf16x2 splat of 2^(S-127).
+mlir::Value scalePair(mlir::ImplicitLocOpBuilder &b, mlir::Value word, mlir::Value which);
 /// Nibbles j and j + 4 (j < 4) of `word` (8 packed E2M1) as bf16x2 bits
 /// (i32, nibble j in the low half), scaled.
 mlir::Value dequantPair(mlir::ImplicitLocOpBuilder &b, mlir::Value word, int j,

@@ -48,7 +48,7 @@ SmallVector<Value> Sm90Emitter::loadMxActivations(ImplicitLocOpBuilder &b, tile:
 void Sm90Emitter::dequantizeToSmem(ImplicitLocOpBuilder &b, ArrayRef<Value> chunks, Value buffer) {
   for (int64_t r = 0; r < cfg.quantChunks(); ++r) {
     QuantCoords q = quantCoords(b, r);
-    Value scale = scalePair(b, chunks[2 * r + 1], 0);
+    Value scale = scalePair(b, chunks[2 * r + 1], arith::ConstantIntOp::create(b, 0, 32));
     Value words[4]; // word j: elements (j, j + 4), as storeChunk wants
     for (int j = 0; j < 4; ++j)
       words[j] = dequantPair(b, chunks[2 * r], j, scale);

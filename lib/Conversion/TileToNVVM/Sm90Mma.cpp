@@ -1,7 +1,7 @@
 //===- Sm90Mma.cpp - Weight fetch and dequantization on sm_90a ------------===//
 //
-// Per K step and 128-K chunk, each thread loads for each of its 4 weight rows
-// (m16 tile i, half h) 16 contiguous bytes = 32 E2M1 values (K 32t..+31 of
+// Per K step and 128-K chunk, each thread loads for each of its 4 (BM 128: 2)
+// weight rows (m16 tile i, half h) 16 contiguous bytes = 32 E2M1 values (K 32t..+31 of
 // the chunk) and one dword holding its 4 rows' E8M0 scales (sm90-mma16
 // layouts). MMA step s uses word s/2 of the 16 bytes: nibble pairs
 // (2(s%2), 2(s%2)+4) as A regs a0/a1 and (2(s%2)+1, 2(s%2)+5) as a2/a3
@@ -36,13 +36,14 @@ WeightRegs Sm90Emitter::loadWeights(ImplicitLocOpBuilder &b, tile::LoadWeightOp 
   const int64_t chunks = cfg.chunksPerRow();
   // 16-byte unit of (16-row tile nt, chunk kc, half h) for this lane:
   // ((nt * chunks + kc) * 2 + h) * 32 + lane.
-  Value nt0 = idxAdd(b, idxDiv(b, n0, 16), idxMul(b, warp, 2));
-  Value nw = idxAdd(b, idxDiv(b, n0, 32), warp);
+  const int64_t tiles = cfg.tilesPerWarp();
+  Value nt0 = idxAdd(b, idxDiv(b, n0, 16), idxMul(b, warp, tiles));
+  Value nw = idxAdd(b, idxDiv(b, n0, 32), idxDiv(b, idxMul(b, warp, tiles), 2));
   Value kc0 = idxDiv(b, kcol, 128), sc0 = idxDiv(b, kblock, 4);
   WeightRegs r;
   for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
     Value chunk = idxAdd(b, kc0, kc);
-    for (int64_t i = 0; i < 2; ++i) {
+    for (int64_t i = 0; i < tiles; ++i) {
       Value tileBase = idxMul(b, idxAdd(b, idxMul(b, idxAdd(b, nt0, i), chunks), chunk), 64);
       for (int64_t h = 0; h < 2; ++h)
         r.words.push_back(memref::LoadOp::create(
@@ -71,9 +72,9 @@ struct I32Ops {
 } // namespace
 
 /// E8M0 byte `which` of `word` as a bf16x2 splat of 2^(S-127).
-Value nv::scalePair(ImplicitLocOpBuilder &b, Value word, int which) {
+Value nv::scalePair(ImplicitLocOpBuilder &b, Value word, Value which) {
   I32Ops o{b};
-  Value s = o.band(o.shr(word, 8 * which), 0xFF);
+  Value s = o.band(arith::ShRUIOp::create(b, word, arith::ShLIOp::create(b, which, o.c(3))), 0xFF);
   Value bits = o.shl(s, 7);
   bits = o.selEq(s, 0, 0x40, bits);      // 2^-127, a bf16 subnormal
   bits = o.selEq(s, 0xFF, 0x7FC0, bits); // NaN

@@ -28,7 +28,7 @@ using namespace mxfp4::nv;
 
 Sm90Emitter::QuantCoords Sm90Emitter::quantCoords(ImplicitLocOpBuilder &b, int64_t r) {
   const int64_t unitsPerRow = cfg.bk / 8;
-  Value c = idxAdd(b, tid, r * Config::kThreads);
+  Value c = idxAdd(b, tid, r * cfg.threads());
   Value u = idxRem(b, c, unitsPerRow);
   QuantCoords q;
   q.row = idxDiv(b, c, unitsPerRow);

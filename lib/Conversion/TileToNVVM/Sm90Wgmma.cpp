@@ -91,17 +91,24 @@ void Sm90Emitter::mmaStep(ImplicitLocOpBuilder &b, const WeightRegs &regs, Value
       c64(((kLeadingByteOffset >> 4) << 16) | ((kStrideByteOffset >> 4) << 32)));
 
   for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
+    // The scale dword holds rows 32q + {0, 8, 16, 24} at bytes 2 * (tile % 2) + h.
+    const int64_t tiles = cfg.tilesPerWarp();
     Value scales[2][2];
-    for (int i = 0; i < 2; ++i)
-      for (int h = 0; h < 2; ++h)
-        scales[i][h] = scalePair(b, regs.scales[kc], i * 2 + h);
+    for (int64_t i = 0; i < tiles; ++i) {
+      Value tileParity = idxRem(b, idxAdd(b, idxMul(b, warp, tiles), i), 2);
+      for (int64_t h = 0; h < 2; ++h) {
+        Value byte = idxAdd(b, idxMul(b, tileParity, 2), h);
+        scales[i][h] =
+            scalePair(b, regs.scales[kc], arith::IndexCastUIOp::create(b, b.getI32Type(), byte));
+      }
+    }
     for (int64_t s = 0; s < 8; ++s) {
       Value desc = arith::AddIOp::create(b, desc0, c64(((kc * 8 + s) * cfg.slabBytes()) >> 4));
       // Word s/2 of the thread's 16 bytes; pairs j0 (a0/a1) and j0 + 1 (a2/a3).
       int64_t word = s / 2;
       int j0 = int(s % 2) * 2;
       Value a[2][4];
-      for (int64_t i = 0; i < 2; ++i) {
+      for (int64_t i = 0; i < tiles; ++i) {
         Value w0 =
             vector::ExtractOp::create(b, regs.words[(kc * 2 + i) * 2 + 0], ArrayRef<int64_t>{word});
         Value w1 =
@@ -113,7 +120,7 @@ void Sm90Emitter::mmaStep(ImplicitLocOpBuilder &b, const WeightRegs &regs, Value
       }
       // The A registers were just written: fence before the wgmmas read them.
       NVVM::WgmmaFenceAlignedOp::create(b);
-      for (int64_t i = 0; i < 2; ++i) {
+      for (int64_t i = 0; i < tiles; ++i) {
         MutableArrayRef<Value> acc = accs.slice(i * half, half);
         SmallVector<Value> d = wgmma(b, acc, a[i], desc);
         llvm::copy(d, acc.begin());

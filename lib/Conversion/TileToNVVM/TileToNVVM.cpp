@@ -66,7 +66,7 @@ LogicalResult Sm90Emitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
       return z.emitOpError() << "accumulator must match the MMA tile " << cfg.bm << "x" << cfg.bn;
     auto vt = VectorType::get({4}, b.getF32Type());
     Value zero = arith::ConstantOp::create(b, vt, DenseElementsAttr::get(vt, 0.0f));
-    accumulators[z.getResult()] = SmallVector<Value>(2 * cfg.tokenTiles(), zero);
+    accumulators[z.getResult()] = SmallVector<Value>(cfg.tilesPerWarp() * cfg.tokenTiles(), zero);
     return success();
   }
   if (auto loop = dyn_cast<scf::ForOp>(op))
@@ -121,7 +121,7 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
         valid = mapping.lookup(op.getValidRows());
   Type elem = cast<MemRefType>(base.getType()).getElementType();
   // acc[i][j] lane mapping: (weight row g, token 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
-  Value nrow = idxAdd(b, idxAdd(b, col0, idxMul(b, warp, 32)), g);
+  Value nrow = idxAdd(b, idxAdd(b, col0, idxMul(b, warp, 16 * cfg.tilesPerWarp())), g);
   /// Calls `body(value, index)` for each of this lane's valid output elements.
   auto forEachElement = [&](llvm::function_ref<void(Value acc, Value at)> body) {
     for (int64_t j = 0; j < cfg.tokenTiles(); ++j)
@@ -132,7 +132,7 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(ifOp.thenBlock());
         Value rowBase = arith::MulIOp::create(b, idxAdd(b, row0, tokIn), ldv);
-        for (int64_t i = 0; i < 2; ++i)
+        for (int64_t i = 0; i < cfg.tilesPerWarp(); ++i)
           for (int64_t hh = 0; hh < 2; ++hh) {
             Value v = vector::ExtractOp::create(b, acc->second[i * cfg.tokenTiles() + j],
                                                 ArrayRef<int64_t>{hh * 2 + tt});
@@ -276,11 +276,11 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
   if (cfg.bn != 128)
     return mma.emitOpError() << "on sm_90a the N tile must be 128 (4 warps x 32 rows), got "
                              << cfg.bn;
-  if (cfg.bm != 8 && cfg.bm != 16 && cfg.bm != 32 && cfg.bm != 64)
-    return mma.emitOpError() << "on sm_90a the M tile must be 8, 16, 32 or 64, got " << cfg.bm;
-  if ((cfg.bk != 128 && cfg.bk != 256) || cfg.bm * cfg.bk > 64 * 128)
-    return mma.emitOpError() << "on sm_90a the K tile must be 128 or 256 with BM x BK <= 8192 "
-                                "(48 KiB of shared memory), got BK = "
+  if (cfg.bm != 8 && cfg.bm != 16 && cfg.bm != 32 && cfg.bm != 64 && cfg.bm != 128)
+    return mma.emitOpError() << "on sm_90a the M tile must be 8, 16, 32, 64 or 128, got " << cfg.bm;
+  if ((cfg.bk != 128 && cfg.bk != 256) || cfg.bm * cfg.bk > 128 * 128)
+    return mma.emitOpError() << "on sm_90a the K tile must be 128 or 256 with BM x BK <= 16384 "
+                                "(64 KiB of shared memory), got BK = "
                              << cfg.bk;
   kernel.walk([&](tile::StoreOp st) {
     if (st.getWorkspace())
@@ -324,24 +324,40 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
         return kernel.emitError() << "unsupported kernel argument type " << t;
       }
     }
-    auto smemType = MemRefType::get({cfg->quantizeOnly ? 4 : 2 * cfg->wordsPerBuffer()},
-                                    IntegerType::get(ctx, 32), MemRefLayoutAttrInterface(),
-                                    gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+    auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+    auto smemType =
+        MemRefType::get({cfg->quantizeOnly ? 4 : 2 * cfg->wordsPerBuffer()},
+                        IntegerType::get(ctx, 32), MemRefLayoutAttrInterface(), workgroup);
+    // Up to 48 KiB: a static workgroup buffer; above, dynamic shared memory
+    // (the launch passes its size, the runtime raises the function's limit;
+    // lib/Target makes the symbol external and aligned, toolchain.md 2.2).
+    const bool dynamic = cfg->dynamicSmem();
     OpBuilder ob(ctx);
     ob.setInsertionPointToEnd(gpuModule.getBody());
-    auto func =
-        gpu::GPUFuncOp::create(ob, kernel.getLoc(), kernel.getSymName(),
-                               ob.getFunctionType(argTypes, {}), TypeRange{smemType}, TypeRange{});
+    auto func = gpu::GPUFuncOp::create(ob, kernel.getLoc(), kernel.getSymName(),
+                                       ob.getFunctionType(argTypes, {}),
+                                       dynamic ? TypeRange{} : TypeRange{smemType}, TypeRange{});
     func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
     // wgmma matrix descriptors address 16-byte aligned core matrices; 128 B
     // keeps every slab on its own bank-aligned boundary.
-    func.setWorkgroupAttributionAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
-                                     ob.getI64IntegerAttr(128));
-    func.setKnownBlockSizeAttr(ob.getDenseI32ArrayAttr({Config::kThreads, 1, 1}));
+    if (!dynamic)
+      func.setWorkgroupAttributionAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
+                                       ob.getI64IntegerAttr(128));
+    func.setKnownBlockSizeAttr(ob.getDenseI32ArrayAttr({int32_t(cfg->threads()), 1, 1}));
 
-    Sm90Emitter emitter(*cfg, func.getWorkgroupAttributions()[0]);
     ImplicitLocOpBuilder b(kernel.getLoc(), ctx);
     b.setInsertionPointToStart(&func.getBody().front());
+    Value smem;
+    if (dynamic) {
+      Value bytes = gpu::DynamicSharedMemoryOp::create(
+          b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), MemRefLayoutAttrInterface(),
+                             workgroup));
+      smem = memref::ViewOp::create(b, smemType, bytes, arith::ConstantIndexOp::create(b, 0),
+                                    ValueRange{});
+    } else {
+      smem = func.getWorkgroupAttributions()[0];
+    }
+    Sm90Emitter emitter(*cfg, smem);
     for (auto [from, to] : llvm::zip(kernel.getArguments(), func.getArguments()))
       emitter.mapping.map(from, to);
     emitter.emitIds(b);
