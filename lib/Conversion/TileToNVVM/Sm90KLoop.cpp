@@ -5,10 +5,11 @@
 // MXFP4 for mxtile.load_mx), proxy fence, barrier. Iteration ks: issue the
 // global loads of the weights of step ks+2 and the activations of step ks+1
 // (clamped to the last step, so the tail redoes harmless work instead of
-// branching), issue step ks's wgmmas (registers and buffer ks%2), convert
-// step ks+1 into the other buffer while they run, proxy fence, wait for the
-// wgmmas, barrier. A buffer is rewritten only after the wait and the barrier
-// that end the iteration that read it.
+// branching), issue step ks's wgmmas (registers and buffer ks%2) as one
+// commit group, wait for step ks-1's group (the last reader of the other
+// buffer), convert step ks+1 into the other buffer while step ks's wgmmas
+// run, proxy fence, barrier. Step ks's wgmmas also overlap the next
+// iteration's weight conversion; after the loop one wait drains the last.
 //
 //===----------------------------------------------------------------------===//
 
@@ -148,9 +149,11 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
     regs.words.assign(args.begin() + nAcc, args.begin() + nAcc + nWords);
     regs.scales.assign(args.begin() + nAcc + nWords, args.begin() + nAcc + perStep);
     mmaStep(b, regs, cur, accs);
+    // Step ks-1's wgmmas read `other`: wait for them (not for this step's,
+    // which keep running through the conversion and into the next step).
+    NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
     storeA(nextChunks, colAt(next), other);
     fenceProxyAsync(b);
-    NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
     gpu::BarrierOp::create(b);
     // Shift the register queue: steps ks+1.. move up, ks+depth enters.
     SmallVector<Value> yields(accs);
@@ -159,6 +162,7 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
     llvm::append_range(yields, farRegs.scales);
     scf::YieldOp::create(b, yields);
   }
+  NVVM::WgmmaWaitGroupSyncOp::create(b, 0); // the last step's wgmmas
   accumulators[loop.getResult(0)] = tileAccumulators(
       b, SmallVector<Value>(newFor.getResults().begin(), newFor.getResults().begin() + nAcc));
   return success();
