@@ -24,6 +24,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <array>
 #include <string>
 
 using namespace mlir;
@@ -102,28 +103,35 @@ void Sm90Emitter::mmaStep(ImplicitLocOpBuilder &b, const WeightRegs &regs, Value
             scalePair(b, regs.scales[kc], arith::IndexCastUIOp::create(b, b.getI32Type(), byte));
       }
     }
-    for (int64_t s = 0; s < 8; ++s) {
-      Value desc = arith::AddIOp::create(b, desc0, c64(((kc * 8 + s) * cfg.slabBytes()) >> 4));
-      // Word s/2 of the thread's 16 bytes; pairs j0 (a0/a1) and j0 + 1 (a2/a3).
-      int64_t word = s / 2;
-      int j0 = int(s % 2) * 2;
-      Value a[2][4];
-      for (int64_t i = 0; i < tiles; ++i) {
-        Value w0 =
-            vector::ExtractOp::create(b, regs.words[(kc * 2 + i) * 2 + 0], ArrayRef<int64_t>{word});
-        Value w1 =
-            vector::ExtractOp::create(b, regs.words[(kc * 2 + i) * 2 + 1], ArrayRef<int64_t>{word});
-        a[i][0] = dequantPair(b, w0, j0, scales[i][0]);
-        a[i][1] = dequantPair(b, w1, j0, scales[i][1]);
-        a[i][2] = dequantPair(b, w0, j0 + 1, scales[i][0]);
-        a[i][3] = dequantPair(b, w1, j0 + 1, scales[i][1]);
+    // Steps go in groups whose A fragments (32 registers) are converted
+    // first and then fed to back-to-back wgmmas: the conversions of a group
+    // are independent of each other, which hides their latency.
+    const int64_t groupSteps = 8 / tiles;
+    for (int64_t s0 = 0; s0 < 8; s0 += groupSteps) {
+      SmallVector<std::array<Value, 4>> a; // [step - s0][tile]
+      for (int64_t s = s0; s < s0 + groupSteps; ++s) {
+        // Word s/2 of the thread's 16 bytes; pairs j0 (a0/a1) and j0 + 1 (a2/a3).
+        int64_t word = s / 2;
+        int j0 = int(s % 2) * 2;
+        for (int64_t i = 0; i < tiles; ++i) {
+          Value w0 = vector::ExtractOp::create(b, regs.words[(kc * tiles + i) * 2 + 0],
+                                               ArrayRef<int64_t>{word});
+          Value w1 = vector::ExtractOp::create(b, regs.words[(kc * tiles + i) * 2 + 1],
+                                               ArrayRef<int64_t>{word});
+          a.push_back({dequantPair(b, w0, j0, scales[i][0]), dequantPair(b, w1, j0, scales[i][1]),
+                       dequantPair(b, w0, j0 + 1, scales[i][0]),
+                       dequantPair(b, w1, j0 + 1, scales[i][1])});
+        }
       }
       // The A registers were just written: fence before the wgmmas read them.
       NVVM::WgmmaFenceAlignedOp::create(b);
-      for (int64_t i = 0; i < tiles; ++i) {
-        MutableArrayRef<Value> acc = accs.slice(i * half, half);
-        SmallVector<Value> d = wgmma(b, acc, a[i], desc);
-        llvm::copy(d, acc.begin());
+      for (int64_t s = s0; s < s0 + groupSteps; ++s) {
+        Value desc = arith::AddIOp::create(b, desc0, c64(((kc * 8 + s) * cfg.slabBytes()) >> 4));
+        for (int64_t i = 0; i < tiles; ++i) {
+          MutableArrayRef<Value> acc = accs.slice(i * half, half);
+          SmallVector<Value> d = wgmma(b, acc, a[size_t((s - s0) * tiles + i)], desc);
+          llvm::copy(d, acc.begin());
+        }
       }
     }
   }
