@@ -13,12 +13,11 @@
 // the mma.sync m16n8k16 fragment of tile i, its accumulator fragment that of
 // the n8 token tiles. With BM 128, two warpgroups share the activation tile
 // and each of the 8 warps owns 16 rows (one m64n128 wgmma per warpgroup and
-// step), halving the weight conversions per MMA. Inside each 128-K chunk, MMA step s, thread t = lane%4
-// and register half h (a0/a1: h = 0, a2/a3: h = 1) use
-// k = 32t + 8(s/2) + 2(s%2) + h + {0, 4}: the same permutation on both
-// operands, so each thread's weight bytes for a row are 16 contiguous bytes
-// and one E8M0 scale (the sm90-mma16 layouts), and each bf16x2 register is
-// the nibble pair (j, j+4) of one packed word.
+// step), halving the weight conversions per MMA. Inside each 128-K chunk, MMA step s, thread t =
+// lane%4 and register half h (a0/a1: h = 0, a2/a3: h = 1) use k = 32t + 8(s/2) + 2(s%2) + h + {0,
+// 4}: the same permutation on both operands, so each thread's weight bytes for a row are 16
+// contiguous bytes and one E8M0 scale (the sm90-mma16 layouts), and each bf16x2 register is the
+// nibble pair (j, j+4) of one packed word.
 //
 // Shared memory holds the activations of a step in the wgmma no-swizzle
 // K-major layout for that permutation: per 128-K chunk kc, MMA step s, token
@@ -108,17 +107,21 @@ private:
                   llvm::ArrayRef<mlir::Value> words, mlir::Value buffer);
 
   // Sm90LoadMx.cpp: activations that arrive quantized (mxtile.load_mx).
-  /// Per chunk: its 8 codes (one i32, zero for rows past M) and its scale (i32).
-  llvm::SmallVector<mlir::Value> loadMxActivations(mlir::ImplicitLocOpBuilder &b,
-                                                   tile::LoadMxOp op, mlir::Value col);
-  /// Dequantizes `chunks` (from loadMxActivations) into the buffer at `buffer`.
-  void dequantizeToSmem(mlir::ImplicitLocOpBuilder &b, llvm::ArrayRef<mlir::Value> chunks,
+  /// Per 32-element block of this thread: its codes (vector<4xi32>, zero for
+  /// rows past M) and its scale (i32).
+  llvm::SmallVector<mlir::Value> loadMxActivations(mlir::ImplicitLocOpBuilder &b, tile::LoadMxOp op,
+                                                   mlir::Value col);
+  /// Dequantizes `loaded` (from loadMxActivations) into the buffer at `buffer`.
+  void dequantizeToSmem(mlir::ImplicitLocOpBuilder &b, llvm::ArrayRef<mlir::Value> loaded,
                         mlir::Value buffer);
+  /// Block r of this thread: row, t and chunk kc (p unset).
+  QuantCoords mxBlockCoords(mlir::ImplicitLocOpBuilder &b, int64_t r);
+  int64_t mxBlocksPerThread() const;
 
   // Sm90Mma.cpp
   /// Weights at K element `kcol` and scales at K-block `kblock` for one step.
-  WeightRegs loadWeights(mlir::ImplicitLocOpBuilder &b, tile::LoadWeightOp w,
-                         tile::LoadScalesOp s, mlir::Value kcol, mlir::Value kblock);
+  WeightRegs loadWeights(mlir::ImplicitLocOpBuilder &b, tile::LoadWeightOp w, tile::LoadScalesOp s,
+                         mlir::Value kcol, mlir::Value kblock);
 
   // Sm90Wgmma.cpp
   /// Issues the step's wgmmas (weights `regs`, activations in the buffer at
@@ -138,7 +141,6 @@ private:
   mlir::Value valueAt(mlir::ImplicitLocOpBuilder &b, mlir::Value v, mlir::scf::ForOp loop,
                       mlir::Value iv);
 
-
   const Config &cfg;
   mlir::Value smem;
   /// Accumulator tiles: tilesPerWarp() x tokenTiles() vector<4xf32>, [i][j].
@@ -151,8 +153,7 @@ private:
 mlir::Value scalePair(mlir::ImplicitLocOpBuilder &b, mlir::Value word, mlir::Value which);
 /// Nibbles j and j + 4 (j < 4) of `word` (8 packed E2M1) as bf16x2 bits
 /// (i32, nibble j in the low half), scaled.
-mlir::Value dequantPair(mlir::ImplicitLocOpBuilder &b, mlir::Value word, int j,
-                        mlir::Value scale);
+mlir::Value dequantPair(mlir::ImplicitLocOpBuilder &b, mlir::Value word, int j, mlir::Value scale);
 
 /// Orders this thread's shared-memory writes before the async proxy (wgmma)
 /// reads them; a barrier must follow.

@@ -219,7 +219,7 @@ FailureOr<Type> argElementType(func::FuncOp kernel, BlockArgument arg) {
     if (auto l = dyn_cast<tile::LoadOp>(user); l && l.getBase() == arg)
       r = agree(VectorType::get({8}, BFloat16Type::get(ctx)));
     else if (auto mx = dyn_cast<tile::LoadMxOp>(user))
-      r = agree(mx.getData() == arg ? Type(IntegerType::get(ctx, 32))
+      r = agree(mx.getData() == arg ? Type(VectorType::get({4}, IntegerType::get(ctx, 32)))
                                     : Type(IntegerType::get(ctx, 8)));
     else if (auto w = dyn_cast<tile::LoadWeightOp>(user))
       r = agree(VectorType::get({4}, IntegerType::get(ctx, 32)));
