@@ -44,10 +44,11 @@ Expected<std::pair<void *, void *>> PreparedWeight::activationScratch(int64_t m)
   return std::make_pair(actCodes, actScales);
 }
 
-Expected<std::pair<void *, void *>> PreparedWeight::splitKScratch() const {
-  if (!workspace) {
-    size_t wsBytes = size_t(kSplitKMaxRows * rows * 4);
-    size_t counterBytes = size_t(kSplitKMaxRows * rows * 4); // >= one per output tile
+Expected<std::pair<void *, void *>> PreparedWeight::splitKScratch(int64_t m) const {
+  if (m > splitKRows) {
+    int64_t want = std::max<int64_t>(splitKRows * 2, std::max<int64_t>(m, 256));
+    size_t wsBytes = size_t(want * rows * 4);
+    size_t counterBytes = size_t(want * rows / 128 + 1) * 4; // >= one per output tile (BM >= 8)
     Expected<void *> w = dev->alloc(wsBytes);
     if (!w)
       return w.takeError();
@@ -60,10 +61,14 @@ Expected<std::pair<void *, void *>> PreparedWeight::splitKScratch() const {
       return e;
     if (Error e = dev->fill(*c, 0, counterBytes))
       return e;
+    // The old buffers may still be used by work queued on the stream.
     if (Error e = dev->synchronize())
       return e;
+    dev->free(workspace);
+    dev->free(counters);
     workspace = *w;
     counters = *c;
+    splitKRows = want;
   }
   return std::make_pair(workspace, counters);
 }
@@ -131,8 +136,10 @@ GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
     const int64_t sms = 132;
     int64_t tiles = (n / 128) * ((m + t.bm - 1) / t.bm), steps = k / 128;
     bool shortK = k < 2048; // the atomic reduction only pays off when K is long
-    if (m <= PreparedWeight::kSplitKMaxRows && tiles <= sms && !(shortK && tiles >= sms / 2)) {
-      int64_t want = (4 * sms + tiles - 1) / tiles; // ~4 workgroups per SM
+    if (tiles <= sms && !(shortK && tiles >= sms / 2)) {
+      // ~4 workgroups per SM; BM 128 workgroups fill an SM alone.
+      int64_t perSm = t.bm == 128 ? 1 : 4;
+      int64_t want = (perSm * sms + tiles - 1) / tiles;
       for (int64_t s = std::min<int64_t>({want, steps / 2, 16}); s > 1; --s)
         if (steps % s == 0) {
           t.splitK = s;
@@ -189,10 +196,7 @@ static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
                         std::vector<void *> extra) {
   void *ws = nullptr, *counters = nullptr;
   if (spec.splitK > 1) {
-    if (m > PreparedWeight::kSplitKMaxRows)
-      return fail("gemmA4W4: split-K is for M <= ", PreparedWeight::kSplitKMaxRows,
-                  ", got M = ", m);
-    Expected<std::pair<void *, void *>> scratch = w.splitKScratch();
+    Expected<std::pair<void *, void *>> scratch = w.splitKScratch(m);
     if (!scratch)
       return scratch.takeError();
     std::tie(ws, counters) = *scratch;

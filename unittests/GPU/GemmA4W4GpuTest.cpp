@@ -26,6 +26,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <tuple>
 
 using namespace mxfp4;
 using namespace mxfp4::test;
@@ -194,34 +195,43 @@ TEST_F(Gemm, RaggedM) {
 
 TEST_F(Gemm, SplitKIsRepeatableAndAgreesWithNoSplit) {
   // The split-K reduction leaves its workspace and counters zero: repeated
-  // calls on one PreparedWeight give the same answer as the unsplit kernel.
+  // calls on one PreparedWeight give the same answer as the unsplit kernel,
+  // also after the scratch grew for a larger M (and with BM 128).
   OPEN_DEVICE_OR_SKIP(dev);
-  const int64_t n = 1536, k = 7168, m = 8;
+  const int64_t n = 1536, k = 7168;
   HostWeights w = randomWeights(rng, n, k);
   auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
   ASSERT_OK(prepared);
-  std::vector<uint16_t> a = randomActivations(rng, m, k);
-  DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * n * 2));
-  da.upload(a);
-  GemmA4W4Options single;
-  single.splitK = 1;
-  ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), single));
-  ASSERT_OK(dev.synchronize());
-  std::vector<uint16_t> ref = dc.download<uint16_t>(size_t(m * n));
-  ASSERT_GT(selectGemmA4W4Tile(Arch::SM90A, n, k, m).splitK, 1);
-  for (int rep = 0; rep < 3; ++rep) {
-    dc.fill(0xFF);
-    ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get()));
+  ASSERT_GT(selectGemmA4W4Tile(Arch::SM90A, n, k, 8).splitK, 1);
+  for (auto [m, bm, split] :
+       {std::tuple<int64_t, int64_t, int64_t>{8, 0, 0}, {300, 0, 4}, {600, 128, 2}, {8, 0, 0}}) {
+    SCOPED_TRACE(testing::Message() << "M=" << m << " seed=" << seed);
+    std::vector<uint16_t> a = randomActivations(rng, m, k);
+    DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * n * 2));
+    da.upload(a);
+    GemmA4W4Options single, splitOpts;
+    single.splitK = 1;
+    if (bm)
+      single.bm = splitOpts.bm = bm;
+    if (split)
+      splitOpts.splitK = split;
+    ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), single));
     ASSERT_OK(dev.synchronize());
-    std::vector<uint16_t> got = dc.download<uint16_t>(size_t(m * n));
-    int64_t far = 0;
-    for (size_t i = 0; i < got.size(); ++i) {
-      double x = bf16ToFloat(got[i]), y = bf16ToFloat(ref[i]);
-      // Only the order of the f32 sum differs: within a couple of bf16 ulps.
-      if (!(std::fabs(x - y) <= std::ldexp(std::fabs(y), -6) + 1e-6))
-        ++far;
+    std::vector<uint16_t> ref = dc.download<uint16_t>(size_t(m * n));
+    for (int rep = 0; rep < 3; ++rep) {
+      dc.fill(0xFF);
+      ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), splitOpts));
+      ASSERT_OK(dev.synchronize());
+      std::vector<uint16_t> got = dc.download<uint16_t>(size_t(m * n));
+      int64_t far = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        double x = bf16ToFloat(got[i]), y = bf16ToFloat(ref[i]);
+        // Only the order of the f32 sum differs: within a couple of bf16 ulps.
+        if (!(std::fabs(x - y) <= std::ldexp(std::fabs(y), -6) + 1e-6))
+          ++far;
+      }
+      EXPECT_EQ(far, 0) << "repetition " << rep;
     }
-    EXPECT_EQ(far, 0) << "repetition " << rep;
   }
 }
 

@@ -1,9 +1,9 @@
 //===- GemmA4W4Test.cpp - The dense A4W4 kernel spec and tile program ------===//
 
 #include "mxfp4/Kernels/GemmA4W4.h"
+#include "TestUtil/LLVMExpected.h"
 #include "mxfp4/Dialect/Tile/TileOps.h"
 #include "mxfp4/Target/Compile.h"
-#include "TestUtil/LLVMExpected.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -18,12 +18,14 @@ TEST(GemmA4W4Spec, SeedShapesAndTiles) {
   auto s = makeGemmA4W4Spec(Arch::GFX950, 8448, 7168, 16);
   ASSERT_OK(s);
   EXPECT_EQ(s->bk, 256);
-  EXPECT_EQ(s->name(), "gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks1_roundup_wgfx950mfma16_sgfx950mfma16_anone_ebf16");
+  EXPECT_EQ(s->name(), "gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks1_roundup_wgfx950mfma16_"
+                       "sgfx950mfma16_anone_ebf16");
   auto s2 = makeGemmA4W4Spec(Arch::GFX1250, 7168, 4224, 64, ScaleRounding::Even);
   ASSERT_OK(s2);
   EXPECT_EQ(s2->bk, 128); // 4224 % 256 != 0
   EXPECT_EQ(s2->scaleLayout, ScaleLayout::Gfx1250Wmma);
-  EXPECT_EQ(s2->name(), "gemm_a4w4_gfx1250_n7168_k4224_bm64_bn256_bk128_ks1_even_wgfx950mfma16_sgfx1250wmma_anone_ebf16");
+  EXPECT_EQ(s2->name(), "gemm_a4w4_gfx1250_n7168_k4224_bm64_bn256_bk128_ks1_even_wgfx950mfma16_"
+                        "sgfx1250wmma_anone_ebf16");
 }
 
 TEST(GemmA4W4Spec, ConstraintsAreNamed) {
@@ -32,7 +34,13 @@ TEST(GemmA4W4Spec, ConstraintsAreNamed) {
   EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::GFX950, 256, 256, 32), "BM must be 16 or 64");
   EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::GFX950, 0, 256, 16), "must be positive");
   EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::SM90A, 200, 256, 16), "N % 128 == 0");
-  EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::SM90A, 256, 256, 24), "BM must be 8, 16, 32 or 64");
+  EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::SM90A, 256, 256, 24),
+                        "BM must be 8, 16, 32, 64 or 128");
+  ASSERT_OK(makeGemmA4W4Spec(Arch::SM90A, 256, 256, 128));
+  auto big = makeGemmA4W4Spec(Arch::SM90A, 256, 512, 128);
+  ASSERT_OK(big);
+  big->bk = 256; // two 64 KiB buffers would not fit
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*big), "exceeds the 64 KiB of shared memory");
   auto nv = makeGemmA4W4Spec(Arch::SM90A, 8448, 7168, 8);
   ASSERT_OK(nv);
   EXPECT_EQ(nv->bn, 128);

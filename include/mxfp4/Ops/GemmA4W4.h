@@ -40,11 +40,10 @@ public:
   void *deviceScales() const { return scales; }
   Device &device() const { return *dev; }
 
-  /// Split-K scratch for up to kSplitKMaxRows rows of output: an f32
-  /// workspace and tile counters, allocated zeroed on first use. Kernels leave
-  /// them zero, so calls on one PreparedWeight must be ordered (one stream).
-  Expected<std::pair<void *, void *>> splitKScratch() const;
-  static constexpr int64_t kSplitKMaxRows = 256;
+  /// Split-K scratch for `m` rows of output: an f32 workspace [m, N] and
+  /// tile counters, allocated zeroed and grown on demand. Kernels leave them
+  /// zero, so calls on one PreparedWeight must be ordered (one stream).
+  Expected<std::pair<void *, void *>> splitKScratch(int64_t m) const;
   /// Device buffers for the MXFP4 activations of up to `m` rows (packed codes
   /// [m, K/2], scales [m, K/32]) when gemmA4W4 quantizes in a separate pass;
   /// grown on demand, so calls on one PreparedWeight must be ordered.
@@ -57,6 +56,7 @@ private:
   void *data, *scales;
   // Allocated on first use by a const GEMM call (the weights do not change).
   mutable void *workspace = nullptr, *counters = nullptr;
+  mutable int64_t splitKRows = 0;
   mutable void *actCodes = nullptr, *actScales = nullptr;
   mutable int64_t actRows = 0;
 };
