@@ -4,12 +4,12 @@
 // converted into shared buffer 0 (quantized inline, or dequantized from
 // MXFP4 for mxtile.load_mx), proxy fence, barrier. Iteration ks: issue the
 // global loads of the weights of step ks+2 and the activations of step ks+1
-// (MXFP4 ones: ks+2, carried in registers; all clamped to the last step, so
-// the tail redoes harmless work instead of branching), issue step ks's wgmmas (registers and buffer
-// ks%2) as one commit group, wait for step ks-1's group (the last reader of the other buffer),
-// convert step ks+1 into the other buffer while step ks's wgmmas run, proxy fence, barrier. Step
-// ks's wgmmas also overlap the next iteration's weight conversion; after the loop one wait drains
-// the last.
+// (clamped to the last step, so the tail redoes harmless work instead of
+// branching), issue step ks's wgmmas (registers and buffer ks%2) as one
+// commit group, wait for step ks-1's group (the last reader of the other
+// buffer), convert step ks+1 into the other buffer while step ks's wgmmas
+// run, proxy fence, barrier. Step ks's wgmmas also overlap the next
+// iteration's weight conversion; after the loop one wait drains the last.
 //
 //===----------------------------------------------------------------------===//
 
@@ -118,11 +118,6 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
   for (int d = 0; d < kWeightDepth; ++d)
     ahead.push_back(weightsAt(d == 0 ? lb : stepAhead(lb, d)));
   storeA(loadA(colAt(lb)), colAt(lb), idxConst(b, 0));
-  // MXFP4 activations are few registers: they are loaded two steps ahead
-  // (carried like the weights); inline-quantized bf16 ones one step ahead.
-  SmallVector<Value> aAhead;
-  if (!inlineQuant)
-    aAhead = loadA(colAt(stepAhead(lb, 1)));
   fenceProxyAsync(b);
   gpu::BarrierOp::create(b);
 
@@ -133,8 +128,6 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
     llvm::append_range(inits, r.words);
     llvm::append_range(inits, r.scales);
   }
-  const size_t aBegin = inits.size();
-  llvm::append_range(inits, aAhead);
   auto newFor = scf::ForOp::create(b, lb, ub, step, inits);
   newFor->setAttr(
       "loop_annotation",
@@ -145,18 +138,12 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
     Value iv = newFor.getInductionVar();
     WeightRegs farRegs = weightsAt(stepAhead(iv, kWeightDepth));
     Value next = stepAhead(iv, 1);
-    auto args = newFor.getRegionIterArgs();
-    SmallVector<Value> nextChunks, farA;
-    if (inlineQuant) {
-      nextChunks = loadA(colAt(next));
-    } else {
-      nextChunks.assign(args.begin() + aBegin, args.end());
-      farA = loadA(colAt(stepAhead(iv, 2)));
-    }
+    SmallVector<Value> nextChunks = loadA(colAt(next));
 
     Value trip = arith::DivUIOp::create(b, arith::SubIOp::create(b, iv, lb), step);
     Value cur = idxMul(b, idxRem(b, trip, 2), cfg.wordsPerBuffer());
     Value other = arith::SubIOp::create(b, idxConst(b, cfg.wordsPerBuffer()), cur);
+    auto args = newFor.getRegionIterArgs();
     SmallVector<Value> accs(args.begin(), args.begin() + nAcc);
     WeightRegs regs;
     regs.words.assign(args.begin() + nAcc, args.begin() + nAcc + nWords);
@@ -170,10 +157,9 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
     gpu::BarrierOp::create(b);
     // Shift the register queue: steps ks+1.. move up, ks+depth enters.
     SmallVector<Value> yields(accs);
-    yields.append(args.begin() + nAcc + perStep, args.begin() + aBegin);
+    yields.append(args.begin() + nAcc + perStep, args.end());
     llvm::append_range(yields, farRegs.words);
     llvm::append_range(yields, farRegs.scales);
-    llvm::append_range(yields, farA);
     scf::YieldOp::create(b, yields);
   }
   NVVM::WgmmaWaitGroupSyncOp::create(b, 0); // the last step's wgmmas
