@@ -47,6 +47,8 @@ struct Config {
   int weightDepth = 2;
   /// The quantizer kernel (quant_mxfp4): no MMA, no shared buffers.
   bool quantizeOnly = false;
+  /// Register cap for ptxas (.maxnreg); 0: none.
+  int64_t maxRegisters = 0;
   /// Warpgroups per workgroup: 2 for BM 128 (each warp then owns 16 weight
   /// rows and the wgmmas are m64n128), else 1 (each warp owns 32 rows).
   int64_t warpgroups() const { return bm == 128 ? 2 : 1; }
