@@ -126,9 +126,9 @@ GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
   if (arch == Arch::SM90A) {
     // Measured on the H200 (docs/Performance.md, 2026-11-30 sweeps): small
     // tiles and split-K while the output tiles leave SMs idle; BM 32 up to
-    // M = 256, BM 128 (two warpgroups) from M = 512.
+    // M = 256, BM 128 (two warpgroups) from M = 512 unless N is small.
     GemmA4W4Tile t;
-    t.bm = m <= 8 ? 8 : m <= 32 ? 16 : m <= 256 ? 32 : m < 512 ? 64 : 128;
+    t.bm = m <= 8 ? 8 : m <= 32 ? 16 : m <= 256 ? 32 : m < 512 || n < 4096 ? 64 : 128;
     // Quantizing inline costs every one of the N/128 workgroup columns the
     // whole activation tile; quantize once instead from M = 32 (K >= 2048)
     // or M = 128 (measured: docs/Performance.md, 2026-11-30 prequant sweep).

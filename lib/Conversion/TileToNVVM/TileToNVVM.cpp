@@ -292,8 +292,12 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
   // report, test/Target): 16 warps per SM instead of 8 hide more latency.
   bool preQuantized = false;
   kernel.walk([&](tile::LoadMxOp) { preQuantized = true; });
-  if (preQuantized && cfg.bm >= 64)
+  if (preQuantized && cfg.bm >= 64) {
     cfg.maxRegisters = 128;
+    // BM 128 fits only with one step of weights ahead (no spills).
+    if (cfg.bm == 128)
+      cfg.weightDepth = 1;
+  }
   return cfg;
 }
 
