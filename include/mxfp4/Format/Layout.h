@@ -12,8 +12,8 @@
 //                            (semantics.md 3.1; gfx1250 uses the same byte order)
 //            Sm90Mma16       per 16 rows and 128 K, 1 KiB in two 512 B halves (rows
 //                            0-7, 8-15); lane g*4+t reads 16 B = row g, K 32t..+31,
-//                            the mma.sync m16n8k16 A operand under the K permutation
-//                            of docs/Architecture.md
+//                            the wgmma register-A fragment (= mma.sync m16n8k16 A)
+//                            under the K permutation of docs/Architecture.md
 //   scales   RowMajor        [rows, K/32] as given
 //            Gfx950Mfma16    AITER e8m0_shuffle: 32 rows x 8 K-blocks per 256 B,
 //                            dword = MFMA lane, byte = opsel (semantics.md 3.2)
