@@ -126,10 +126,9 @@ GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
   if (arch == Arch::SM90A) {
     // Measured on the H200 (docs/Performance.md, 2026-11-30 sweeps): small
     // tiles and split-K while the output tiles leave SMs idle; BM 32 up to
-    // M = 64, BM 64 up to 511, BM 128 (two warpgroups) from 512 unless N is
-    // small (docs/results/2026-11-30-h200-tile-sweep-433eeff.log).
+    // M = 256, BM 128 (two warpgroups) from M = 512 unless N is small.
     GemmA4W4Tile t;
-    t.bm = m <= 8 ? 8 : m <= 16 ? 16 : m <= 64 ? 32 : m < 512 || n < 4096 ? 64 : 128;
+    t.bm = m <= 8 ? 8 : m <= 32 ? 16 : m <= 256 ? 32 : m < 512 || n < 4096 ? 64 : 128;
     // Quantizing inline costs every one of the N/128 workgroup columns the
     // whole activation tile; quantize once instead from M = 32 (K >= 2048)
     // or M = 128 (measured: docs/Performance.md, 2026-11-30 prequant sweep).
@@ -138,8 +137,8 @@ GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
     int64_t tiles = (n / 128) * ((m + t.bm - 1) / t.bm), steps = k / 128;
     bool shortK = k < 2048; // the atomic reduction only pays off when K is long
     if (tiles <= sms && !(shortK && tiles >= sms / 2)) {
-      // ~4 workgroups per SM (BM 32: 2; BM 128 workgroups fill an SM alone).
-      int64_t perSm = t.bm == 128 ? 1 : t.bm == 32 ? 2 : 4;
+      // ~4 workgroups per SM; BM 128 workgroups fill an SM alone.
+      int64_t perSm = t.bm == 128 ? 1 : 4;
       int64_t want = (perSm * sms + tiles - 1) / tiles;
       for (int64_t s = std::min<int64_t>({want, steps / 2, 16}); s > 1; --s)
         if (steps % s == 0) {
