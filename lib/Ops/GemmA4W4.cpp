@@ -122,8 +122,33 @@ Expected<std::unique_ptr<PreparedWeight>> prepareGemmA4W4Weight(Device &dev, Spa
   return prepared;
 }
 
+namespace {
+/// A measured winner for one shape and range of M on sm_90a, over the rule
+/// below (docs/results/2026-11-30-h200-tile-sweep-433eeff.log; the rule's
+/// time in the comment). Only measured M so far; tuning appends and widens.
+struct MeasuredTile {
+  int64_t n, k, mMin, mMax, bm, splitK;
+};
+constexpr MeasuredTile kSm90Measured[] = {
+    {8448, 7168, 32, 32, 32, 4},   // 41.2 us (rule: 45.4)
+    {8448, 7168, 128, 128, 64, 4}, // 78.1 us (80.7)
+    {8448, 7168, 256, 256, 64, 2}, // 120.1 us (162.8)
+    {7168, 7168, 32, 32, 32, 4},   // 40.8 us (43.3)
+    {7168, 7168, 128, 128, 64, 4}, // 76.1 us (77.9)
+    {8448, 4224, 256, 256, 64, 1}, // 82.7 us (98.6)
+};
+} // namespace
+
 GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
   if (arch == Arch::SM90A) {
+    for (const MeasuredTile &e : kSm90Measured)
+      if (e.n == n && e.k == k && m >= e.mMin && m <= e.mMax) {
+        GemmA4W4Tile t;
+        t.bm = e.bm;
+        t.splitK = e.splitK;
+        t.preQuantize = true; // every entry is on the quantize-once path
+        return t;
+      }
     // Measured on the H200 (docs/Performance.md, 2026-11-30 sweeps): small
     // tiles and split-K while the output tiles leave SMs idle; BM 32 up to
     // M = 256, BM 128 (two warpgroups) from M = 512 unless N is small.
