@@ -325,6 +325,10 @@ Error verifyKernelSpec(const KernelSpec &s) {
       return fail("gemm_a4w4 on sm_90a: BN must be 128 (4 warps x 32 weight rows), got ", s.bn);
     if (s.bm != 8 && s.bm != 16 && s.bm != 32 && s.bm != 64 && s.bm != 128)
       return fail("gemm_a4w4 on sm_90a: BM must be 8, 16, 32, 64 or 128, got ", s.bm);
+    // The K loop is pipelined over at least two steps (validated on the H200).
+    if (s.k > 0 && s.k / s.bk < 2)
+      return fail("gemm_a4w4 on sm_90a needs at least two ", s.bk,
+                  "-element K steps, got K = ", s.k);
     if (s.splitK < 1 || (s.k / s.bk) % s.splitK != 0 || s.k / s.bk / s.splitK < 2)
       return fail("gemm_a4w4 on sm_90a: split-K ", s.splitK, " must divide the ", s.k / s.bk,
                   " K steps and leave at least 2 per split");

@@ -1,0 +1,56 @@
+//===- TileTableTest.cpp - The tile table only picks kernels that exist ---===//
+//
+// selectGemmA4W4Tile is a hand-written rule plus measured entries; whatever
+// it returns for any M must be a spec that verifies (BM, split-K dividing
+// the K steps, shared memory), or gemmA4W4 would fail at run time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil/Expected.h"
+#include "mxfp4/Ops/GemmA4W4.h"
+#include "mxfp4/Ops/QuantizeMx.h"
+
+#include "gtest/gtest.h"
+
+using namespace mxfp4;
+
+namespace {
+
+TEST(TileTable, EveryChoiceVerifies) {
+  const std::pair<int64_t, int64_t> shapes[] = {{8448, 7168}, {7168, 4224}, {1536, 7168},
+                                                {7168, 768},  {7168, 7168}, {8448, 4224},
+                                                {256, 256},   {4096, 128}};
+  for (Arch arch : {Arch::GFX950, Arch::GFX1250, Arch::SM90A})
+    for (auto [n, k] : shapes)
+      for (int64_t m = 1; m <= 4096; m += (m < 300 ? 1 : 37)) {
+        SCOPED_TRACE(testing::Message()
+                     << std::string(toString(arch)) << " N=" << n << " K=" << k << " M=" << m);
+        GemmA4W4Tile t = selectGemmA4W4Tile(arch, n, k, m);
+        OpKind op = t.preQuantize ? OpKind::GemmMxA4W4 : OpKind::GemmA4W4;
+        if (arch != Arch::SM90A) {
+          ASSERT_FALSE(t.preQuantize) << "quantize-once is sm_90a only";
+          op = OpKind::GemmA4W4;
+        }
+        // Shapes no tile supports are rejected by prepareGemmA4W4Weight with
+        // the constraint's message; the table need not make them work.
+        if (!makeGemmA4W4Spec(arch, n, k, arch == Arch::SM90A ? 8 : 16))
+          continue;
+        auto spec = makeGemmA4W4Spec(arch, n, k, t.bm, kDefaultScaleRounding, Activation::None,
+                                     {0.0f, 0.0f}, op);
+        ASSERT_OK(spec);
+        spec->splitK = t.splitK;
+        if (t.bk)
+          spec->bk = t.bk;
+        ASSERT_OK(verifyKernelSpec(*spec));
+        if (t.preQuantize)
+          ASSERT_OK(makeQuantizeMxSpec(arch, k, selectQuantizeMxBm(m)));
+      }
+}
+
+TEST(TileTable, UnsupportedShapesSayWhy) {
+  EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::SM90A, 4096, 128, 8),
+                        "needs at least two 128-element K steps, got K = 128");
+  EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::GFX950, 4096 + 128, 7168, 16), "N % 256 == 0");
+}
+
+} // namespace
