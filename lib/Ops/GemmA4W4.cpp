@@ -13,64 +13,54 @@
 namespace mxfp4 {
 
 PreparedWeight::~PreparedWeight() {
-  dev->free(data);
-  dev->free(scales);
-  dev->free(workspace);
-  dev->free(counters);
-  dev->free(actCodes);
-  dev->free(actScales);
+  for (void *p : {data, scales, splitK.first, splitK.second, activations.first, activations.second})
+    dev->free(p);
+}
+
+Expected<std::pair<void *, void *>> PreparedWeight::grow(RowScratch &s, int64_t m,
+                                                         size_t firstPerRow, size_t secondPerRow,
+                                                         bool zeroed) const {
+  if (m > s.rows) {
+    int64_t want = std::max<int64_t>({s.rows * 2, m, 256});
+    size_t bytes[2] = {size_t(want) * firstPerRow, size_t(want) * secondPerRow};
+    void *fresh[2] = {nullptr, nullptr};
+    auto dropFresh = [&] {
+      dev->free(fresh[0]);
+      dev->free(fresh[1]);
+    };
+    for (int i = 0; i < 2; ++i) {
+      Expected<void *> p = dev->alloc(bytes[i]);
+      if (!p) {
+        dropFresh();
+        return p.takeError();
+      }
+      fresh[i] = *p;
+      if (zeroed)
+        if (Error e = dev->fill(fresh[i], 0, bytes[i])) {
+          dropFresh();
+          return e;
+        }
+    }
+    // The old buffers may still be used by work queued on the stream.
+    if (Error e = dev->synchronize()) {
+      dropFresh();
+      return e;
+    }
+    dev->free(s.first);
+    dev->free(s.second);
+    s = {fresh[0], fresh[1], want};
+  }
+  return std::make_pair(s.first, s.second);
 }
 
 Expected<std::pair<void *, void *>> PreparedWeight::activationScratch(int64_t m) const {
-  if (m > actRows) {
-    int64_t want = std::max<int64_t>(actRows * 2, std::max<int64_t>(m, 256));
-    Expected<void *> c = dev->alloc(size_t(want * cols / 2));
-    if (!c)
-      return c.takeError();
-    Expected<void *> s = dev->alloc(size_t(want * cols / 32));
-    if (!s) {
-      dev->free(*c);
-      return s.takeError();
-    }
-    // The old buffers may still be read by work queued on the stream.
-    if (Error e = dev->synchronize())
-      return e;
-    dev->free(actCodes);
-    dev->free(actScales);
-    actCodes = *c;
-    actScales = *s;
-    actRows = want;
-  }
-  return std::make_pair(actCodes, actScales);
+  return grow(activations, m, size_t(cols / 2), size_t(cols / 32), /*zeroed=*/false);
 }
 
 Expected<std::pair<void *, void *>> PreparedWeight::splitKScratch(int64_t m) const {
-  if (m > splitKRows) {
-    int64_t want = std::max<int64_t>(splitKRows * 2, std::max<int64_t>(m, 256));
-    size_t wsBytes = size_t(want * rows * 4);
-    size_t counterBytes = size_t(want * rows / 128 + 1) * 4; // >= one per output tile (BM >= 8)
-    Expected<void *> w = dev->alloc(wsBytes);
-    if (!w)
-      return w.takeError();
-    Expected<void *> c = dev->alloc(counterBytes);
-    if (!c) {
-      dev->free(*w);
-      return c.takeError();
-    }
-    if (Error e = dev->fill(*w, 0, wsBytes))
-      return e;
-    if (Error e = dev->fill(*c, 0, counterBytes))
-      return e;
-    // The old buffers may still be used by work queued on the stream.
-    if (Error e = dev->synchronize())
-      return e;
-    dev->free(workspace);
-    dev->free(counters);
-    workspace = *w;
-    counters = *c;
-    splitKRows = want;
-  }
-  return std::make_pair(workspace, counters);
+  // An f32 per output element; one i32 counter per output tile is at most
+  // one per row and 128 columns.
+  return grow(splitK, m, size_t(rows) * 4, size_t(rows / 128 + 1) * 4, /*zeroed=*/true);
 }
 
 template <typename... Parts> static Error fail(const Parts &...parts) {
@@ -294,7 +284,8 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
         return scratch.takeError();
       std::tie(codes, scales) = *scratch;
     }
-    if (Error e = quantizeMxfp4(dev, stream, a, m, w.k(), codes, scales, options.rounding))
+    if (Error e =
+            quantizeMxfp4(dev, stream, a, m, w.k(), codes, scales, options.rounding, w.arch()))
       return e;
     GemmA4W4Options rest = options;
     rest.dumpCodes = rest.dumpScales = nullptr;

@@ -15,7 +15,7 @@ int64_t selectQuantizeMxBm(int64_t m) {
 }
 
 Error quantizeMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t k, void *codes,
-                    void *scales, ScaleRounding rounding) {
+                    void *scales, ScaleRounding rounding, std::optional<Arch> archOpt) {
   auto fail = [](const auto &...parts) { return makeError("quantizeMxfp4: ", parts...); };
   if (m < 1)
     return fail("M must be >= 1, got ", m);
@@ -28,7 +28,7 @@ Error quantizeMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t
   // Kernels index with 32 bits; the input is addressed in 16-byte units.
   if (k > 0 && m * k / 8 >= (int64_t(1) << 31))
     return fail("M = ", m, ", K = ", k, " is too large for 32-bit indexing");
-  Expected<Arch> arch = targetArch(&dev);
+  Expected<Arch> arch = archOpt ? Expected<Arch>(*archOpt) : targetArch(&dev);
   if (!arch)
     return arch.takeError();
   Expected<KernelSpec> spec = makeQuantizeMxSpec(*arch, k, selectQuantizeMxBm(m), rounding);

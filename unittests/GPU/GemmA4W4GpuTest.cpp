@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestUtil/Bf16Compare.h"
 #include "TestUtil/DeviceBuffer.h"
 #include "TestUtil/Expected.h"
 #include "TestUtil/GpuInputs.h"
@@ -263,12 +264,8 @@ TEST_F(Gemm, TileShapesAgreeBitForBit) {
           first = c;
           continue;
         }
-        int64_t differ = 0;
-        for (size_t i = 0; i < c.size(); ++i)
-          if (c[i] != first[i] && differ++ < 3)
-            ADD_FAILURE() << "BM " << bm << " element " << i << ": 0x" << std::hex << c[i]
-                          << " vs 0x" << first[i] << std::dec;
-        EXPECT_EQ(differ, 0) << "BM " << bm << " differs from BM 16";
+        EXPECT_EQ(bf16Differences(c, first, "BM " + std::to_string(bm), "BM 16"), 0)
+            << "BM " << bm << " differs from BM 16";
       }
     }
 }

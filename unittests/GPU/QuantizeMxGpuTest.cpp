@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestUtil/Bf16Compare.h"
 #include "TestUtil/DeviceBuffer.h"
 #include "TestUtil/Expected.h"
 #include "TestUtil/GpuInputs.h"
@@ -107,14 +108,8 @@ TEST_F(QuantizeMx, PreQuantizedGemmIsBitIdenticalToInline) {
       ASSERT_OK(dev.synchronize());
       std::vector<uint16_t> x = inl.download<uint16_t>(size_t(m * n)),
                             y = pre.download<uint16_t>(size_t(m * n));
-      int64_t differ = 0;
-      for (size_t i = 0; i < x.size(); ++i) {
-        bool bothNaN = std::isnan(bf16ToFloat(x[i])) && std::isnan(bf16ToFloat(y[i]));
-        if (x[i] != y[i] && !bothNaN && differ++ < 5)
-          ADD_FAILURE() << "element " << i << ": inline 0x" << std::hex << x[i]
-                        << ", pre-quantized 0x" << y[i] << std::dec;
-      }
-      EXPECT_EQ(differ, 0) << "outputs differ";
+      EXPECT_EQ(bf16Differences(y, x, "pre-quantized", "inline", /*nanMatchesNaN=*/true), 0)
+          << "outputs differ";
     }
 }
 

@@ -67,7 +67,8 @@ TEST(Span, ViewsVectorsArraysAndPointers) {
   Span<uint16_t> a = v;
   EXPECT_EQ(a.size(), 4u);
   EXPECT_EQ(a[2], 3);
-  EXPECT_EQ(a.slice(1, 2).vec(), (std::vector<uint16_t>{2, 3}));
+  Span<uint16_t> mid = a.slice(1, 2);
+  EXPECT_EQ(std::vector<uint16_t>(mid.begin(), mid.end()), (std::vector<uint16_t>{2, 3}));
   static const int arr[] = {5, 6};
   Span<int> b = arr;
   EXPECT_EQ(b.size(), 2u);

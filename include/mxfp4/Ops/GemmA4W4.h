@@ -54,11 +54,15 @@ private:
   Arch target;
   int64_t rows, cols;
   void *data, *scales;
-  // Allocated on first use by a const GEMM call (the weights do not change).
-  mutable void *workspace = nullptr, *counters = nullptr;
-  mutable int64_t splitKRows = 0;
-  mutable void *actCodes = nullptr, *actScales = nullptr;
-  mutable int64_t actRows = 0;
+  /// Two device buffers sized per row of output, grown (at least doubling)
+  /// on demand by a const GEMM call (the weights do not change).
+  struct RowScratch {
+    void *first = nullptr, *second = nullptr;
+    int64_t rows = 0;
+  };
+  Expected<std::pair<void *, void *>> grow(RowScratch &s, int64_t m, size_t firstPerRow,
+                                           size_t secondPerRow, bool zeroed) const;
+  mutable RowScratch splitK, activations;
 };
 
 /// Preshuffles host weights for `arch` (default: targetArch(&dev)) and

@@ -14,6 +14,8 @@
 #include "mxfp4/Runtime/Device.h"
 #include "mxfp4/Support/Error.h"
 
+#include <optional>
+
 namespace mxfp4 {
 
 /// The quantizer's row tile for M: the power of two >= M, 8 .. 64.
@@ -21,10 +23,11 @@ int64_t selectQuantizeMxBm(int64_t m);
 
 /// a [M, K] bf16 (device, row-major, 16-byte aligned) -> packed E2M1 `codes`
 /// [M, K/2] (4-byte aligned) and E8M0 `scales` [M, K/32], row-major, on
-/// `stream`. K must be a multiple of 128; M >= 1. The target is
-/// targetArch(&dev) (sm_90a).
+/// `stream`. K must be a multiple of 128; M >= 1. The target is `arch`
+/// (default: targetArch(&dev); sm_90a).
 Error quantizeMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t k, void *codes,
-                    void *scales, ScaleRounding rounding = kDefaultScaleRounding);
+                    void *scales, ScaleRounding rounding = kDefaultScaleRounding,
+                    std::optional<Arch> arch = std::nullopt);
 
 } // namespace mxfp4
 

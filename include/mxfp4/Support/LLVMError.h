@@ -13,10 +13,6 @@
 
 namespace mxfp4 {
 
-inline Error fromLLVM(llvm::Error e) {
-  return e ? Error(llvm::toString(std::move(e))) : Error::success();
-}
-
 template <typename T> Expected<T> fromLLVM(llvm::Expected<T> e) {
   if (!e)
     return Error(llvm::toString(e.takeError()));
@@ -25,12 +21,6 @@ template <typename T> Expected<T> fromLLVM(llvm::Expected<T> e) {
 
 inline llvm::Error toLLVM(Error e) {
   return e ? llvm::createStringError(e.message()) : llvm::Error::success();
-}
-
-template <typename T> llvm::Expected<T> toLLVM(Expected<T> e) {
-  if (!e)
-    return llvm::createStringError(e.takeError().message());
-  return std::move(*e);
 }
 
 } // namespace mxfp4

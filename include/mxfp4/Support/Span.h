@@ -37,7 +37,6 @@ public:
     assert(offset + n <= count && "Span slice out of range");
     return {ptr + offset, n};
   }
-  std::vector<T> vec() const { return std::vector<T>(begin(), end()); }
 
 private:
   const T *ptr = nullptr;
