@@ -114,15 +114,26 @@ def Tile_LoadWeightOp : Tile_Op<"load_weight", [MemoryEffects<[MemRead]>]> {
     E2M1 matrix of `k` elements per row, stored in `layout` (Format/Layout.h).
     For MoE, `row` already includes the expert offset.
 
+    `descriptors`, when present, is device memory holding the TMA descriptors
+    (CUtensorMap) of the weights and of their scales, 128 bytes each, through
+    which sm_90a fetches this tile and its `load_scales` partner
+    (Kernels/Sm90Pipeline.h).
+
     ```mlir
     %w = mxtile.load_weight %W[%n0, %k0] {k = 7168 : i64, layout = #mxtile.weight_layout<gfx950_mfma16>}
         : memref<?xi8> -> !mxtile.tile<256x256xf4E2M1FN>
+    %v = mxtile.load_weight %W[%n0, %k0] via %D {k = 7168 : i64, layout = #mxtile.weight_layout<sm90_mma16>}
+        : memref<?xi8>, memref<?xi8> -> !mxtile.tile<128x128xf4E2M1FN>
     ```
   }];
   let arguments = (ins MemRefRankOf<[I8], [1]>:$base, Index:$row, Index:$col,
+                       Optional<MemRefRankOf<[I8], [1]>>:$descriptors,
                        ConfinedAttr<I64Attr, [IntPositive]>:$k, Tile_WeightLayoutAttr:$layout);
   let results = (outs Tile_FP4Tile:$result);
-  let assemblyFormat = "$base `[` $row `,` $col `]` attr-dict `:` type($base) `->` type($result)";
+  let assemblyFormat = [{
+    $base `[` $row `,` $col `]` (`via` $descriptors^)? attr-dict `:` type($base)
+    (`,` type($descriptors)^)? `->` type($result)
+  }];
   let hasVerifier = 1;
 }
 

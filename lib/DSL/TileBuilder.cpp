@@ -122,11 +122,11 @@ MxTile TileBuilder::loadMx(Value data, Value scales, Index row, Index col, Index
 
 MxTile TileBuilder::loadWeight(Value data, Value scales, Index row, Index col, int64_t k,
                                WeightLayout weightLayout, ScaleLayout scaleLayout, int64_t rows,
-                               int64_t cols) {
+                               int64_t cols, Value descriptors) {
   MLIRContext *ctx = b.getContext();
   auto dt = tile::TileType::get(ctx, {rows, cols}, b.getType<Float4E2M1FNType>());
   auto st = tile::TileType::get(ctx, {rows, cols / kBlockSize}, b.getType<Float8E8M0FNUType>());
-  Value w = tile::LoadWeightOp::create(b, dt, data, row.value(), col.value(), k,
+  Value w = tile::LoadWeightOp::create(b, dt, data, row.value(), col.value(), descriptors, k,
                                        toTile(weightLayout));
   Value s = tile::LoadScalesOp::create(b, st, scales, row.value(), (col / kBlockSize).value(), k,
                                        toTile(scaleLayout));

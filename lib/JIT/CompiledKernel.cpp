@@ -1,6 +1,7 @@
 //===- CompiledKernel.cpp - A code object and how to launch it ------------===//
 
 #include "mxfp4/JIT/CompiledKernel.h"
+#include "mxfp4/Kernels/Sm90Pipeline.h"
 
 namespace mxfp4 {
 
@@ -34,11 +35,13 @@ LaunchGeometry CompiledKernel::geometry(int64_t m) const {
   g.grid[1] = unsigned((m + spec.bm - 1) / spec.bm);
   g.grid[2] = unsigned(spec.splitK);
   // gfx950: 4 waves of 64; gfx1250: 4 waves of 32; sm_90a: 4 warps, 8 with
-  // BM 128, whose two 32 KiB activation buffers are dynamic shared memory.
+  // BM 128; sm_90a GEMMs keep activations and weight stages in dynamic
+  // shared memory.
   g.block[0] = spec.arch == Arch::GFX950 ? 256 : 128;
-  if (spec.arch == Arch::SM90A && spec.op != OpKind::QuantizeMx && spec.bm == 128) {
-    g.block[0] = 256;
-    g.sharedBytes = unsigned(2 * spec.bm * spec.bk * 2);
+  if (spec.arch == Arch::SM90A && spec.op != OpKind::QuantizeMx) {
+    if (spec.bm == 128)
+      g.block[0] = 256;
+    g.sharedBytes = unsigned(sm90::sharedLayout(spec.bm, spec.bk).totalBytes());
   }
   return g;
 }

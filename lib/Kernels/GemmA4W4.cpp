@@ -28,6 +28,8 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
   mlir::Value as = preQuantized ? tb.bufferArg(tb.i8()) : mlir::Value();
   mlir::Value w = tb.bufferArg(tb.i8());
   mlir::Value ws = tb.bufferArg(tb.i8());
+  // sm_90a fetches the weights by TMA: their descriptors follow the scales.
+  mlir::Value descriptors = spec.arch == Arch::SM90A ? tb.bufferArg(tb.i8()) : mlir::Value();
   mlir::Value c = tb.bufferArg(tb.bf16());
   dsl::Index m = tb.i32Arg();
   mlir::Value dumpData, dumpScales;
@@ -65,7 +67,7 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
           qa = tb.quantize(x, spec.rounding, dumpData, dumpScales);
         }
         dsl::MxTile qw = tb.loadWeight(w, ws, n0, k0, spec.k, spec.weightLayout, spec.scaleLayout,
-                                       spec.bn, spec.bk);
+                                       spec.bn, spec.bk, descriptors);
         return tb.scaledMma(qa, qw, acc);
       });
   if (spec.activation != Activation::None) {

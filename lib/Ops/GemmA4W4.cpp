@@ -3,6 +3,7 @@
 #include "mxfp4/Ops/GemmA4W4.h"
 #include "mxfp4/Format/Layout.h"
 #include "mxfp4/JIT/Jit.h"
+#include "mxfp4/Kernels/Sm90Pipeline.h"
 #include "mxfp4/Ops/QuantizeMx.h"
 
 #include <algorithm>
@@ -13,7 +14,7 @@
 namespace mxfp4 {
 
 PreparedWeight::~PreparedWeight() {
-  for (void *p : {data, scales, splitK.first, splitK.second, activations.first, activations.second})
+  for (void *p : {data, scales, descriptors, splitK.first, splitK.second, activations.first, activations.second})
     dev->free(p);
 }
 
@@ -67,6 +68,33 @@ template <typename... Parts> static Error fail(const Parts &...parts) {
   return makeError(parts...);
 }
 
+/// The TMA descriptors of sm_90a weights and scales, in device memory
+/// (Kernels/Sm90Pipeline.h has the views and boxes).
+static Expected<void *> sm90Descriptors(Device &dev, void *weights, void *scales, int64_t n,
+                                        int64_t k) {
+  using namespace sm90;
+  const uint64_t chunks = uint64_t(k / 128);
+  Expected<std::array<uint8_t, 128>> w =
+      dev.encodeTensorMap(weights, {256, chunks, uint64_t(n / 16)}, {256, 1, kTileRows / 16});
+  if (!w)
+    return w.takeError();
+  Expected<std::array<uint8_t, 128>> s =
+      dev.encodeTensorMap(scales, {32, chunks, uint64_t(n / 32)}, {32, 1, kTileRows / 32});
+  if (!s)
+    return s.takeError();
+  uint8_t both[2 * kDescriptorBytes];
+  std::copy(w->begin(), w->end(), both);
+  std::copy(s->begin(), s->end(), both + kDescriptorBytes);
+  Expected<void *> d = dev.alloc(sizeof(both));
+  if (!d)
+    return d.takeError();
+  if (Error e = dev.copyToDevice(*d, both, sizeof(both))) {
+    dev.free(*d);
+    return e;
+  }
+  return d;
+}
+
 Expected<std::unique_ptr<PreparedWeight>> prepareGemmA4W4Weight(Device &dev, Span<uint8_t> wFp4,
                                                                 Span<uint8_t> wScale, int64_t n,
                                                                 int64_t k,
@@ -104,11 +132,18 @@ Expected<std::unique_ptr<PreparedWeight>> prepareGemmA4W4Weight(Device &dev, Spa
     dev.free(*dw);
     return ds.takeError();
   }
+  // Owns the buffers from here on; the descriptors point into them.
   auto prepared = std::make_unique<PreparedWeight>(dev, arch, n, k, *dw, *ds);
   if (Error e = dev.copyToDevice(*dw, w->data(), w->size()))
     return e;
   if (Error e = dev.copyToDevice(*ds, s->data(), s->size()))
     return e;
+  if (arch == Arch::SM90A) {
+    Expected<void *> dd = sm90Descriptors(dev, *dw, *ds, n, k);
+    if (!dd)
+      return dd.takeError();
+    prepared->descriptors = *dd;
+  }
   return prepared;
 }
 
@@ -219,14 +254,17 @@ static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
   Expected<std::shared_ptr<const CompiledKernel>> kernel = Jit::global().get(spec);
   if (!kernel)
     return kernel.takeError();
-  void *wPtr = w.deviceData(), *sPtr = w.deviceScales();
+  void *wPtr = w.deviceData(), *sPtr = w.deviceScales(), *dPtr = w.deviceDescriptors();
   int32_t m32 = int32_t(m);
   // Arguments in the kernel's order (Kernels/GemmA4W4.h).
   std::vector<void *> args;
   for (void *&p : front)
     args.push_back(&p);
-  for (void **p : {&wPtr, &sPtr, &out})
-    args.push_back(p);
+  args.push_back(&wPtr);
+  args.push_back(&sPtr);
+  if (spec.arch == Arch::SM90A)
+    args.push_back(&dPtr);
+  args.push_back(&out);
   args.push_back(&m32);
   for (void *&p : extra)
     args.push_back(&p);

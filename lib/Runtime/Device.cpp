@@ -7,6 +7,11 @@ namespace mxfp4 {
 
 Device::~Device() = default;
 
+Expected<std::array<uint8_t, 128>> Device::encodeTensorMap(const void *, std::array<uint64_t, 3>,
+                                                           std::array<uint32_t, 3>) {
+  return makeError("TMA descriptors need a CUDA device; this one is driven by ", driver());
+}
+
 Expected<std::unique_ptr<Device>> Device::open(int ordinal) {
   Expected<std::unique_ptr<Device>> cuda = openCudaDevice(ordinal);
   if (cuda)

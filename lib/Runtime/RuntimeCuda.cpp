@@ -51,6 +51,10 @@ struct CudaApi {
   CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
   CUresult (*cuEventDestroy)(CUevent);
   CUresult (*cuGetErrorName)(CUresult, const char **);
+  /// CUDA 12+ drivers; null before.
+  CUresult (*cuTensorMapEncodeTiled)(void *, int, unsigned, void *, const uint64_t *,
+                                     const uint64_t *, const unsigned *, const unsigned *, int, int,
+                                     int, int);
   std::string error; ///< why loading failed ("" when usable)
 
   static const CudaApi &get() {
@@ -98,6 +102,8 @@ private:
     sym(a.cuEventElapsedTime, "cuEventElapsedTime", "cuEventElapsedTime_v2");
     sym(a.cuEventDestroy, "cuEventDestroy", "cuEventDestroy_v2");
     sym(a.cuGetErrorName, "cuGetErrorName");
+    a.cuTensorMapEncodeTiled =
+        reinterpret_cast<decltype(a.cuTensorMapEncodeTiled)>(dlsym(h, "cuTensorMapEncodeTiled"));
     if (!ok)
       a.error = "libcuda.so.1 lacks a driver API entry point we need (driver too old?)";
     return a;
@@ -134,6 +140,24 @@ public:
   void free(void *p) override {
     if (p)
       (void)api().cuMemFree(CUdeviceptr(p));
+  }
+  Expected<std::array<uint8_t, 128>> encodeTensorMap(const void *global,
+                                                     std::array<uint64_t, 3> dims,
+                                                     std::array<uint32_t, 3> box) override {
+    if (!api().cuTensorMapEncodeTiled)
+      return Error("cuTensorMapEncodeTiled is missing from libcuda.so.1 (a CUDA 12+ driver is "
+                   "needed for TMA)");
+    constexpr int kUint32 = 2, kNone = 0, kL2Promote256 = 3;
+    const uint64_t strides[2] = {dims[0] * 4, dims[0] * dims[1] * 4};
+    const unsigned elementStrides[3] = {1, 1, 1};
+    alignas(64) std::array<uint8_t, 128> map{};
+    if (auto e = check(api().cuTensorMapEncodeTiled(map.data(), kUint32, 3,
+                                                    const_cast<void *>(global), dims.data(),
+                                                    strides, box.data(), elementStrides, kNone,
+                                                    kNone, kL2Promote256, kNone),
+                       "cuTensorMapEncodeTiled"))
+      return e;
+    return map;
   }
   Error copyToDevice(void *dst, const void *src, size_t bytes) override {
     return check(api().cuMemcpyHtoD(CUdeviceptr(dst), src, bytes), "cuMemcpyHtoD");

@@ -107,10 +107,11 @@ public:
   MxTile loadMx(mlir::Value data, mlir::Value scales, Index row, Index col, Index ld,
                 Index validRows, int64_t rows, int64_t cols);
   /// Weights [rows, cols K-elements] at (row, col) of a [*, k] matrix, with its
-  /// scales at (row, col / 32), in the given layouts.
+  /// scales at (row, col / 32), in the given layouts; through the TMA
+  /// descriptors in `descriptors` when given (sm_90a).
   MxTile loadWeight(mlir::Value data, mlir::Value scales, Index row, Index col, int64_t k,
-                    WeightLayout weightLayout, ScaleLayout scaleLayout, int64_t rows,
-                    int64_t cols);
+                    WeightLayout weightLayout, ScaleLayout scaleLayout, int64_t rows, int64_t cols,
+                    mlir::Value descriptors = {});
   Tile zero(int64_t rows, int64_t cols);
   Tile scaledMma(const MxTile &a, const MxTile &b, Tile acc);
   Tile activation(const Activation &act, Tile gate, Tile up = Tile());

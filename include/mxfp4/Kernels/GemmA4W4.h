@@ -3,8 +3,9 @@
 // C[M, N] (bf16) = act(quantize_mxfp4(A[M, K] bf16) * W[N, K]^T), W packed
 // E2M1 with E8M0 scales in the target's preshuffled layouts (seed 000). N and
 // K are compile-time constants; M is a run-time argument with masked tails.
-// Kernel arguments, in order: A (bf16), W (i8), W scales (i8), C (bf16), M (i32),
-// with the bf16dq epilogue the dump buffers for packed E2M1 codes [M, K/2]
+// Kernel arguments, in order: A (bf16), W (i8), W scales (i8), on sm_90a the
+// TMA descriptors of W and its scales (256 bytes, Kernels/Sm90Pipeline.h),
+// C (bf16), M (i32), with the bf16dq epilogue the dump buffers for packed E2M1 codes [M, K/2]
 // and E8M0 scales [M, K/32] (i8), and with split-K > 1 the f32 workspace
 // [M, N] and the i32 tile counters [ceil(M/BM) * N/BN], both zero on entry
 // and left zero. Grid z = split-K.

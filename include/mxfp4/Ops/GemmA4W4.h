@@ -27,6 +27,7 @@ namespace mxfp4 {
 /// Weights preshuffled and resident on one device.
 class PreparedWeight {
 public:
+  /// Takes ownership of the device buffers `data` and `scales`.
   PreparedWeight(Device &dev, Arch arch, int64_t n, int64_t k, void *data, void *scales)
       : dev(&dev), target(arch), rows(n), cols(k), data(data), scales(scales) {}
   ~PreparedWeight();
@@ -38,6 +39,8 @@ public:
   int64_t k() const { return cols; }
   void *deviceData() const { return data; }
   void *deviceScales() const { return scales; }
+  /// sm_90a: the TMA descriptors of the weights and scales (2 x 128 bytes).
+  void *deviceDescriptors() const { return descriptors; }
   Device &device() const { return *dev; }
 
   /// Split-K scratch for `m` rows of output: an f32 workspace [m, N] and
@@ -54,6 +57,10 @@ private:
   Arch target;
   int64_t rows, cols;
   void *data, *scales;
+  void *descriptors = nullptr;
+  friend Expected<std::unique_ptr<PreparedWeight>>
+  prepareGemmA4W4Weight(Device &, Span<uint8_t>, Span<uint8_t>, int64_t, int64_t,
+                        std::optional<Arch>);
   /// Two device buffers sized per row of output, grown (at least doubling)
   /// on demand by a const GEMM call (the weights do not change).
   struct RowScratch {

@@ -14,6 +14,8 @@
 #include "mxfp4/JIT/CompiledKernel.h"
 
 #include "mxfp4/Support/Error.h"
+#include <array>
+#include <cstdint>
 #include <functional>
 
 #include <memory>
@@ -46,6 +48,13 @@ public:
   /// array of pointers to each argument.
   virtual Error launch(const CompiledKernel &kernel, const LaunchGeometry &geometry, void **args,
                        void *stream = nullptr) = 0;
+
+  /// A TMA descriptor (the driver's 128-byte CUtensorMap) of the dense 3-D
+  /// array of 32-bit words at `global` (device memory, 16-byte aligned) with
+  /// extents `dims` (innermost first), fetched in boxes of `box` words.
+  /// CUDA (sm_90a) only; elsewhere an error.
+  virtual Expected<std::array<uint8_t, 128>>
+  encodeTensorMap(const void *global, std::array<uint64_t, 3> dims, std::array<uint32_t, 3> box);
 
   /// Milliseconds the device spent on what `work` enqueues on `stream`,
   /// measured with events recorded around it.

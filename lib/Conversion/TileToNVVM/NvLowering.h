@@ -19,6 +19,10 @@
 // contiguous bytes and one E8M0 scale (the sm90-mma16 layouts), and each bf16x2 register is the
 // nibble pair (j, j+4) of one packed word.
 //
+// The weights reach shared memory by TMA, S K steps ahead (one mbarrier per
+// stage; Kernels/Sm90Pipeline.h has the layout), and each thread reads its
+// fragments from there into registers one step ahead of the wgmmas.
+//
 // Shared memory holds the activations of a step in the wgmma no-swizzle
 // K-major layout for that permutation: per 128-K chunk kc, MMA step s, token
 // group G (8 tokens) and half h, one 8 x 16-byte core matrix whose row r
@@ -29,6 +33,7 @@
 #define MXFP4_LIB_CONVERSION_TILETONVVM_NVLOWERING_H
 
 #include "mxfp4/Dialect/Tile/TileOps.h"
+#include "mxfp4/Kernels/Sm90Pipeline.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -41,10 +46,6 @@ namespace mxfp4::nv {
 struct Config {
   int64_t bm = 16, bn = 128, bk = 128;
   int64_t k = 0; ///< full K of the weights
-  /// K steps of weights kept ahead in registers. Split-K loops are short and
-  /// their clamped tail would re-load the extra steps, so they keep one;
-  /// full-K loops keep two (measured on the H200: docs/Performance.md).
-  int weightDepth = 2;
   /// The quantizer kernel (quant_mxfp4): no MMA, no shared buffers.
   bool quantizeOnly = false;
   /// Register cap for ptxas (.maxnreg); 0: none.
@@ -55,8 +56,8 @@ struct Config {
   int64_t threads() const { return 128 * warpgroups(); }
   /// m16 weight tiles per warp (wgmmas per MMA step and warpgroup).
   int64_t tilesPerWarp() const { return 2 / warpgroups(); }
-  /// Two activation buffers above 48 KiB need dynamic shared memory.
-  bool dynamicSmem() const { return 2 * wordsPerBuffer() * 4 > 48 * 1024; }
+  /// Shared memory of a GEMM workgroup (dynamic: it exceeds 48 KiB).
+  sm90::SharedLayout shared() const { return sm90::sharedLayout(bm, bk); }
 
   int64_t chunksPerRow() const { return k / 128; } ///< 128-K chunks of a weight row
   int64_t chunksPerStep() const { return bk / 128; }
@@ -76,7 +77,13 @@ struct WeightRegs {
 
 class Sm90Emitter {
 public:
-  Sm90Emitter(const Config &cfg, mlir::Value smem) : cfg(cfg), smem(smem) {}
+  /// `smem`: the activation buffers (i32 words); `stageVectors` /
+  /// `stageWords`: the weight stages as 16-byte vectors / 32-bit words;
+  /// `smemBase`: the shared address of byte 0 (i64).
+  Sm90Emitter(const Config &cfg, mlir::Value smem, mlir::Value stageVectors = {},
+              mlir::Value stageWords = {}, mlir::Value smemBase = {})
+      : cfg(cfg), smem(smem), stageVectors(stageVectors), stageWords(stageWords),
+        smemBase(smemBase) {}
 
   void emitIds(mlir::ImplicitLocOpBuilder &b);
   /// Lowers one op of the kernel body.
@@ -120,10 +127,19 @@ private:
   QuantCoords mxBlockCoords(mlir::ImplicitLocOpBuilder &b, int64_t r);
   int64_t mxBlocksPerThread() const;
 
-  // Sm90Mma.cpp
-  /// Weights at K element `kcol` and scales at K-block `kblock` for one step.
-  WeightRegs loadWeights(mlir::ImplicitLocOpBuilder &b, tile::LoadWeightOp w, tile::LoadScalesOp s,
-                         mlir::Value kcol, mlir::Value kblock);
+  // Sm90Tma.cpp: the weight stages.
+  /// Thread 0 initialises the stage barriers; a proxy fence and a barrier
+  /// publish them.
+  void initStages(mlir::ImplicitLocOpBuilder &b);
+  /// Thread 0 starts the TMA copies of the weights and scales of K step `st`
+  /// (counted from the loop's first step; none when st >= `steps`), whose
+  /// first K element is `kcol`, into stage st % S.
+  void issueStage(mlir::ImplicitLocOpBuilder &b, tile::LoadWeightOp w, mlir::Value st,
+                  mlir::Value steps, llvm::function_ref<mlir::Value()> kcol);
+  /// Waits for step `st`'s stage to land and reads this thread's fragments.
+  WeightRegs loadWeights(mlir::ImplicitLocOpBuilder &b, mlir::Value st);
+  /// A pointer to byte `offset` of shared memory.
+  mlir::Value sharedPtr(mlir::ImplicitLocOpBuilder &b, mlir::Value offset);
 
   // Sm90Wgmma.cpp
   /// Issues the step's wgmmas (weights `regs`, activations in the buffer at
@@ -144,7 +160,7 @@ private:
                       mlir::Value iv);
 
   const Config &cfg;
-  mlir::Value smem;
+  mlir::Value smem, stageVectors, stageWords, smemBase;
   /// Accumulator tiles: tilesPerWarp() x tokenTiles() vector<4xf32>, [i][j].
   llvm::DenseMap<mlir::Value, llvm::SmallVector<mlir::Value>> accumulators;
   mlir::Value tid, lane, warp, g, t;

@@ -1,15 +1,17 @@
 //===- Sm90KLoop.cpp - The software-pipelined K loop on sm_90a ------------===//
 //
-// Prologue: weights of steps 0 and 1 into registers, activations of step 0
-// converted into shared buffer 0 (quantized inline, or dequantized from
-// MXFP4 for mxtile.load_mx), proxy fence, barrier. Iteration ks: issue the
-// global loads of the weights of step ks+2 and the activations of step ks+1
+// Prologue: the TMA copies of weight steps 0..S-1 start (Sm90Tma.cpp), the
+// activations of step 0 are converted into shared buffer 0 (quantized
+// inline, or dequantized from MXFP4 for mxtile.load_mx), step 0's weights
+// are read into registers, proxy fence, barrier, step S's copy starts.
+// Iteration ks: issue the global loads of the activations of step ks+1
 // (clamped to the last step, so the tail redoes harmless work instead of
 // branching), issue step ks's wgmmas (registers and buffer ks%2) as one
 // commit group, wait for step ks-1's group (the last reader of the other
-// buffer), convert step ks+1 into the other buffer while step ks's wgmmas
-// run, proxy fence, barrier. Step ks's wgmmas also overlap the next
-// iteration's weight conversion; after the loop one wait drains the last.
+// buffer), convert step ks+1's activations into the other buffer while step
+// ks's wgmmas run, read step ks+1's weights from their stage, proxy fence,
+// barrier, start step ks+1+S's copy into the stage just read. After
+// the loop one wait drains the last wgmmas.
 //
 //===----------------------------------------------------------------------===//
 
@@ -98,36 +100,41 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
     else
       dequantizeToSmem(b, chunks, buffer);
   };
-  auto weightsAt = [&](Value iv) {
-    return loadWeights(b, weight, scales, valueAt(b, weight.getCol(), loop, iv),
-                       valueAt(b, scales.getKblock(), loop, iv));
-  };
+  if (!weight.getDescriptors())
+    return weight.emitOpError() << "on sm_90a weights are fetched by TMA: mxtile.load_weight "
+                                   "needs the descriptors operand";
 
-  // Weights stay weightDepth K steps ahead in registers (iter_args).
-  const int kWeightDepth = cfg.weightDepth;
+  const int64_t stages = cfg.shared().stages;
   Value last = arith::SubIOp::create(b, ub, step);
-  auto stepAhead = [&](Value iv, int64_t d) -> Value {
-    Value ahead = iv;
-    for (int64_t i = 0; i < d; ++i)
-      ahead = arith::AddIOp::create(b, ahead, step);
-    return arith::MinUIOp::create(b, ahead, last); // clamped: the tail redoes harmless loads
+  Value steps = arith::DivUIOp::create(b, arith::SubIOp::create(b, ub, lb), step);
+  // The next step's K, clamped to the last step: the tail redoes harmless
+  // activation loads instead of branching.
+  auto nextOf = [&](Value iv) {
+    return arith::MinUIOp::create(b, arith::AddIOp::create(b, iv, step), last).getResult();
+  };
+  // Step st's weights (and scales) start their trip into stage st % S.
+  auto issue = [&](Value st) {
+    issueStage(b, weight, st, steps, [&] {
+      Value iv = arith::AddIOp::create(b, lb, arith::MulIOp::create(b, st, step));
+      return valueAt(b, weight.getCol(), loop, iv);
+    });
   };
 
-  // Prologue.
-  SmallVector<WeightRegs> ahead;
-  for (int d = 0; d < kWeightDepth; ++d)
-    ahead.push_back(weightsAt(d == 0 ? lb : stepAhead(lb, d)));
+  // Prologue: S steps of weights in flight, step 0's activations converted
+  // and its weights read; once every thread has read stage 0 it refills.
+  initStages(b);
+  for (int64_t st = 0; st < stages; ++st)
+    issue(idxConst(b, st));
   storeA(loadA(colAt(lb)), colAt(lb), idxConst(b, 0));
+  WeightRegs first = loadWeights(b, idxConst(b, 0));
   fenceProxyAsync(b);
   gpu::BarrierOp::create(b);
+  issue(idxConst(b, stages));
 
   SmallVector<Value> inits = flattenAccumulators(b, init->second);
-  const size_t nAcc = inits.size(), nWords = ahead[0].words.size(),
-               nScales = ahead[0].scales.size(), perStep = nWords + nScales;
-  for (const WeightRegs &r : ahead) {
-    llvm::append_range(inits, r.words);
-    llvm::append_range(inits, r.scales);
-  }
+  const size_t nAcc = inits.size(), nWords = first.words.size();
+  llvm::append_range(inits, first.words);
+  llvm::append_range(inits, first.scales);
   auto newFor = scf::ForOp::create(b, lb, ub, step, inits);
   newFor->setAttr(
       "loop_annotation",
@@ -136,8 +143,7 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(newFor.getBody());
     Value iv = newFor.getInductionVar();
-    WeightRegs farRegs = weightsAt(stepAhead(iv, kWeightDepth));
-    Value next = stepAhead(iv, 1);
+    Value next = nextOf(iv);
     SmallVector<Value> nextChunks = loadA(colAt(next));
 
     Value trip = arith::DivUIOp::create(b, arith::SubIOp::create(b, iv, lb), step);
@@ -147,19 +153,22 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
     SmallVector<Value> accs(args.begin(), args.begin() + nAcc);
     WeightRegs regs;
     regs.words.assign(args.begin() + nAcc, args.begin() + nAcc + nWords);
-    regs.scales.assign(args.begin() + nAcc + nWords, args.begin() + nAcc + perStep);
+    regs.scales.assign(args.begin() + nAcc + nWords, args.end());
     mmaStep(b, regs, cur, accs);
     // Step ks-1's wgmmas read `other`: wait for them (not for this step's,
     // which keep running through the conversion and into the next step).
     NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
     storeA(nextChunks, colAt(next), other);
+    // After the conversion, which then has these registers to itself.
+    Value nextTrip = arith::MinUIOp::create(b, idxAdd(b, trip, 1), idxAdd(b, steps, -1));
+    WeightRegs nextRegs = loadWeights(b, nextTrip);
     fenceProxyAsync(b);
     gpu::BarrierOp::create(b);
-    // Shift the register queue: steps ks+1.. move up, ks+depth enters.
+    // Every thread has read step ks+1's stage: it takes step ks+1+S.
+    issue(idxAdd(b, trip, 1 + stages));
     SmallVector<Value> yields(accs);
-    yields.append(args.begin() + nAcc + perStep, args.end());
-    llvm::append_range(yields, farRegs.words);
-    llvm::append_range(yields, farRegs.scales);
+    llvm::append_range(yields, nextRegs.words);
+    llvm::append_range(yields, nextRegs.scales);
     scf::YieldOp::create(b, yields);
   }
   NVVM::WgmmaWaitGroupSyncOp::create(b, 0); // the last step's wgmmas

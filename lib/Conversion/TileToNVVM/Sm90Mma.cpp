@@ -1,9 +1,9 @@
-//===- Sm90Mma.cpp - Weight fetch and dequantization on sm_90a ------------===//
+//===- Sm90Mma.cpp - Weight dequantization on sm_90a ----------------------===//
 //
-// Per K step and 128-K chunk, each thread loads for each of its 4 (BM 128: 2)
+// Per K step and 128-K chunk, each thread holds for each of its 4 (BM 128: 2)
 // weight rows (m16 tile i, half h) 16 contiguous bytes = 32 E2M1 values (K 32t..+31 of
 // the chunk) and one dword holding its 4 rows' E8M0 scales (sm90-mma16
-// layouts). MMA step s uses word s/2 of the 16 bytes: nibble pairs
+// layouts, read from the TMA stages by Sm90Tma.cpp). MMA step s uses word s/2 of the 16 bytes: nibble pairs
 // (2(s%2), 2(s%2)+4) as A regs a0/a1 and (2(s%2)+1, 2(s%2)+5) as a2/a3
 // (Sm90Wgmma.cpp; the K permutation of NvLowering.h).
 //
@@ -28,33 +28,6 @@
 using namespace mlir;
 using namespace mxfp4;
 using namespace mxfp4::nv;
-
-WeightRegs Sm90Emitter::loadWeights(ImplicitLocOpBuilder &b, tile::LoadWeightOp w,
-                                    tile::LoadScalesOp s, Value kcol, Value kblock) {
-  Value wBase = mapping.lookup(w.getBase()), sBase = mapping.lookup(s.getBase());
-  Value n0 = mapping.lookup(w.getRow());
-  const int64_t chunks = cfg.chunksPerRow();
-  // 16-byte unit of (16-row tile nt, chunk kc, half h) for this lane:
-  // ((nt * chunks + kc) * 2 + h) * 32 + lane.
-  const int64_t tiles = cfg.tilesPerWarp();
-  Value nt0 = idxAdd(b, idxDiv(b, n0, 16), idxMul(b, warp, tiles));
-  Value nw = idxAdd(b, idxDiv(b, n0, 32), idxDiv(b, idxMul(b, warp, tiles), 2));
-  Value kc0 = idxDiv(b, kcol, 128), sc0 = idxDiv(b, kblock, 4);
-  WeightRegs r;
-  for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
-    Value chunk = idxAdd(b, kc0, kc);
-    for (int64_t i = 0; i < tiles; ++i) {
-      Value tileBase = idxMul(b, idxAdd(b, idxMul(b, idxAdd(b, nt0, i), chunks), chunk), 64);
-      for (int64_t h = 0; h < 2; ++h)
-        r.words.push_back(memref::LoadOp::create(
-            b, wBase, ValueRange{idxAdd(b, idxAdd(b, tileBase, h * 32), lane)}));
-    }
-    Value sIdx =
-        idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, nw, chunks), idxAdd(b, sc0, kc)), 32), lane);
-    r.scales.push_back(memref::LoadOp::create(b, sBase, ValueRange{sIdx}));
-  }
-  return r;
-}
 
 namespace {
 struct I32Ops {

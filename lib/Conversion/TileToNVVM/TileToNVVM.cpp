@@ -203,7 +203,8 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
 
 namespace {
 
-/// The memref element type each kernel argument is accessed with.
+/// The memref element type each kernel argument is accessed with (a
+/// pointer type: the argument is passed as that pointer, not a memref).
 FailureOr<Type> argElementType(func::FuncOp kernel, BlockArgument arg) {
   Type want;
   MLIRContext *ctx = kernel.getContext();
@@ -222,7 +223,8 @@ FailureOr<Type> argElementType(func::FuncOp kernel, BlockArgument arg) {
       r = agree(mx.getData() == arg ? Type(VectorType::get({4}, IntegerType::get(ctx, 32)))
                                     : Type(IntegerType::get(ctx, 8)));
     else if (auto w = dyn_cast<tile::LoadWeightOp>(user))
-      r = agree(VectorType::get({4}, IntegerType::get(ctx, 32)));
+      r = agree(w.getDescriptors() == arg ? Type(LLVM::LLVMPointerType::get(ctx))
+                                          : Type(VectorType::get({4}, IntegerType::get(ctx, 32))));
     else if (isa<tile::LoadScalesOp>(user))
       r = agree(IntegerType::get(ctx, 32));
     else if (auto q = dyn_cast<tile::QuantizeOp>(user))
@@ -282,22 +284,14 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
     return mma.emitOpError() << "on sm_90a the K tile must be 128 or 256 with BM x BK <= 16384 "
                                 "(64 KiB of shared memory), got BK = "
                              << cfg.bk;
-  kernel.walk([&](tile::StoreOp st) {
-    if (st.getWorkspace())
-      cfg.weightDepth = 1;
-  });
   if (weight.getLayout() != tile::WeightLayoutKind::sm90_mma16)
     return weight.emitOpError() << "on sm_90a weights must use the sm90_mma16 layout";
   // The MXFP4-activation kernels with 64+ tokens fit 128 registers (ptxas
   // report, test/Target): 16 warps per SM instead of 8 hide more latency.
   bool preQuantized = false;
   kernel.walk([&](tile::LoadMxOp) { preQuantized = true; });
-  if (preQuantized && cfg.bm >= 64) {
+  if (preQuantized && cfg.bm >= 64)
     cfg.maxRegisters = 128;
-    // BM 128 fits only with one step of weights ahead (no spills).
-    if (cfg.bm == 128)
-      cfg.weightDepth = 1;
-  }
   return cfg;
 }
 
@@ -307,9 +301,11 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
     SmallVector<func::FuncOp> kernels = collectKernels(module);
     if (kernels.empty())
       return;
+    // PTX 8.6: the first with the shared::cta form of the TMA copies (no
+    // clusters here); CUDA 12.8+ drivers and ptxas.
     auto gpuModule = createKernelModule(
         module, NVVM::NVVMTargetAttr::get(&getContext(), /*optLevel=*/3, "nvptx64-nvidia-cuda",
-                                          "sm_90a", "+ptx80"));
+                                          "sm_90a", "+ptx86"));
     for (func::FuncOp kernel : kernels)
       if (failed(lowerKernel(kernel, gpuModule)))
         return signalPassFailure();
@@ -327,7 +323,12 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
         FailureOr<Type> elem = argElementType(kernel, arg);
         if (failed(elem))
           return failure();
-        argTypes.push_back(MemRefType::get({kNominalElements}, *elem));
+        // TMA descriptors are only ever addressed whole: a plain pointer
+        // (a memref would reach them through a 32-bit index).
+        if (isa<LLVM::LLVMPointerType>(*elem))
+          argTypes.push_back(*elem);
+        else
+          argTypes.push_back(MemRefType::get({kNominalElements}, *elem));
       } else if (t.isSignlessInteger(32) || t.isIndex()) {
         argTypes.push_back(t);
       } else {
@@ -335,13 +336,14 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
       }
     }
     auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-    auto smemType =
-        MemRefType::get({cfg->quantizeOnly ? 4 : 2 * cfg->wordsPerBuffer()},
-                        IntegerType::get(ctx, 32), MemRefLayoutAttrInterface(), workgroup);
-    // Up to 48 KiB: a static workgroup buffer; above, dynamic shared memory
-    // (the launch passes its size, the runtime raises the function's limit;
-    // lib/Target makes the symbol external and aligned, toolchain.md 2.2).
-    const bool dynamic = cfg->dynamicSmem();
+    auto i32 = IntegerType::get(ctx, 32);
+    auto smemType = MemRefType::get({cfg->quantizeOnly ? 4 : 2 * cfg->wordsPerBuffer()}, i32,
+                                    MemRefLayoutAttrInterface(), workgroup);
+    // The quantizer: a static workgroup word. GEMMs: dynamic shared memory
+    // (Kernels/Sm90Pipeline.h; the launch passes its size, the runtime
+    // raises the function's limit; lib/Target makes the symbol external
+    // and 1024-byte aligned, toolchain.md 2.2).
+    const bool dynamic = !cfg->quantizeOnly;
     OpBuilder ob(ctx);
     ob.setInsertionPointToEnd(gpuModule.getBody());
     auto func = gpu::GPUFuncOp::create(ob, kernel.getLoc(), kernel.getSymName(),
@@ -360,17 +362,27 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
 
     ImplicitLocOpBuilder b(kernel.getLoc(), ctx);
     b.setInsertionPointToStart(&func.getBody().front());
-    Value smem;
+    Value smem, stageVectors, stageWords, smemBase;
     if (dynamic) {
       Value bytes = gpu::DynamicSharedMemoryOp::create(
           b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), MemRefLayoutAttrInterface(),
                              workgroup));
-      smem = memref::ViewOp::create(b, smemType, bytes, arith::ConstantIndexOp::create(b, 0),
-                                    ValueRange{});
+      auto view = [&](Type elem, int64_t elemBytes, int64_t offset, int64_t size) {
+        return memref::ViewOp::create(
+            b, MemRefType::get({size / elemBytes}, elem, MemRefLayoutAttrInterface(), workgroup),
+            bytes, arith::ConstantIndexOp::create(b, offset), ValueRange{});
+      };
+      const sm90::SharedLayout l = cfg->shared();
+      smem = view(i32, 4, 0, l.activationBytes);
+      const int64_t stageSize = l.stages * l.stageBytes;
+      stageVectors = view(VectorType::get({4}, i32), 16, l.stagesOffset(), stageSize);
+      stageWords = view(i32, 4, l.stagesOffset(), stageSize);
+      smemBase = arith::IndexCastUIOp::create(
+          b, b.getI64Type(), memref::ExtractAlignedPointerAsIndexOp::create(b, bytes));
     } else {
       smem = func.getWorkgroupAttributions()[0];
     }
-    Sm90Emitter emitter(*cfg, smem);
+    Sm90Emitter emitter(*cfg, smem, stageVectors, stageWords, smemBase);
     for (auto [from, to] : llvm::zip(kernel.getArguments(), func.getArguments()))
       emitter.mapping.map(from, to);
     emitter.emitIds(b);

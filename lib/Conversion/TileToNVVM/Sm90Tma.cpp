@@ -1,0 +1,121 @@
+//===- Sm90Tma.cpp - Weight stages fed by TMA on sm_90a --------------------===//
+//
+// One mbarrier per stage, initialised with an arrival count of 1: thread 0
+// arms it with arrive.expect_tx(stage bytes) and starts the stage's bulk
+// tensor copies (per 128-K chunk one weight box and one scale box,
+// Kernels/Sm90Pipeline.h); the copies' complete_tx ends the phase. Step st
+// uses stage st % S in phase (st / S) % 2, so every thread waits with
+// try_wait.parity on that parity. A stage is refilled only after a
+// workgroup barrier that follows every thread's reads of it (Sm90KLoop.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "NvLowering.h"
+#include "mxfp4/Conversion/IndexMath.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+using namespace mxfp4;
+using namespace mxfp4::nv;
+
+/// Suspend-time hint of the barrier waits (ns), as CUTLASS uses.
+static constexpr int64_t kWaitTicks = 0x989680;
+
+Value Sm90Emitter::sharedPtr(ImplicitLocOpBuilder &b, Value offset) {
+  Value addr = arith::AddIOp::create(b, smemBase,
+                                     arith::IndexCastUIOp::create(b, b.getI64Type(), offset));
+  return LLVM::IntToPtrOp::create(b, LLVM::LLVMPointerType::get(b.getContext(), 3), addr);
+}
+
+void Sm90Emitter::initStages(ImplicitLocOpBuilder &b) {
+  const sm90::SharedLayout l = cfg.shared();
+  Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
+  auto ifOp = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value one = arith::ConstantIntOp::create(b, 1, 32);
+    for (int64_t s = 0; s < l.stages; ++s)
+      NVVM::MBarrierInitOp::create(b, sharedPtr(b, idxConst(b, l.barriersOffset() + 8 * s)), one,
+                                   Value());
+    // The async proxy (TMA's complete_tx) must see the initialised barriers.
+    NVVM::FenceMbarrierInitOp::create(b);
+    fenceProxyAsync(b);
+  }
+  gpu::BarrierOp::create(b);
+}
+
+void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, tile::LoadWeightOp w, Value st, Value steps,
+                             llvm::function_ref<Value()> kcol) {
+  const sm90::SharedLayout l = cfg.shared();
+  Value go = arith::AndIOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0)),
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, st, steps));
+  auto ifOp = scf::IfOp::create(b, go, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+
+  auto i32 = b.getI32Type();
+  auto toI32 = [&](Value v) { return arith::IndexCastUIOp::create(b, i32, v).getResult(); };
+  // The kernel argument is a plain global pointer (TileToNVVM.cpp).
+  Value weightMap = mapping.lookup(w.getDescriptors());
+  Value scaleMap = LLVM::GEPOp::create(b, weightMap.getType(), b.getI8Type(), weightMap,
+                                       ArrayRef<LLVM::GEPArg>{sm90::kDescriptorBytes});
+
+  Value stage = idxRem(b, st, l.stages);
+  Value bar = sharedPtr(b, idxAdd(b, idxMul(b, stage, 8), l.barriersOffset()));
+  NVVM::MBarrierArriveExpectTxOp::create(b, Type(), bar,
+                                         arith::ConstantIntOp::create(b, l.stageBytes, 32),
+                                         NVVM::MemScopeKindAttr(), BoolAttr(), Value());
+  Value stageStart = idxAdd(b, idxMul(b, stage, l.stageBytes), l.stagesOffset());
+  Value n0 = mapping.lookup(w.getRow());
+  Value tile = toI32(idxDiv(b, n0, 16)), group = toI32(idxDiv(b, n0, 32));
+  Value chunk0 = idxDiv(b, kcol(), 128), zero = arith::ConstantIntOp::create(b, 0, 32);
+  auto mode = NVVM::TMALoadModeAttr::get(b.getContext(), NVVM::TMALoadMode::TILE);
+  auto copy = [&](int64_t dstOffset, Value map, Value chunk, Value outer) {
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        b, sharedPtr(b, idxAdd(b, stageStart, dstOffset)), map, ValueRange{zero, chunk, outer},
+        bar, ValueRange{}, Value(), Value(), mode, b.getBoolAttr(true),
+        NVVM::CTAGroupKindAttr(), Value());
+  };
+  for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
+    Value chunk = toI32(idxAdd(b, chunk0, kc));
+    copy(kc * sm90::kWeightBoxBytes, weightMap, chunk, tile);
+    copy(l.scalesInStage() + kc * sm90::kScaleBoxBytes, scaleMap, chunk, group);
+  }
+}
+
+WeightRegs Sm90Emitter::loadWeights(ImplicitLocOpBuilder &b, Value st) {
+  const sm90::SharedLayout l = cfg.shared();
+  Value stage = idxRem(b, st, l.stages);
+  Value parity = arith::IndexCastUIOp::create(b, b.getI32Type(),
+                                              idxRem(b, idxDiv(b, st, l.stages), 2));
+  NVVM::MBarrierTryWaitParityOp::create(
+      b, sharedPtr(b, idxAdd(b, idxMul(b, stage, 8), l.barriersOffset())), parity,
+      arith::ConstantIntOp::create(b, kWaitTicks, 32));
+  // Warp w's rows are tiles w * tiles + i of the stage's 8 (16-row tiles of
+  // 1 KiB: 16-byte unit (tile * 2 + h) * 32 + lane) and scale group
+  // w * tiles / 2 of 4 (32 words each).
+  const int64_t tiles = cfg.tilesPerWarp();
+  Value tile0 = idxMul(b, warp, tiles);
+  Value group = idxDiv(b, tile0, 2);
+  Value vecStage = idxMul(b, stage, l.stageBytes / 16);
+  Value wordStage = idxAdd(b, idxMul(b, stage, l.stageBytes / 4), l.scalesInStage() / 4);
+  WeightRegs r;
+  for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
+    for (int64_t i = 0; i < tiles; ++i)
+      for (int64_t h = 0; h < 2; ++h) {
+        Value unit = idxAdd(b, idxMul(b, idxAdd(b, tile0, i), 64), lane);
+        Value at = idxAdd(b, vecStage, idxAdd(b, unit, kc * sm90::kWeightBoxBytes / 16 + h * 32));
+        r.words.push_back(memref::LoadOp::create(b, stageVectors, ValueRange{at}));
+      }
+    Value at = idxAdd(b, wordStage,
+                      idxAdd(b, idxMul(b, group, 32), idxAdd(b, lane, kc * sm90::kScaleBoxBytes / 4)));
+    r.scales.push_back(memref::LoadOp::create(b, stageWords, ValueRange{at}));
+  }
+  return r;
+}
