@@ -79,6 +79,9 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
   }
   tb.store(acc, c, m0, n0, nDim, valid, split);
   tb.finish();
+  if (spec.foldedScales)
+    module.lookupSymbol(spec.name())
+        ->setAttr(tile::kWeightScalesBelow128Attr, mlir::UnitAttr::get(module.getContext()));
 }
 
 void buildQuantizeMx(mlir::ModuleOp module, const KernelSpec &spec) {

@@ -84,6 +84,8 @@ std::string KernelSpec::name() const {
     s += hex;
   }
   s += epilogue == Epilogue::BF16DumpQuant ? "_ebf16dq" : "_ebf16";
+  if (foldedScales)
+    s += "_fold";
   return s;
 }
 
@@ -256,6 +258,15 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
     s.epilogue = Epilogue::BF16DumpQuant;
   else if (*ep != "bf16")
     return p.error("unknown epilogue '", *ep, "'; expected bf16 or bf16dq");
+  if (!p.done()) {
+    Expected<std::string_view> flag = p.next("'fold'");
+    if (!flag)
+      return flag.takeError();
+    if (*flag != "fold")
+      return p.error("has trailing fields after the epilogue: '", *flag,
+                     "' (only 'fold' may follow it)");
+    s.foldedScales = true;
+  }
   if (!p.done())
     return p.error("has trailing fields after the epilogue");
   if (Error e = verifyKernelSpec(s))
@@ -306,6 +317,8 @@ static Error verifyQuantizeMx(const KernelSpec &s) {
     return fail("writes codes and scales row-major; the layouts must be rowmajor");
   if (s.activation != Activation::None || s.epilogue != Epilogue::BF16)
     return fail("takes no activation and no epilogue");
+  if (s.foldedScales)
+    return fail("has no weight scales to fold");
   return Error::success();
 }
 
@@ -314,6 +327,8 @@ Error verifyKernelSpec(const KernelSpec &s) {
   auto fail = [](const auto &...parts) { return makeError(parts...); };
   if (s.op == OpKind::QuantizeMx)
     return verifyQuantizeMx(s);
+  if (s.foldedScales && s.arch != Arch::SM90A)
+    return fail("folded weight scales (_fold) are an sm_90a GEMM variant, not ", arch);
   if (s.op == OpKind::GemmMxA4W4 && s.arch != Arch::SM90A)
     return fail("gemm_mxa4w4 (pre-quantized activations) is implemented for sm_90a only, got ",
                 arch);

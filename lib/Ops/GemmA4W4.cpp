@@ -144,23 +144,26 @@ Expected<std::unique_ptr<PreparedWeight>> prepareGemmA4W4Weight(Device &dev, Spa
       return dd.takeError();
     prepared->descriptors = *dd;
   }
+  prepared->smallScales =
+      std::all_of(wScale.begin(), wScale.end(), [](uint8_t s) { return s < 128; });
   return prepared;
 }
 
 namespace {
 /// A measured winner for one shape and range of M on sm_90a, over the rule
-/// below (docs/results/2026-11-30-h200-tile-sweep-433eeff.log; the rule's
-/// time in the comment). Only measured M so far; tuning appends and widens.
+/// below (docs/results/2026-11-30-h200-tile-sweep-433eeff.log and, with the
+/// TMA weight pipeline, ...-tile-sweep-a7ccd33.log; the rule's time in the
+/// comment). Only measured M so far; tuning appends and widens.
 struct MeasuredTile {
   int64_t n, k, mMin, mMax, bm, splitK;
 };
 constexpr MeasuredTile kSm90Measured[] = {
-    {8448, 7168, 32, 32, 32, 4},   // 41.2 us (rule: 45.4)
-    {8448, 7168, 128, 128, 64, 4}, // 78.1 us (80.7)
-    {8448, 7168, 256, 256, 64, 2}, // 120.1 us (162.8)
-    {7168, 7168, 32, 32, 32, 4},   // 40.8 us (43.3)
-    {7168, 7168, 128, 128, 64, 4}, // 76.1 us (77.9)
-    {8448, 4224, 256, 256, 64, 1}, // 82.7 us (98.6)
+    {8448, 7168, 32, 32, 32, 4},    // 40.5 us (rule: 44.6)
+    {8448, 7168, 128, 128, 128, 4}, // 75.8 us (76.4)
+    {8448, 7168, 256, 256, 64, 2},  // 120.1 us (162.8)
+    {7168, 7168, 32, 32, 32, 4},    // 39.5 us (43.3)
+    {7168, 7168, 128, 128, 128, 4}, // 73.1 us (77.9)
+    {8448, 4224, 256, 256, 64, 1},  // 82.7 us (98.6)
 };
 } // namespace
 
@@ -239,6 +242,20 @@ static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W
   return tile;
 }
 
+/// Folds the weight scales into the dequantization when every one is below
+/// 128 (or as the caller forces, where allowed).
+static Error chooseFold(KernelSpec &spec, const PreparedWeight &w, const GemmA4W4Options &o) {
+  spec.foldedScales = w.arch() == Arch::SM90A && w.scalesBelow128();
+  if (!o.foldScales)
+    return Error::success();
+  if (*o.foldScales && !spec.foldedScales)
+    return fail("foldScales: only sm_90a kernels fold weight scales, and only when every scale "
+                "is below 128 (these weights: ",
+                w.arch() == Arch::SM90A ? "a scale is 128 or more" : "not sm_90a", ")");
+  spec.foldedScales = *o.foldScales;
+  return Error::success();
+}
+
 /// Gets `spec`'s kernel and launches it: `front` (the activation arguments),
 /// then W, its scales, C, M, the extra arguments and the split-K scratch.
 static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
@@ -294,6 +311,8 @@ Error gemmMxA4W4(Device &dev, void *stream, const void *aCodes, const void *aSca
   spec->splitK = tile.splitK;
   if (tile.bk)
     spec->bk = tile.bk;
+  if (Error e = chooseFold(*spec, w, options))
+    return e;
   if (Error e = verifyKernelSpec(*spec))
     return e;
   return launchGemm(dev, stream, *spec, {const_cast<void *>(aCodes), const_cast<void *>(aScales)},
@@ -338,6 +357,8 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
     spec->bk = tile.bk;
   if (dump)
     spec->epilogue = Epilogue::BF16DumpQuant;
+  if (Error e = chooseFold(*spec, w, options))
+    return e;
   if (Error e = verifyKernelSpec(*spec))
     return e;
   std::vector<void *> extra;

@@ -39,6 +39,9 @@ static cl::opt<int64_t> nOpt("n", cl::desc("N (output columns)"), cl::init(8448)
 static cl::opt<int64_t> kOpt("k", cl::desc("K (reduction length)"), cl::init(7168));
 static cl::opt<int64_t> bmOpt("bm", cl::desc("M tile: 16 or 64"), cl::init(16));
 static cl::opt<int64_t> splitKOpt("split-k", cl::desc("split-K factor (sm_90a)"), cl::init(1));
+static cl::opt<bool> foldOpt("folded-scales",
+                             cl::desc("weight scales all below 128: one multiply (sm_90a)"),
+                             cl::init(false));
 static cl::opt<std::string> roundingName("rounding", cl::desc("roundup, even, floor, nearest"),
                                          cl::init("roundup"));
 static cl::opt<std::string> emitName("emit", cl::desc("tile, gpu, llvm, isa or obj"),
@@ -96,6 +99,7 @@ int main(int argc, char **argv) {
     if (!spec)
       return fail(spec.takeError().message());
     spec->splitK = splitKOpt;
+    spec->foldedScales = foldOpt;
     if (Error e = verifyKernelSpec(*spec))
       return fail(e.message());
     module = mlir::ModuleOp::create(mlir::UnknownLoc::get(&ctx));

@@ -9,7 +9,9 @@
 //    (codes and scales) for all four rounding modes, with adversarial blocks;
 //  - the GEMM matches the float64 QDQ reference within
 //    (K * 2^-24 + 2^-8) * sum_k |a_k w_k| (FP32 accumulation, BF16 output) on
-//    the seed's 24 points and ragged M, and never writes rows >= M.
+//    the seed's 24 points and ragged M, and never writes rows >= M;
+//  - weights with all scales below 128 take the folded dequantization (one
+//    multiply), bit for bit the unfolded one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -86,25 +88,12 @@ TEST_F(Gemm, InlineQuantizationMatchesTheCpuQuantizer) {
     }
 }
 
-/// Runs one GEMM point and checks it against the float64 QDQ reference on up
-/// to `sampleRows` rows (all rows when M is small).
-void checkPoint(Device &dev, std::mt19937_64 &rng, uint64_t seed, int64_t n, int64_t k, int64_t m,
-                int sampleRows = 48, bool print = true) {
-  SCOPED_TRACE(testing::Message() << "N=" << n << " K=" << k << " M=" << m << " seed=" << seed);
-  HostWeights w = randomWeights(rng, n, k);
-  auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
-  ASSERT_OK(prepared);
-  std::vector<uint16_t> a = randomActivations(rng, m, k);
-  // One guard row after C: must still hold the poison.
-  DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t((m + 1) * n * 2));
-  da.upload(a);
-  dc.fill(0xFF);
-  ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get()));
-  ASSERT_OK(dev.synchronize());
-  std::vector<uint16_t> c = dc.download<uint16_t>(size_t((m + 1) * n));
-  for (int64_t j = 0; j < n; ++j)
-    ASSERT_EQ(c[size_t(m * n + j)], 0xFFFF) << "wrote past row M at column " << j;
-
+/// Checks C (bf16 [M, N] of A and W) against the float64 QDQ reference on
+/// up to `sampleRows` rows (all rows when M is small); prints the errors.
+void expectMatchesQdq(std::mt19937_64 &rng, const std::vector<uint16_t> &a, const HostWeights &w,
+                      int64_t m, const std::vector<uint16_t> &c, int sampleRows = 48,
+                      bool print = false) {
+  const int64_t n = w.n, k = w.k;
   std::vector<int64_t> rows;
   if (m <= sampleRows) {
     for (int64_t r = 0; r < m; ++r)
@@ -157,6 +146,28 @@ void checkPoint(Device &dev, std::mt19937_64 &rng, uint64_t seed, int64_t n, int
                 "%.2e), vs BF16 %.2f%%\n",
                 (long long)n, (long long)k, (long long)m, vsQdq.relL2, vsQdq.maxNormalized,
                 100 * vsBf16.relL2);
+}
+
+/// Runs one GEMM point and checks it against the float64 QDQ reference on up
+/// to `sampleRows` rows (all rows when M is small).
+void checkPoint(Device &dev, std::mt19937_64 &rng, uint64_t seed, int64_t n, int64_t k, int64_t m,
+                int sampleRows = 48, bool print = true) {
+  SCOPED_TRACE(testing::Message() << "N=" << n << " K=" << k << " M=" << m << " seed=" << seed);
+  HostWeights w = randomWeights(rng, n, k);
+  auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
+  ASSERT_OK(prepared);
+  std::vector<uint16_t> a = randomActivations(rng, m, k);
+  // One guard row after C: must still hold the poison.
+  DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t((m + 1) * n * 2));
+  da.upload(a);
+  dc.fill(0xFF);
+  ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get()));
+  ASSERT_OK(dev.synchronize());
+  std::vector<uint16_t> c = dc.download<uint16_t>(size_t((m + 1) * n));
+  for (int64_t j = 0; j < n; ++j)
+    ASSERT_EQ(c[size_t(m * n + j)], 0xFFFF) << "wrote past row M at column " << j;
+
+  expectMatchesQdq(rng, a, w, m, c, sampleRows, print);
 }
 
 struct Point {
@@ -234,6 +245,52 @@ TEST_F(Gemm, SplitKIsRepeatableAndAgreesWithNoSplit) {
       EXPECT_EQ(far, 0) << "repetition " << rep;
     }
   }
+}
+
+TEST_F(Gemm, FoldedScalesAgreeBitForBit) {
+  // Weights whose scales are all below 128 (as in real checkpoints) take the
+  // one-multiply dequantization by default; it must give the bits of the
+  // two-multiply one (forced off) and match the QDQ reference; forcing it on
+  // weights with a scale of 128 or more is an error.
+  OPEN_DEVICE_OR_SKIP(dev);
+  const int64_t n = 1536, k = 2048;
+  HostWeights w = randomWeights(rng, n, k);
+  w.scales = randomScales(rng, size_t(n * k / 32), 100, 127);
+  w.scales[7] = 0; // the smallest scale, 2^-127, folds too
+  auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
+  ASSERT_OK(prepared);
+  EXPECT_TRUE((*prepared)->scalesBelow128());
+  for (int64_t m : {1, 77, 300})
+    for (bool pre : {false, true}) {
+      SCOPED_TRACE(testing::Message() << "M=" << m << " preQuantize=" << pre << " seed=" << seed);
+      std::vector<uint16_t> a = randomActivations(rng, m, k);
+      DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * n * 2));
+      da.upload(a);
+      std::vector<uint16_t> out[2];
+      for (bool fold : {true, false}) {
+        GemmA4W4Options o;
+        o.preQuantize = pre;
+        o.splitK = 1;
+        if (!fold)
+          o.foldScales = false;
+        dc.fill(uint8_t(0xA5 + fold));
+        ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), o));
+        ASSERT_OK(dev.synchronize());
+        out[fold] = dc.download<uint16_t>(size_t(m * n));
+      }
+      EXPECT_EQ(bf16Differences(out[1], out[0], "folded", "unfolded"), 0);
+      expectMatchesQdq(rng, a, w, m, out[1]);
+    }
+  HostWeights big = randomWeights(rng, n, k);
+  big.scales[3] = 128;
+  auto unfoldable = prepareGemmA4W4Weight(dev, big.data, big.scales, n, k);
+  ASSERT_OK(unfoldable);
+  EXPECT_FALSE((*unfoldable)->scalesBelow128());
+  DeviceBuffer da(dev, size_t(8 * k * 2)), dc(dev, size_t(8 * n * 2));
+  GemmA4W4Options force;
+  force.foldScales = true;
+  EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), 8, **unfoldable, dc.get(), force),
+                        "only when every scale is below 128");
 }
 
 TEST_F(Gemm, TileShapesAgreeBitForBit) {

@@ -29,9 +29,13 @@ KernelSpec randomSpec(std::mt19937_64 &rng) {
     break;
   case 1:
     s = makeGemmA4W4Spec(Arch::SM90A, n, k, smBm, r, act);
+    if (s)
+      s->foldedScales = rng() % 2;
     break;
   case 2:
     s = makeGemmA4W4Spec(Arch::SM90A, n, k, smBm, r, act, {0.0f, 0.0f}, OpKind::GemmMxA4W4);
+    if (s)
+      s->foldedScales = rng() % 2;
     break;
   default:
     s = makeQuantizeMxSpec(Arch::SM90A, k, smBm, r);
@@ -149,6 +153,30 @@ TEST(KernelName, QuantizerAndPreQuantizedGemm) {
                       "wsm90mma16_ssm90mma16_anone_ebf16dq"),
       "the quantization dump (epilogue bf16dq) does not apply");
   EXPECT_ERROR_CONTAINS(parseKernelName("quant_fp8_sm90a"), "unknown op");
+}
+
+// sm_90a GEMMs on weights whose scales are all below 128 fold the 2^126 of
+// the dequantization into the scale: a trailing "_fold", sm_90a GEMMs only.
+TEST(KernelName, FoldedScales) {
+  auto g = makeGemmA4W4Spec(Arch::SM90A, 8448, 7168, 16);
+  ASSERT_OK(g);
+  g->foldedScales = true;
+  const std::string name = g->name();
+  EXPECT_EQ(name.substr(name.size() - 11), "_ebf16_fold") << name;
+  auto back = parseKernelName(name);
+  ASSERT_OK(back);
+  EXPECT_TRUE(back->foldedScales);
+  EXPECT_EQ(back->name(), name);
+  g->foldedScales = false;
+  EXPECT_EQ(g->name() + "_fold", name);
+  EXPECT_ERROR_CONTAINS(parseKernelName(name + "_fold"), "trailing fields after the epilogue");
+  EXPECT_ERROR_CONTAINS(parseKernelName(g->name() + "_folded"), "only 'fold' may follow");
+  auto amd = makeGemmA4W4Spec(Arch::GFX950, 8448, 7168, 16);
+  ASSERT_OK(amd);
+  EXPECT_ERROR_CONTAINS(parseKernelName(amd->name() + "_fold"), "sm_90a GEMM variant");
+  auto q = makeQuantizeMxSpec(Arch::SM90A, 7168, 64);
+  ASSERT_OK(q);
+  EXPECT_ERROR_CONTAINS(parseKernelName(q->name() + "_fold"), "no weight scales to fold");
 }
 
 TEST(KernelName, MutatedNamesNeverCrash) {

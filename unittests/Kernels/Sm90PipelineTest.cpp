@@ -19,8 +19,9 @@ TEST(Sm90Pipeline, EveryTileFitsAndIsAligned) {
       SCOPED_TRACE(testing::Message() << "BM " << bm << " BK " << bk);
       const sm90::SharedLayout l = sm90::sharedLayout(bm, bk);
       EXPECT_LE(l.totalBytes(), 227 * 1024);
-      if (bm == 128) // two workgroups per SM, each with 1 KiB reserved by the driver
+      if (bm == 128) { // two workgroups per SM, each with 1 KiB reserved by the driver
         EXPECT_LE(2 * (l.totalBytes() + 1024), 228 * 1024);
+      }
       EXPECT_GE(l.stages, 3);
       EXPECT_EQ(l.activationBytes, 2 * bm * bk * 2);
       EXPECT_EQ(l.stagesOffset() % 128, 0);

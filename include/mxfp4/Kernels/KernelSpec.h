@@ -63,6 +63,10 @@ struct KernelSpec {
   Activation activation = Activation::None;
   std::array<float, 2> activationParams = {0.0f, 0.0f};
   Epilogue epilogue = Epilogue::BF16;
+  /// sm_90a GEMMs: every weight scale is below 128 (known when the weights
+  /// are prepared; real checkpoints), so one multiply dequantizes a weight
+  /// pair instead of two. Named by a trailing "_fold".
+  bool foldedScales = false;
 
   /// The canonical name (see the file comment).
   std::string name() const;

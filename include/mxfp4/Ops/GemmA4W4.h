@@ -41,6 +41,9 @@ public:
   void *deviceScales() const { return scales; }
   /// sm_90a: the TMA descriptors of the weights and scales (2 x 128 bytes).
   void *deviceDescriptors() const { return descriptors; }
+  /// Every weight scale is below 128 (scale <= 1): the GEMMs use the
+  /// kernels that fold it (KernelSpec::foldedScales).
+  bool scalesBelow128() const { return smallScales; }
   Device &device() const { return *dev; }
 
   /// Split-K scratch for `m` rows of output: an f32 workspace [m, N] and
@@ -58,6 +61,7 @@ private:
   int64_t rows, cols;
   void *data, *scales;
   void *descriptors = nullptr;
+  bool smallScales = false;
   friend Expected<std::unique_ptr<PreparedWeight>>
   prepareGemmA4W4Weight(Device &, Span<uint8_t>, Span<uint8_t>, int64_t, int64_t,
                         std::optional<Arch>);
@@ -89,6 +93,10 @@ struct GemmA4W4Options {
   /// in every workgroup (false) and once, in a separate quant_mxfp4 pass,
   /// before a gemm_mxa4w4 (true; sm_90a).
   std::optional<bool> preQuantize;
+  /// Override whether sm_90a kernels fold the weight scales (one multiply per
+  /// dequantized pair; the default whenever every scale is below 128). Both
+  /// give the same bits; true on weights with larger scales is an error.
+  std::optional<bool> foldScales;
   /// Debug: also write the inline-quantized activations as packed E2M1
   /// [M, K/2] and E8M0 [M, K/32] (device pointers; sm_90a only).
   void *dumpCodes = nullptr;

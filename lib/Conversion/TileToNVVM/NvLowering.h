@@ -48,6 +48,9 @@ struct Config {
   int64_t k = 0; ///< full K of the weights
   /// The quantizer kernel (quant_mxfp4): no MMA, no shared buffers.
   bool quantizeOnly = false;
+  /// Every weight scale is below 128 (the kernel attribute
+  /// mxtile.weight_scales_below_128): one multiply dequantizes (Sm90Mma.cpp).
+  bool foldedScales = false;
   /// Register cap for ptxas (.maxnreg); 0: none.
   int64_t maxRegisters = 0;
   /// Warpgroups per workgroup: 2 for BM 128 (each warp then owns 16 weight
@@ -110,6 +113,11 @@ private:
     mlir::Value row, col8, t, p, kc;
   };
   QuantCoords quantCoords(mlir::ImplicitLocOpBuilder &b, int64_t r);
+  /// Writes the quantized chunk at `q` (E2M1 `codes` and `sign` bits per
+  /// element, E8M0 `code`) into the dump buffers of `op`.
+  void dumpChunk(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op, const QuantCoords &q,
+                 mlir::Value codes, mlir::Value sign, mlir::Value nanScale, mlir::Value code,
+                 mlir::Value col);
   /// Stores the 4 bf16x2 words of a dequantized chunk at `q` into the
   /// buffer at word offset `buffer`, in the wgmma core-matrix layout.
   void storeChunk(mlir::ImplicitLocOpBuilder &b, const QuantCoords &q,
@@ -167,11 +175,15 @@ private:
 };
 
 // Sm90Mma.cpp: E2M1/E8M0 -> BF16 in registers.
-/// E8M0 byte `which` (i32, 0..3) of `word` as a bf16x2 splat of 2^(S-127).
-mlir::Value scalePair(mlir::ImplicitLocOpBuilder &b, mlir::Value word, mlir::Value which);
+/// E8M0 byte `which` (i32, 0..3) of `word` as a bf16x2 splat of 2^(S-127),
+/// or, `folded` (S < 128 only), of 2^(S-1) = 2^126 * 2^(S-127).
+mlir::Value scalePair(mlir::ImplicitLocOpBuilder &b, mlir::Value word, mlir::Value which,
+                      bool folded = false);
 /// Nibbles j and j + 4 (j < 4) of `word` (8 packed E2M1) as bf16x2 bits
-/// (i32, nibble j in the low half), scaled.
-mlir::Value dequantPair(mlir::ImplicitLocOpBuilder &b, mlir::Value word, int j, mlir::Value scale);
+/// (i32, nibble j in the low half), scaled by `scale` from scalePair with
+/// the same `folded`.
+mlir::Value dequantPair(mlir::ImplicitLocOpBuilder &b, mlir::Value word, int j, mlir::Value scale,
+                        bool folded = false);
 
 /// Orders this thread's shared-memory writes before the async proxy (wgmma)
 /// reads them; a barrier must follow.

@@ -11,7 +11,9 @@
 // exactly: the 3 magnitude bits moved to bf16 bits 6-8 and the sign to bit 15
 // make each half E2M1 * 2^-126 (code 1 is the bf16 subnormal 2^-127); two
 // exact bf16x2 multiplies by 2^126 and by 2^(S-127) (S = 0: 2^-127,
-// S = 0xFF: NaN) give the scaled value. Nibbles j and j+4 are 16 bits apart
+// S = 0xFF: NaN) give the scaled value. When every weight scale is below
+// 128 (real weights: scales <= 1; known when the weights are prepared) one
+// multiply by 2^(S-1) does, bit for bit the same. Nibbles j and j+4 are 16 bits apart
 // in the word, so both halves come from one shift and mask per field.
 //
 //===----------------------------------------------------------------------===//
@@ -44,13 +46,19 @@ struct I32Ops {
 };
 } // namespace
 
-/// E8M0 byte `which` of `word` as a bf16x2 splat of 2^(S-127).
-Value nv::scalePair(ImplicitLocOpBuilder &b, Value word, Value which) {
+/// E8M0 byte `which` of `word` as a bf16x2 splat of 2^(S-127), or of
+/// 2^(S-1) (exponent field S + 126 <= 253: no special cases) when folded.
+Value nv::scalePair(ImplicitLocOpBuilder &b, Value word, Value which, bool folded) {
   I32Ops o{b};
   Value s = o.band(arith::ShRUIOp::create(b, word, arith::ShLIOp::create(b, which, o.c(3))), 0xFF);
-  Value bits = o.shl(s, 7);
-  bits = o.selEq(s, 0, 0x40, bits);      // 2^-127, a bf16 subnormal
-  bits = o.selEq(s, 0xFF, 0x7FC0, bits); // NaN
+  Value bits;
+  if (folded) {
+    bits = o.shl(arith::AddIOp::create(b, s, o.c(126)), 7);
+  } else {
+    bits = o.shl(s, 7);
+    bits = o.selEq(s, 0, 0x40, bits);      // 2^-127, a bf16 subnormal
+    bits = o.selEq(s, 0xFF, 0x7FC0, bits); // NaN
+  }
   bits = o.bor(bits, o.shl(bits, 16));
   return LLVM::BitcastOp::create(b, VectorType::get({2}, b.getBF16Type()), bits);
 }
@@ -58,17 +66,20 @@ Value nv::scalePair(ImplicitLocOpBuilder &b, Value word, Value which) {
 /// Nibbles j and j + 4 of `word` (8 E2M1, element 2i in the low nibble of
 /// byte i) as bf16x2 bits (element j low), scaled. Nibble j's three magnitude
 /// bits move to bf16 bits 6-8 and its sign to bit 15; nibble j + 4 sits 16
-/// bits higher, so one shift and mask per field serves both halves.
-Value nv::dequantPair(ImplicitLocOpBuilder &b, Value word, int j, Value scale) {
+/// bits higher, so one shift and mask per field serves both halves. Folded,
+/// the scale holds the 2^126 too: one exact multiply.
+Value nv::dequantPair(ImplicitLocOpBuilder &b, Value word, int j, Value scale, bool folded) {
   I32Ops o{b};
   auto shift = [&](int64_t n) { return n >= 0 ? (n ? o.shl(word, n) : word) : o.shr(word, -n); };
   Value bits =
       o.bor(o.band(shift(6 - 4 * j), 0x01C001C0), o.band(shift(12 - 4 * j), int64_t(0x80008000)));
   auto v2 = VectorType::get({2}, b.getBF16Type());
   Value v = LLVM::BitcastOp::create(b, v2, bits);
-  Value two126 = arith::ConstantOp::create(
-      b, v2, DenseElementsAttr::get(v2, APFloat(APFloat::BFloat(), APInt(16, 0x7E80))));
-  v = arith::MulFOp::create(b, v, two126);
+  if (!folded) {
+    Value two126 = arith::ConstantOp::create(
+        b, v2, DenseElementsAttr::get(v2, APFloat(APFloat::BFloat(), APInt(16, 0x7E80))));
+    v = arith::MulFOp::create(b, v, two126);
+  }
   v = arith::MulFOp::create(b, v, scale);
   return LLVM::BitcastOp::create(b, b.getI32Type(), v);
 }

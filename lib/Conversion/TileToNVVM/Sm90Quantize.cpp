@@ -9,7 +9,8 @@
 // E2M1 codes are RNE with saturation by threshold compares (sm_90 has no FP4
 // convert), and the dequantized BF16 values go to shared memory in the
 // wgmma core-matrix layout of NvLowering.h (four 4-byte stores per chunk).
-// Rows past M read as zero (their loads are clamped to a valid row).
+// Rows past M read as zero (their loads are clamped to a valid row); warps
+// with no row below M store zeros without quantizing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -86,10 +87,21 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
     return arith::ConstantOp::create(b, v8f, DenseElementsAttr::get(v8f, v)).getResult();
   };
   tile::LoadOp load = op.getInput().getDefiningOp<tile::LoadOp>();
-  Value row0 = mapping.lookup(load.getRow()), ldv = mapping.lookup(load.getLd()),
-        valid = mapping.lookup(load.getValidRows());
+  Value valid = mapping.lookup(load.getValidRows());
   for (auto [r, x] : llvm::enumerate(chunks)) {
     QuantCoords q = quantCoords(b, int64_t(r));
+    // A warp's chunks cover whole rows in order: a warp whose first row is
+    // past M has only zeros to store and skips the work (decode: M = 1).
+    Value warpRow = idxDiv(b, idxAdd(b, idxMul(b, warp, 32), int64_t(r) * cfg.threads()),
+                           cfg.bk / 8);
+    Value live = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, warpRow, valid);
+    auto liveIf = scf::IfOp::create(b, SmallVector<Type>(4, i32), live, /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(liveIf.elseBlock());
+      scf::YieldOp::create(b, SmallVector<Value>(4, c32(0)));
+    }
+    b.setInsertionPointToStart(liveIf.thenBlock());
     // Block maximum of |x| bit patterns across the 4 lanes of the 32-block.
     Value xi = vector::BitCastOp::create(b, VectorType::get({8}, b.getI16Type()), x);
     Value mag16 = arith::AndIOp::create(
@@ -137,21 +149,36 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
         b, v8f, arith::OrIOp::create(b, arith::BitcastOp::create(b, v8i, mags), sign));
     Value deq = arith::TruncFOp::create(b, VectorType::get({8}, b.getBF16Type()),
                                         arith::MulFOp::create(b, signedQ, scale));
-    if (buffer) {
-      // Word j of the chunk holds elements (j, j + 4) (NvLowering.h).
-      Value pairs =
-          vector::ShuffleOp::create(b, deq, deq, ArrayRef<int64_t>{0, 4, 1, 5, 2, 6, 3, 7});
-      Value words = vector::BitCastOp::create(b, VectorType::get({4}, i32), pairs);
-      Value w4[4];
-      for (int64_t w = 0; w < 4; ++w)
-        w4[w] = vector::ExtractOp::create(b, words, ArrayRef<int64_t>{w});
-      storeChunk(b, q, w4, buffer);
-    }
+    // Word j of the chunk holds elements (j, j + 4) (NvLowering.h).
+    Value pairs =
+        vector::ShuffleOp::create(b, deq, deq, ArrayRef<int64_t>{0, 4, 1, 5, 2, 6, 3, 7});
+    Value words = vector::BitCastOp::create(b, VectorType::get({4}, i32), pairs);
+    SmallVector<Value> w4;
+    for (int64_t w = 0; w < 4; ++w)
+      w4.push_back(vector::ExtractOp::create(b, words, ArrayRef<int64_t>{w}));
+    if (op.getDumpData())
+      dumpChunk(b, op, q, codes, sign, nanScale, code, col);
+    scf::YieldOp::create(b, w4);
+    b.setInsertionPointAfter(liveIf);
+    if (buffer)
+      storeChunk(b, q, SmallVector<Value>(liveIf.getResults()), buffer);
+  }
+}
 
-    if (!op.getDumpData())
-      continue;
-    // The dump: packed codes (sign in bit 3, all zero under a NaN scale) and
-    // the scale byte, for rows that exist.
+void Sm90Emitter::dumpChunk(ImplicitLocOpBuilder &b, tile::QuantizeOp op, const QuantCoords &q,
+                            Value codes, Value sign, Value nanScale, Value code, Value col) {
+  auto i32 = b.getI32Type();
+  auto v8i = VectorType::get({8}, i32);
+  auto c32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 32).getResult(); };
+  auto splatI = [&](int64_t v) {
+    return arith::ConstantOp::create(b, v8i, DenseElementsAttr::get(v8i, int32_t(v))).getResult();
+  };
+  tile::LoadOp load = op.getInput().getDefiningOp<tile::LoadOp>();
+  Value row0 = mapping.lookup(load.getRow()), ldv = mapping.lookup(load.getLd()),
+        valid = mapping.lookup(load.getValidRows());
+  {
+    // Packed codes (sign in bit 3, all zero under a NaN scale) and the
+    // scale byte, for rows that exist.
     Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, q.row, valid);
     auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);

@@ -24,7 +24,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
-#include <array>
 #include <string>
 
 using namespace mlir;
@@ -91,16 +90,18 @@ void Sm90Emitter::mmaStep(ImplicitLocOpBuilder &b, const WeightRegs &regs, Value
       b, arith::AndIOp::create(b, arith::ShRUIOp::create(b, start, c64(4)), c64(0x3FFF)),
       c64(((kLeadingByteOffset >> 4) << 16) | ((kStrideByteOffset >> 4) << 32)));
 
+  auto i32 = b.getI32Type();
   for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
     // The scale dword holds rows 32q + {0, 8, 16, 24} at bytes 2 * (tile % 2) + h.
+    // Folded scales (every weight scale < 128) take one multiply per pair.
     const int64_t tiles = cfg.tilesPerWarp();
     Value scales[2][2];
     for (int64_t i = 0; i < tiles; ++i) {
       Value tileParity = idxRem(b, idxAdd(b, idxMul(b, warp, tiles), i), 2);
       for (int64_t h = 0; h < 2; ++h) {
         Value byte = idxAdd(b, idxMul(b, tileParity, 2), h);
-        scales[i][h] =
-            scalePair(b, regs.scales[kc], arith::IndexCastUIOp::create(b, b.getI32Type(), byte));
+        scales[i][h] = scalePair(b, regs.scales[kc], arith::IndexCastUIOp::create(b, i32, byte),
+                                 cfg.foldedScales);
       }
     }
     // Steps go in groups whose A fragments are converted first and then fed
@@ -109,7 +110,7 @@ void Sm90Emitter::mmaStep(ImplicitLocOpBuilder &b, const WeightRegs &regs, Value
     // registers): BM 128 has no room for more under its 128-register cap.
     const int64_t groupSteps = 4;
     for (int64_t s0 = 0; s0 < 8; s0 += groupSteps) {
-      SmallVector<std::array<Value, 4>> a; // [step - s0][tile]
+      SmallVector<Value> a; // [step - s0][tile][4 registers]
       for (int64_t s = s0; s < s0 + groupSteps; ++s) {
         // Word s/2 of the thread's 16 bytes; pairs j0 (a0/a1) and j0 + 1 (a2/a3).
         int64_t word = s / 2;
@@ -119,9 +120,11 @@ void Sm90Emitter::mmaStep(ImplicitLocOpBuilder &b, const WeightRegs &regs, Value
                                                ArrayRef<int64_t>{word});
           Value w1 = vector::ExtractOp::create(b, regs.words[(kc * tiles + i) * 2 + 1],
                                                ArrayRef<int64_t>{word});
-          a.push_back({dequantPair(b, w0, j0, scales[i][0]), dequantPair(b, w1, j0, scales[i][1]),
-                       dequantPair(b, w0, j0 + 1, scales[i][0]),
-                       dequantPair(b, w1, j0 + 1, scales[i][1])});
+          const bool fold = cfg.foldedScales;
+          a.append({dequantPair(b, w0, j0, scales[i][0], fold),
+                    dequantPair(b, w1, j0, scales[i][1], fold),
+                    dequantPair(b, w0, j0 + 1, scales[i][0], fold),
+                    dequantPair(b, w1, j0 + 1, scales[i][1], fold)});
         }
       }
       // The A registers were just written: fence before the wgmmas read them.
@@ -130,7 +133,8 @@ void Sm90Emitter::mmaStep(ImplicitLocOpBuilder &b, const WeightRegs &regs, Value
         Value desc = arith::AddIOp::create(b, desc0, c64(((kc * 8 + s) * cfg.slabBytes()) >> 4));
         for (int64_t i = 0; i < tiles; ++i) {
           MutableArrayRef<Value> acc = accs.slice(i * half, half);
-          SmallVector<Value> d = wgmma(b, acc, a[size_t((s - s0) * tiles + i)], desc);
+          size_t at = size_t(((s - s0) * tiles + i) * 4);
+          SmallVector<Value> d = wgmma(b, acc, ArrayRef<Value>(a).slice(at, 4), desc);
           llvm::copy(d, acc.begin());
         }
       }

@@ -292,6 +292,7 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
   kernel.walk([&](tile::LoadMxOp) { preQuantized = true; });
   if (preQuantized && cfg.bm >= 64)
     cfg.maxRegisters = 128;
+  cfg.foldedScales = kernel->hasAttr(tile::kWeightScalesBelow128Attr);
   return cfg;
 }
 

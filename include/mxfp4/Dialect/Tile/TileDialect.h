@@ -9,4 +9,11 @@
 
 #include "mxfp4/Dialect/Tile/TileDialect.h.inc"
 
+namespace mxfp4::tile {
+/// A unit attribute on a kernel: every weight scale its load_scales reads is
+/// below 128 (scale <= 1), which lets a lowering fold constants into the
+/// scale (sm_90a: one multiply per dequantized pair).
+inline constexpr llvm::StringLiteral kWeightScalesBelow128Attr = "mxtile.weight_scales_below_128";
+} // namespace mxfp4::tile
+
 #endif // MXFP4_DIALECT_TILE_TILEDIALECT_H
