@@ -151,19 +151,14 @@ Expected<std::unique_ptr<PreparedWeight>> prepareGemmA4W4Weight(Device &dev, Spa
 
 namespace {
 /// A measured winner for one shape and range of M on sm_90a, over the rule
-/// below (docs/results/2026-11-30-h200-tile-sweep-433eeff.log and, with the
-/// TMA weight pipeline, ...-tile-sweep-a7ccd33.log; the rule's time in the
-/// comment). Only measured M so far; tuning appends and widens.
+/// below (docs/results/2026-11-30-h200-tile-sweep-44f86b0.log; the rule's
+/// time in the comment). Only measured M so far; tuning appends and widens.
 struct MeasuredTile {
   int64_t n, k, mMin, mMax, bm, splitK;
 };
 constexpr MeasuredTile kSm90Measured[] = {
-    {8448, 7168, 32, 32, 32, 4},    // 40.5 us (rule: 44.6)
-    {8448, 7168, 128, 128, 128, 4}, // 75.8 us (76.4)
-    {8448, 7168, 256, 256, 64, 2},  // 120.1 us (162.8)
-    {7168, 7168, 32, 32, 32, 4},    // 39.5 us (43.3)
-    {7168, 7168, 128, 128, 128, 4}, // 73.1 us (77.9)
-    {8448, 4224, 256, 256, 64, 1},  // 82.7 us (98.6)
+    {8448, 7168, 128, 128, 128, 4}, // 75.8 us (rule: 77.0)
+    {7168, 7168, 128, 128, 128, 4}, // 73.1 us (77.6)
 };
 } // namespace
 
@@ -178,10 +173,10 @@ GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
         return t;
       }
     // Measured on the H200 (docs/Performance.md, 2026-11-30 sweeps): small
-    // tiles and split-K while the output tiles leave SMs idle; BM 32 up to
-    // M = 256, BM 128 (two warpgroups) from M = 512 unless N is small.
+    // tiles and split-K while the output tiles leave SMs idle; BM 32 below
+    // M = 256, BM 128 (two warpgroups) from there unless N is small.
     GemmA4W4Tile t;
-    t.bm = m <= 8 ? 8 : m <= 32 ? 16 : m <= 256 ? 32 : m < 512 || n < 4096 ? 64 : 128;
+    t.bm = m <= 8 ? 8 : m <= 16 ? 16 : m < 256 ? 32 : n < 4096 ? 64 : 128;
     // Quantizing inline costs every one of the N/128 workgroup columns the
     // whole activation tile; quantize once instead from M = 32 (K >= 2048)
     // or M = 128 (measured: docs/Performance.md, 2026-11-30 prequant sweep).

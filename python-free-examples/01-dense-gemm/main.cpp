@@ -63,8 +63,8 @@ int main() {
   std::vector<uint8_t> wq(size_t(n * k / 2)), ws(size_t(n * k / 32));
   for (auto &b : wq)
     b = uint8_t(rng());
-  for (auto &s : ws)
-    s = uint8_t(122 + rng() % 9);
+  for (auto &s : ws) // 2^-11 .. 2^-1, as in real checkpoints
+    s = uint8_t(116 + rng() % 11);
   std::normal_distribution<float> normal;
   std::vector<uint16_t> a(size_t(m * k));
   for (auto &x : a)

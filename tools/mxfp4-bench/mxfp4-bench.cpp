@@ -44,6 +44,11 @@ static cl::opt<std::string> preOpt("prequant",
                                    cl::desc("comma-separated 0/1: force inline quantization (0) or "
                                             "a separate quant_mxfp4 pass (1) (tuning)"),
                                    cl::init(""));
+static cl::opt<bool> wideScalesOpt(
+    "wide-scales",
+    cl::desc("weight scales 2^-5..2^3 (some >= 2: the unfolded sm_90a kernels) instead of "
+             "2^-11..2^-1 (as in real checkpoints)"),
+    cl::init(false));
 static cl::opt<bool> peersOpt("peers", cl::desc("also time cuBLAS BF16 and FP8"), cl::init(true));
 
 static constexpr double kHbmBytesPerS = 4.25e12, kBf16FlopsPerS = 700e12;
@@ -147,7 +152,7 @@ int main(int argc, char **argv) {
     for (auto &b : wq)
       b = uint8_t(rng());
     for (auto &s : ws)
-      s = uint8_t(122 + rng() % 9);
+      s = wideScalesOpt ? uint8_t(122 + rng() % 9) : uint8_t(116 + rng() % 11);
     auto prepared = prepareGemmA4W4Weight(dev, wq, ws, n, k);
     if (!prepared)
       return fail(prepared.takeError().message());

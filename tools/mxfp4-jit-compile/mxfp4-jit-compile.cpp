@@ -147,7 +147,8 @@ int main(int argc, char **argv) {
   std::vector<Item> items;
   if (preset == "seed-dense") {
     // Exactly the kernels gemmA4W4 asks for on the seed's 24 points: the
-    // tile table's pick for each M (deduplicated).
+    // tile table's pick for each M (deduplicated); on sm_90a both for weights
+    // with scales below 128 (folded, real checkpoints) and for any others.
     std::set<std::string> seen;
     for (Arch a : archs)
       for (auto [n, k] :
@@ -155,7 +156,7 @@ int main(int argc, char **argv) {
         for (int64_t m : {1, 8, 32, 128, 512, 2048}) {
           GemmA4W4Tile tile = selectGemmA4W4Tile(a, n, k, m);
           std::string label = strCat(toString(a), " n=", n, " k=", k, " m=", m);
-          auto add = [&](Expected<KernelSpec> spec) {
+          auto addOne = [&](Expected<KernelSpec> spec) {
             Item it;
             it.label = label;
             if (spec) {
@@ -167,6 +168,14 @@ int main(int argc, char **argv) {
               it.error = spec.takeError().message();
             }
             items.push_back(std::move(it));
+          };
+          auto add = [&](Expected<KernelSpec> spec) {
+            if (spec && a == Arch::SM90A && spec->op != OpKind::QuantizeMx) {
+              KernelSpec folded = *spec;
+              folded.foldedScales = true;
+              addOne(folded);
+            }
+            addOne(std::move(spec));
           };
           if (tile.preQuantize) {
             add(makeQuantizeMxSpec(a, k, selectQuantizeMxBm(m), *rounding));
