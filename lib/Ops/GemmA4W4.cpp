@@ -157,7 +157,9 @@ struct MeasuredTile {
   int64_t n, k, mMin, mMax, bm, splitK;
 };
 constexpr MeasuredTile kSm90Measured[] = {
-    {8448, 7168, 128, 128, 128, 4}, // 75.8 us (rule: 77.0)
+    {8448, 7168, 32, 32, 32, 4},    // 40.3 us (rule: 44.9)
+    {8448, 7168, 128, 128, 128, 4}, // 75.8 us (77.0)
+    {7168, 7168, 32, 32, 32, 4},    // 39.4 us (44.4)
     {7168, 7168, 128, 128, 128, 4}, // 73.1 us (77.6)
 };
 } // namespace
@@ -173,10 +175,10 @@ GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
         return t;
       }
     // Measured on the H200 (docs/Performance.md, 2026-11-30 sweeps): small
-    // tiles and split-K while the output tiles leave SMs idle; BM 32 below
+    // tiles and split-K while the output tiles leave SMs idle; BM 32 up to
     // M = 256, BM 128 (two warpgroups) from there unless N is small.
     GemmA4W4Tile t;
-    t.bm = m <= 8 ? 8 : m <= 16 ? 16 : m < 256 ? 32 : n < 4096 ? 64 : 128;
+    t.bm = m <= 8 ? 8 : m <= 32 ? 16 : m < 256 ? 32 : n < 4096 ? 64 : 128;
     // Quantizing inline costs every one of the N/128 workgroup columns the
     // whole activation tile; quantize once instead from M = 32 (K >= 2048)
     // or M = 128 (measured: docs/Performance.md, 2026-11-30 prequant sweep).

@@ -286,11 +286,13 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
                              << cfg.bk;
   if (weight.getLayout() != tile::WeightLayoutKind::sm90_mma16)
     return weight.emitOpError() << "on sm_90a weights must use the sm90_mma16 layout";
-  // The MXFP4-activation kernels with 64+ tokens fit 128 registers (ptxas
-  // report, test/Target): 16 warps per SM instead of 8 hide more latency.
+  // The MXFP4-activation kernel with 128 tokens fits 128 registers without
+  // spills or serialized wgmmas (ptxas report, test/Target): two workgroups
+  // (16 warps) per SM instead of one. BM 64 under the same cap has its
+  // wgmmas serialized (ptxas C7511), so it keeps its registers.
   bool preQuantized = false;
   kernel.walk([&](tile::LoadMxOp) { preQuantized = true; });
-  if (preQuantized && cfg.bm >= 64)
+  if (preQuantized && cfg.bm == 128)
     cfg.maxRegisters = 128;
   cfg.foldedScales = kernel->hasAttr(tile::kWeightScalesBelow128Attr);
   return cfg;
