@@ -39,14 +39,8 @@ std::optional<Arch> parseArch(std::string_view name);
 /// QuantizeMx: A [M, K] bf16 -> packed E2M1 [M, K/2] + E8M0 [M, K/32],
 ///   row-major, bit for bit the CPU quantizer ("quant_mxfp4"; sm_90a). It
 ///   has no weights: N is 0, BN 128, the layouts row-major.
-/// QdqMx: the same quantizer writing the dequantized values, A' [M, K] bf16
-///   (exactly MXFP4), instead of codes and scales ("qdq_mxfp4"; sm_90a).
-/// GemmQdqA4W4: the GEMM on such activations ("gemm_qdqa4w4"; sm_90a): no
-///   quantization or dequantization left in its K loop.
-enum class OpKind : uint8_t { GemmA4W4, GemmMxA4W4, QuantizeMx, QdqMx, GemmQdqA4W4 };
+enum class OpKind : uint8_t { GemmA4W4, GemmMxA4W4, QuantizeMx };
 std::string_view toString(OpKind op);
-/// The quantizer kernels (no weights): QuantizeMx and QdqMx.
-inline bool isQuantizer(OpKind op) { return op == OpKind::QuantizeMx || op == OpKind::QdqMx; }
 enum class Activation : uint8_t { None, Silu, Swiglu, Situv2 };
 /// BF16: store C. BF16DumpQuant: also write the inline-quantized activations
 /// and their scales (tests compare them with the CPU quantizer byte for byte).
@@ -88,7 +82,7 @@ Error verifyKernelSpec(const KernelSpec &spec);
 
 /// The dense A4W4 GEMM for (n, k, bm) on `arch` with the derived tile (BN 256,
 /// BK 256 when K % 256 == 0 else 128; sm_90a: BN 128, BK 128) and the arch's
-/// layouts; verified. `op` is GemmA4W4, GemmMxA4W4 or GemmQdqA4W4.
+/// layouts; verified. `op` is GemmA4W4 or GemmMxA4W4.
 Expected<KernelSpec> makeGemmA4W4Spec(Arch arch, int64_t n, int64_t k, int64_t bm,
                                       ScaleRounding rounding = kDefaultScaleRounding,
                                       Activation activation = Activation::None,
@@ -96,10 +90,9 @@ Expected<KernelSpec> makeGemmA4W4Spec(Arch arch, int64_t n, int64_t k, int64_t b
                                       OpKind op = OpKind::GemmA4W4);
 
 /// The MXFP4 quantizer kernel for rows of K elements, BM rows per workgroup;
-/// verified. `op` is QuantizeMx or QdqMx.
+/// verified.
 Expected<KernelSpec> makeQuantizeMxSpec(Arch arch, int64_t k, int64_t bm,
-                                        ScaleRounding rounding = kDefaultScaleRounding,
-                                        OpKind op = OpKind::QuantizeMx);
+                                        ScaleRounding rounding = kDefaultScaleRounding);
 
 } // namespace mxfp4
 

@@ -29,13 +29,6 @@ Error quantizeMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t
                     void *scales, ScaleRounding rounding = kDefaultScaleRounding,
                     std::optional<Arch> arch = std::nullopt);
 
-/// a [M, K] bf16 -> `out` [M, K] bf16 (16-byte aligned), the values a's
-/// MXFP4 quantization stands for: dequantize(quantizeMxfp4(a)), exactly.
-/// What gemmA4W4 feeds its pre-quantized GEMM (gemm_qdqa4w4).
-Error qdqMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t k, void *out,
-               ScaleRounding rounding = kDefaultScaleRounding,
-               std::optional<Arch> arch = std::nullopt);
-
 } // namespace mxfp4
 
 #endif // MXFP4_OPS_QUANTIZEMX_H

@@ -102,20 +102,9 @@ private:
   /// The activation chunks of one step starting at K element `col`.
   llvm::SmallVector<mlir::Value> loadActivations(mlir::ImplicitLocOpBuilder &b, tile::LoadOp op,
                                                  mlir::Value col);
-  /// The BF16 chunks of this thread (vector<8xbf16>, zero for rows past
-  /// `valid`) of the step at K element `col`.
-  llvm::SmallVector<mlir::Value> loadBf16(mlir::ImplicitLocOpBuilder &b, mlir::Value base,
-                                          mlir::Value row0, mlir::Value ld, mlir::Value valid,
-                                          mlir::Value col);
-  /// Activations that arrive dequantized (mxtile.load_qdq), and their store
-  /// into the buffer at `buffer` as they are.
-  llvm::SmallVector<mlir::Value> loadQdqActivations(mlir::ImplicitLocOpBuilder &b,
-                                                    tile::LoadQdqOp op, mlir::Value col);
-  void qdqToSmem(mlir::ImplicitLocOpBuilder &b, llvm::ArrayRef<mlir::Value> chunks,
-                 mlir::Value buffer);
   /// Quantizes, dequantizes and stores `chunks` (from loadActivations at `col`)
   /// into shared memory at word offset `buffer` (null: not at all, the
-  /// quantizer kernels); writes the dump or the dequantized values if asked.
+  /// quantizer kernel); writes the dump if asked.
   void quantizeToSmem(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op,
                       llvm::ArrayRef<mlir::Value> chunks, mlir::Value col, mlir::Value buffer);
   /// Per-thread coordinates of quantizer chunk r: token row, 16-byte unit of
@@ -129,10 +118,6 @@ private:
   void dumpChunk(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op, const QuantCoords &q,
                  mlir::Value codes, mlir::Value sign, mlir::Value nanScale, mlir::Value code,
                  mlir::Value col);
-  /// Stores the 8 bf16 values `x` of the chunk at `q` into the buffer at
-  /// word offset `buffer`, in the wgmma core-matrix layout.
-  void storeBf16Chunk(mlir::ImplicitLocOpBuilder &b, const QuantCoords &q, mlir::Value x,
-                      mlir::Value buffer);
   /// Stores the 4 bf16x2 words of a dequantized chunk at `q` into the
   /// buffer at word offset `buffer`, in the wgmma core-matrix layout.
   void storeChunk(mlir::ImplicitLocOpBuilder &b, const QuantCoords &q,

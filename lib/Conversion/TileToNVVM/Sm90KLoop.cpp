@@ -30,14 +30,12 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
   tile::LoadOp load;
   tile::QuantizeOp quant;
   tile::LoadMxOp loadMx;
-  tile::LoadQdqOp loadQdq;
   tile::LoadWeightOp weight;
   tile::LoadScalesOp scales;
   tile::ScaledMmaOp mma;
   auto expected = [&](Operation *op) {
     return op->emitOpError() << "does not fit the K loop the sm_90a lowering pipelines: one "
-                                "mxtile.load -> mxtile.quantize, one mxtile.load_mx or one "
-                                "mxtile.load_qdq, one "
+                                "mxtile.load -> mxtile.quantize or one mxtile.load_mx, one "
                                 "load_weight and load_scales, one scaled_mma yielded as the "
                                 "accumulator";
   };
@@ -55,8 +53,6 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
       r = once(quant, x);
     else if (auto x = dyn_cast<tile::LoadMxOp>(op))
       r = once(loadMx, x);
-    else if (auto x = dyn_cast<tile::LoadQdqOp>(op))
-      r = once(loadQdq, x);
     else if (auto x = dyn_cast<tile::LoadWeightOp>(op))
       r = once(weight, x);
     else if (auto x = dyn_cast<tile::LoadScalesOp>(op))
@@ -68,19 +64,12 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
     if (failed(r))
       return failure();
   }
-  // The A operand: bf16 quantized inline, MXFP4 as it is, or MXFP4 stored
-  // dequantized.
-  const bool inlineQuant = load && quant && !loadMx && !loadQdq;
-  const bool mxOnly = loadMx && !load && !quant && !loadQdq;
-  const bool qdqOnly = loadQdq && !load && !quant && !loadMx;
-  if (!(inlineQuant || mxOnly || qdqOnly) || !weight || !scales || !mma)
+  // The A operand: bf16 quantized inline, or MXFP4 as it is.
+  const bool inlineQuant = load && quant && !loadMx;
+  if (!(inlineQuant || (loadMx && !load && !quant)) || !weight || !scales || !mma)
     return expected(loop);
-  Value aData = inlineQuant ? quant.getData()
-                : mxOnly    ? loadMx.getResult()
-                            : loadQdq.getResult();
-  Value aScales = inlineQuant ? quant.getScales()
-                  : mxOnly    ? loadMx.getResultScales()
-                              : loadQdq.getResultScales();
+  Value aData = inlineQuant ? quant.getData() : loadMx.getResult();
+  Value aScales = inlineQuant ? quant.getScales() : loadMx.getResultScales();
   if (loop.getNumRegionIterArgs() != 1 || (inlineQuant && quant.getInput() != load.getResult()) ||
       mma.getA() != aData || mma.getAScales() != aScales || mma.getB() != weight.getResult() ||
       mma.getBScales() != scales.getResult() || mma.getAcc() != loop.getRegionIterArg(0) ||
@@ -99,22 +88,17 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
   Value lb = mapping.lookup(loop.getLowerBound()), ub = mapping.lookup(loop.getUpperBound()),
         step = mapping.lookup(loop.getStep());
   auto colAt = [&](Value iv) {
-    Value col = inlineQuant ? load.getCol() : mxOnly ? loadMx.getCol() : loadQdq.getCol();
-    return valueAt(b, col, loop, iv);
+    return valueAt(b, inlineQuant ? load.getCol() : loadMx.getCol(), loop, iv);
   };
   // Global loads of a step's activations, then their conversion into smem.
   auto loadA = [&](Value col) {
-    return inlineQuant ? loadActivations(b, load, col)
-           : mxOnly    ? loadMxActivations(b, loadMx, col)
-                       : loadQdqActivations(b, loadQdq, col);
+    return inlineQuant ? loadActivations(b, load, col) : loadMxActivations(b, loadMx, col);
   };
   auto storeA = [&](ArrayRef<Value> chunks, Value col, Value buffer) {
     if (inlineQuant)
       quantizeToSmem(b, quant, chunks, col, buffer);
-    else if (mxOnly)
-      dequantizeToSmem(b, chunks, buffer);
     else
-      qdqToSmem(b, chunks, buffer);
+      dequantizeToSmem(b, chunks, buffer);
   };
   if (!weight.getDescriptors())
     return weight.emitOpError() << "on sm_90a weights are fetched by TMA: mxtile.load_weight "

@@ -56,34 +56,8 @@ void Sm90Emitter::storeChunk(ImplicitLocOpBuilder &b, const QuantCoords &q, Arra
 
 SmallVector<Value> Sm90Emitter::loadActivations(ImplicitLocOpBuilder &b, tile::LoadOp op,
                                                 Value col) {
-  return loadBf16(b, mapping.lookup(op.getBase()), mapping.lookup(op.getRow()),
-                  mapping.lookup(op.getLd()), mapping.lookup(op.getValidRows()), col);
-}
-
-SmallVector<Value> Sm90Emitter::loadQdqActivations(ImplicitLocOpBuilder &b, tile::LoadQdqOp op,
-                                                   Value col) {
-  return loadBf16(b, mapping.lookup(op.getData()), mapping.lookup(op.getRow()),
-                  mapping.lookup(op.getLd()), mapping.lookup(op.getValidRows()), col);
-}
-
-void Sm90Emitter::storeBf16Chunk(ImplicitLocOpBuilder &b, const QuantCoords &q, Value x,
-                                 Value buffer) {
-  // Word j of the chunk holds elements (j, j + 4) (NvLowering.h).
-  Value pairs = vector::ShuffleOp::create(b, x, x, ArrayRef<int64_t>{0, 4, 1, 5, 2, 6, 3, 7});
-  Value words = vector::BitCastOp::create(b, VectorType::get({4}, b.getI32Type()), pairs);
-  SmallVector<Value> w4;
-  for (int64_t w = 0; w < 4; ++w)
-    w4.push_back(vector::ExtractOp::create(b, words, ArrayRef<int64_t>{w}));
-  storeChunk(b, q, w4, buffer);
-}
-
-void Sm90Emitter::qdqToSmem(ImplicitLocOpBuilder &b, ArrayRef<Value> chunks, Value buffer) {
-  for (auto [r, x] : llvm::enumerate(chunks))
-    storeBf16Chunk(b, quantCoords(b, int64_t(r)), x, buffer);
-}
-
-SmallVector<Value> Sm90Emitter::loadBf16(ImplicitLocOpBuilder &b, Value base, Value row0,
-                                         Value ldv, Value valid, Value col) {
+  Value base = mapping.lookup(op.getBase()), row0 = mapping.lookup(op.getRow()),
+        ldv = mapping.lookup(op.getLd()), valid = mapping.lookup(op.getValidRows());
   auto v8 = VectorType::get({8}, b.getBF16Type());
   Value zero = arith::ConstantOp::create(b, v8, DenseElementsAttr::get(v8, 0.0f));
   Value lastRow = arith::SubIOp::create(b, valid, idxConst(b, 1));
@@ -104,7 +78,7 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
                                  ArrayRef<Value> chunks, Value col, Value buffer) {
   auto i32 = b.getI32Type();
   auto v8f = VectorType::get({8}, b.getF32Type());
-  auto v8i = VectorType::get({8}, i32), v4i = VectorType::get({4}, i32);
+  auto v8i = VectorType::get({8}, i32);
   auto c32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 32).getResult(); };
   auto splatI = [&](int64_t v) {
     return arith::ConstantOp::create(b, v8i, DenseElementsAttr::get(v8i, int32_t(v))).getResult();
@@ -121,12 +95,11 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
     Value warpRow = idxDiv(b, idxAdd(b, idxMul(b, warp, 32), int64_t(r) * cfg.threads()),
                            cfg.bk / 8);
     Value live = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, warpRow, valid);
-    auto liveIf = scf::IfOp::create(b, TypeRange{v4i}, live, /*withElse=*/true);
+    auto liveIf = scf::IfOp::create(b, SmallVector<Type>(4, i32), live, /*withElse=*/true);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(liveIf.elseBlock());
-      scf::YieldOp::create(
-          b, ValueRange{arith::ConstantOp::create(b, v4i, DenseElementsAttr::get(v4i, int32_t(0)))});
+      scf::YieldOp::create(b, SmallVector<Value>(4, c32(0)));
     }
     b.setInsertionPointToStart(liveIf.thenBlock());
     // Block maximum of |x| bit patterns across the 4 lanes of the 32-block.
@@ -176,26 +149,19 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
         b, v8f, arith::OrIOp::create(b, arith::BitcastOp::create(b, v8i, mags), sign));
     Value deq = arith::TruncFOp::create(b, VectorType::get({8}, b.getBF16Type()),
                                         arith::MulFOp::create(b, signedQ, scale));
+    // Word j of the chunk holds elements (j, j + 4) (NvLowering.h).
+    Value pairs =
+        vector::ShuffleOp::create(b, deq, deq, ArrayRef<int64_t>{0, 4, 1, 5, 2, 6, 3, 7});
+    Value words = vector::BitCastOp::create(b, VectorType::get({4}, i32), pairs);
+    SmallVector<Value> w4;
+    for (int64_t w = 0; w < 4; ++w)
+      w4.push_back(vector::ExtractOp::create(b, words, ArrayRef<int64_t>{w}));
     if (op.getDumpData())
       dumpChunk(b, op, q, codes, sign, nanScale, code, col);
-    if (op.getQdq()) {
-      // The dequantized values, for rows that exist.
-      Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, q.row, valid);
-      auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      Value row = idxAdd(b, mapping.lookup(load.getRow()), q.row);
-      Value at = idxAdd(b, arith::MulIOp::create(b, row, idxDiv(b, mapping.lookup(load.getLd()), 8)),
-                        idxAdd(b, idxDiv(b, col, 8), q.col8));
-      memref::StoreOp::create(b, deq, mapping.lookup(op.getQdq()), ValueRange{at});
-    }
-    // As bits: the zeros of the other branch need no bf16 constant.
-    scf::YieldOp::create(b, ValueRange{vector::BitCastOp::create(b, v4i, deq)});
+    scf::YieldOp::create(b, w4);
     b.setInsertionPointAfter(liveIf);
     if (buffer)
-      storeBf16Chunk(b, q, vector::BitCastOp::create(b, VectorType::get({8}, b.getBF16Type()),
-                                                     liveIf.getResult(0)),
-                     buffer);
+      storeChunk(b, q, SmallVector<Value>(liveIf.getResults()), buffer);
   }
 }
 
