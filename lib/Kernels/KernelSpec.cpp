@@ -380,8 +380,8 @@ Expected<KernelSpec> makeGemmA4W4Spec(Arch arch, int64_t n, int64_t k, int64_t b
   s.bm = bm;
   s.rounding = rounding;
   if (arch == Arch::SM90A) {
-    // One 128-K chunk per step: the register prefetch of the next step's
-    // weights stays small and there are the most K steps to overlap.
+    // One 128-K chunk per step: small TMA stages, so more steps in flight,
+    // and the most K steps to overlap.
     s.bn = 128;
     s.bk = 128;
     s.weightLayout = WeightLayout::Sm90Mma16;
