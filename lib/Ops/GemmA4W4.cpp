@@ -151,29 +151,33 @@ Expected<std::unique_ptr<PreparedWeight>> prepareGemmA4W4Weight(Device &dev, Spa
 
 namespace {
 /// A measured winner for one shape and range of M on sm_90a, over the rule
-/// below (docs/results/2026-11-30-h200-tile-sweep-44f86b0.log; the rule's
-/// time in the comment). Only measured M so far; tuning appends and widens.
+/// below (docs/results/2026-11-30-h200-tile-sweep-{44f86b0,f143bd9}.log;
+/// the rule's time in the comment). Only measured M so far; tuning appends
+/// and widens.
 struct MeasuredTile {
-  int64_t n, k, mMin, mMax, bm, splitK;
+  int64_t n, k, mMin, mMax;
+  GemmA4W4Tile tile; ///< bm, splitK, bk (0: default), preQuantize
 };
 constexpr MeasuredTile kSm90Measured[] = {
-    {8448, 7168, 32, 32, 32, 4},    // 40.3 us (rule: 44.9)
-    {8448, 7168, 128, 128, 128, 4}, // 75.8 us (77.0)
-    {7168, 7168, 32, 32, 32, 4},    // 39.4 us (44.4)
-    {7168, 7168, 128, 128, 128, 4}, // 73.1 us (77.6)
+    {8448, 7168, 32, 32, {32, 4, 0, true}},    // 40.3 us (rule: 44.9)
+    {8448, 7168, 128, 128, {128, 4, 0, true}}, // 75.8 us (77.0)
+    {7168, 7168, 1, 1, {8, 7, 0, false}},      // 21.1 us (23.1)
+    {7168, 7168, 8, 8, {8, 7, 0, false}},      // 25.4 us (27.5)
+    {7168, 7168, 32, 32, {32, 7, 0, true}},    // 37.4 us (44.4)
+    {7168, 7168, 128, 128, {128, 4, 0, true}}, // 73.1 us (77.6)
+    {1536, 7168, 1, 1, {8, 14, 256, false}},   // 11.7 us (12.5)
+    {1536, 7168, 8, 8, {8, 14, 0, false}},     // 14.4 us (14.6)
+    {7168, 768, 1, 1, {8, 1, 256, false}},     // 8.7 us (9.5)
+    {7168, 768, 8, 8, {8, 1, 256, false}},     // 10.7 us (11.3)
+    {7168, 768, 32, 32, {8, 1, 0, false}},     // 12.7 us (13.8)
 };
 } // namespace
 
 GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
   if (arch == Arch::SM90A) {
     for (const MeasuredTile &e : kSm90Measured)
-      if (e.n == n && e.k == k && m >= e.mMin && m <= e.mMax) {
-        GemmA4W4Tile t;
-        t.bm = e.bm;
-        t.splitK = e.splitK;
-        t.preQuantize = true; // every entry is on the quantize-once path
-        return t;
-      }
+      if (e.n == n && e.k == k && m >= e.mMin && m <= e.mMax)
+        return e.tile;
     // Measured on the H200 (docs/Performance.md, 2026-11-30 sweeps): small
     // tiles and split-K while the output tiles leave SMs idle; BM 32 up to
     // M = 256, BM 128 (two warpgroups) from there unless N is small.
