@@ -151,7 +151,7 @@ Expected<std::unique_ptr<PreparedWeight>> prepareGemmA4W4Weight(Device &dev, Spa
 
 namespace {
 /// A measured winner for one shape and range of M on sm_90a, over the rule
-/// below (docs/results/2026-11-30-h200-tile-sweep-{44f86b0,f143bd9}.log;
+/// below (docs/results/2026-11-30-h200-tile-sweep-{44f86b0,f143bd9,9fb6bae}.log;
 /// the rule's time in the comment). Only measured M so far; tuning appends
 /// and widens.
 struct MeasuredTile {
@@ -165,6 +165,8 @@ constexpr MeasuredTile kSm90Measured[] = {
     {7168, 7168, 8, 8, {8, 7, 0, false}},      // 25.4 us (27.5)
     {7168, 7168, 32, 32, {32, 7, 0, true}},    // 37.4 us (44.4)
     {7168, 7168, 128, 128, {128, 4, 0, true}}, // 73.1 us (77.6)
+    {7168, 4224, 1, 8, {8, 11, 0, false}},     // M = 1 / 8: 19.1 / 21.4 us (20.4 / 23.7)
+    {8448, 4224, 1, 8, {8, 11, 0, false}},     // 20.5 / 22.3 us (21.9 / 25.2)
     {1536, 7168, 1, 1, {8, 14, 256, false}},   // 11.7 us (12.5)
     {1536, 7168, 8, 8, {8, 14, 0, false}},     // 14.4 us (14.6)
     {7168, 768, 1, 1, {8, 1, 256, false}},     // 8.7 us (9.5)
