@@ -9,7 +9,8 @@
 //
 // Dequantization of a nibble pair (j, j+4) of a word to a bf16x2 register,
 // exactly: the 3 magnitude bits moved to bf16 bits 6-8 and the sign to bit 15
-// make each half E2M1 * 2^-126 (code 1 is the bf16 subnormal 2^-127); two
+// (one mask, one multiply that makes two shifted copies, one mask) make each
+// half E2M1 * 2^-126 (code 1 is the bf16 subnormal 2^-127); two
 // exact bf16x2 multiplies by 2^126 and by 2^(S-127) (S = 0: 2^-127,
 // S = 0xFF: NaN) give the scaled value. When every weight scale is below
 // 128 (real weights: scales <= 1; known when the weights are prepared) one
@@ -66,13 +67,23 @@ Value nv::scalePair(ImplicitLocOpBuilder &b, Value word, Value which, bool folde
 /// Nibbles j and j + 4 of `word` (8 E2M1, element 2i in the low nibble of
 /// byte i) as bf16x2 bits (element j low), scaled. Nibble j's three magnitude
 /// bits move to bf16 bits 6-8 and its sign to bit 15; nibble j + 4 sits 16
-/// bits higher, so one shift and mask per field serves both halves. Folded,
+/// bits higher, so each operation serves both halves. Folded,
 /// the scale holds the 2^126 too: one exact multiply.
 Value nv::dequantPair(ImplicitLocOpBuilder &b, Value word, int j, Value scale, bool folded) {
   I32Ops o{b};
-  auto shift = [&](int64_t n) { return n >= 0 ? (n ? o.shl(word, n) : word) : o.shr(word, -n); };
-  Value bits =
-      o.bor(o.band(shift(6 - 4 * j), 0x01C001C0), o.band(shift(12 - 4 * j), int64_t(0x80008000)));
+  // Nibbles 2 and 3 (6 and 7) first move down to 0 and 1 (4 and 5).
+  if (j >= 2) {
+    word = o.shr(word, 8);
+    j -= 2;
+  }
+  // The pair's 8 bits times 2^(6-4j) + 2^(12-4j): the copies shifted by
+  // 6-4j put the magnitudes at bits 6-8 (22-24), those shifted by 12-4j the
+  // signs at bit 15 (31); the copies' bits never overlap, so the product is
+  // their OR, and one mask keeps those fields.
+  Value pair = o.band(word, int64_t(0x000F000F) << (4 * j));
+  Value spread = arith::MulIOp::create(b, pair, o.c((int64_t(1) << (6 - 4 * j)) +
+                                                    (int64_t(1) << (12 - 4 * j))));
+  Value bits = o.band(spread, int64_t(0x81C081C0));
   auto v2 = VectorType::get({2}, b.getBF16Type());
   Value v = LLVM::BitcastOp::create(b, v2, bits);
   if (!folded) {
