@@ -6,7 +6,7 @@
 // K = kc*128 + 32t + 8p. The four lanes p = 0..3 (lane xor 4, xor 8) hold one
 // 32-block: two shuffles finish its |x| maximum. The E8M0 code follows the
 // op's rounding mode (E8M0Emitter, the CPU quantizer's integer formulas), the
-// E2M1 codes are RNE with saturation by threshold compares (sm_90 has no FP4
+// E2M1 codes are RNE with saturation by float arithmetic (sm_90 has no FP4
 // convert), and the dequantized BF16 values go to shared memory in the
 // wgmma core-matrix layout of NvLowering.h (four 4-byte stores per chunk).
 // Rows past M read as zero (their loads are clamped to a valid row); warps
@@ -128,23 +128,33 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
     Value bits = arith::BitcastOp::create(b, v8i, scaled);
     Value sign = arith::AndIOp::create(b, bits, splatI(int32_t(0x80000000u)));
     Value a = arith::BitcastOp::create(b, v8f, arith::AndIOp::create(b, bits, splatI(0x7FFFFFFF)));
-    // RNE onto {0, .5, 1, 1.5, 2, 3, 4, 6} with saturation; NaN compares false -> 0.
-    Value codes = splatI(0), mags = splatF(0.0f);
-    struct Step {
-      float threshold;
-      arith::CmpFPredicate pred;
-      int32_t code;
-      float value;
-    } steps[] = {
-        {0.25f, arith::CmpFPredicate::OGT, 1, 0.5f}, {0.75f, arith::CmpFPredicate::OGE, 2, 1.0f},
-        {1.25f, arith::CmpFPredicate::OGT, 3, 1.5f}, {1.75f, arith::CmpFPredicate::OGE, 4, 2.0f},
-        {2.5f, arith::CmpFPredicate::OGT, 5, 3.0f},  {3.5f, arith::CmpFPredicate::OGE, 6, 4.0f},
-        {5.0f, arith::CmpFPredicate::OGT, 7, 6.0f}};
-    for (const Step &s : steps) {
-      Value above = arith::CmpFOp::create(b, s.pred, a, splatF(s.threshold));
-      codes = arith::SelectOp::create(b, above, splatI(s.code), codes);
-      mags = arith::SelectOp::create(b, above, splatF(s.value), mags);
-    }
+    // RNE onto {0, .5, 1, 1.5, 2, 3, 4, 6} with saturation, arithmetically:
+    // below 1 the grid is the multiples of 0.5, which adding and subtracting
+    // 2^22 (f32 ulp 0.5) rounds to, ties to even; from 1 on it is the floats
+    // with one mantissa bit (add half an ulp of that precision, plus the
+    // kept bit for ties to even, and truncate), capped at 6. A NaN element
+    // makes the block's scale NaN, so its value is NaN whatever this gives,
+    // and its codes are dumped as 0.
+    Value small = arith::SubFOp::create(b, arith::AddFOp::create(b, a, splatF(4194304.0f)),
+                                        splatF(4194304.0f));
+    Value aBits = arith::BitcastOp::create(b, v8i, a);
+    Value keep = arith::AndIOp::create(b, arith::ShRUIOp::create(b, aBits, splatI(22)), splatI(1));
+    Value rounded = arith::AndIOp::create(
+        b, arith::AddIOp::create(b, arith::AddIOp::create(b, aBits, splatI(0x1FFFFF)), keep),
+        splatI(int32_t(0xFFC00000u)));
+    // Non-negative floats order like their bits: an integer min caps at 6.
+    Value big = arith::BitcastOp::create(
+        b, v8f, arith::MinUIOp::create(b, rounded, splatI(0x40C00000)));
+    Value below1 = arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, a, splatF(1.0f));
+    Value mags = arith::SelectOp::create(b, below1, small, big);
+    // The E2M1 codes (for the dump): 2a below 1, else 2 + 2e + m from the
+    // exponent and mantissa bit of the result.
+    Value codes = arith::SelectOp::create(
+        b, below1, arith::FPToSIOp::create(b, v8i, arith::MulFOp::create(b, mags, splatF(2.0f))),
+        arith::SubIOp::create(b,
+                              arith::ShRUIOp::create(b, arith::BitcastOp::create(b, v8i, mags),
+                                                     splatI(22)),
+                              splatI(252)));
     Value signedQ = arith::BitcastOp::create(
         b, v8f, arith::OrIOp::create(b, arith::BitcastOp::create(b, v8i, mags), sign));
     Value deq = arith::TruncFOp::create(b, VectorType::get({8}, b.getBF16Type()),
