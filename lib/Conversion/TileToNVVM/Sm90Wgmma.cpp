@@ -104,10 +104,11 @@ void Sm90Emitter::mmaStep(ImplicitLocOpBuilder &b, const WeightRegs &regs, Value
                                  cfg.foldedScales);
       }
     }
-    // Steps go in groups whose A fragments (32 registers) are converted
-    // first and then fed to back-to-back wgmmas: the conversions of a group
-    // are independent of each other, which hides their latency.
-    const int64_t groupSteps = 8 / tiles;
+    // Steps go in groups whose A fragments are converted first and then fed
+    // to back-to-back wgmmas: the conversions of a group are independent of
+    // each other, which hides their latency. Four steps (16 or 32
+    // registers): BM 128 has no room for more under its 128-register cap.
+    const int64_t groupSteps = 4;
     for (int64_t s0 = 0; s0 < 8; s0 += groupSteps) {
       SmallVector<Value> a; // [step - s0][tile][4 registers]
       for (int64_t s = s0; s < s0 + groupSteps; ++s) {
