@@ -14,7 +14,8 @@
 namespace mxfp4 {
 
 PreparedWeight::~PreparedWeight() {
-  for (void *p : {data, scales, descriptors, splitK.first, splitK.second, activations.first, activations.second})
+  for (void *p : {data, scales, descriptors, splitK.first, splitK.second, activations.first,
+                  activations.second})
     dev->free(p);
 }
 
@@ -75,11 +76,13 @@ static Expected<void *> sm90Descriptors(Device &dev, void *weights, void *scales
   using namespace sm90;
   const uint64_t chunks = uint64_t(k / 128);
   Expected<std::array<uint8_t, 128>> w =
-      dev.encodeTensorMap(weights, {256, chunks, uint64_t(n / 16)}, {256, 1, kTileRows / 16});
+      dev.encodeTensorMap(weights, {kTileChunkWords, chunks, uint64_t(n / 16)},
+                          {kTileChunkWords, 1, kTileRows / 16});
   if (!w)
     return w.takeError();
   Expected<std::array<uint8_t, 128>> s =
-      dev.encodeTensorMap(scales, {32, chunks, uint64_t(n / 32)}, {32, 1, kTileRows / 32});
+      dev.encodeTensorMap(scales, {kGroupScaleWords, chunks, uint64_t(n / 32)},
+                          {kGroupScaleWords, 1, kTileRows / 32});
   if (!s)
     return s.takeError();
   uint8_t both[2 * kDescriptorBytes];

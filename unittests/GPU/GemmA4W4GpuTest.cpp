@@ -36,15 +36,7 @@ using namespace mxfp4::test;
 
 namespace {
 
-class Gemm : public ::testing::Test {
-protected:
-  void SetUp() override {
-    seed = freshSeed();
-    rng.seed(seed);
-  }
-  uint64_t seed = 0;
-  std::mt19937_64 rng;
-};
+class Gemm : public SeededTest {};
 
 TEST_F(Gemm, InlineQuantizationMatchesTheCpuQuantizer) {
   OPEN_DEVICE_OR_SKIP(dev);

@@ -33,15 +33,7 @@ using namespace mxfp4::test;
 
 namespace {
 
-class QuantizeMx : public ::testing::Test {
-protected:
-  void SetUp() override {
-    seed = freshSeed();
-    rng.seed(seed);
-  }
-  uint64_t seed = 0;
-  std::mt19937_64 rng;
-};
+class QuantizeMx : public SeededTest {};
 
 /// The index of the first differing byte, or -1.
 int64_t firstDifference(const std::vector<uint8_t> &a, const std::vector<uint8_t> &b) {

@@ -25,12 +25,12 @@ TEST(Sm90Pipeline, EveryTileFitsAndIsAligned) {
       EXPECT_GE(l.stages, 3);
       EXPECT_EQ(l.activationBytes, 2 * bm * bk * 2);
       EXPECT_EQ(l.stagesOffset() % 128, 0);
-      EXPECT_EQ(l.stageBytes % 128, 0);
+      EXPECT_EQ(l.stageBytes() % 128, 0);
       EXPECT_EQ(l.scalesInStage(), bk / 128 * sm90::kWeightBoxBytes);
-      EXPECT_EQ(l.stageBytes - l.scalesInStage(), bk / 128 * sm90::kScaleBoxBytes);
+      EXPECT_EQ(l.stageBytes() - l.scalesInStage(), bk / 128 * sm90::kScaleBoxBytes);
       EXPECT_EQ(l.barriersOffset() % 8, 0);
       // One stage holds the step's weight rows and scales exactly.
-      EXPECT_EQ(l.stageBytes, sm90::kTileRows * bk / 2 + sm90::kTileRows * bk / 32);
+      EXPECT_EQ(l.stageBytes(), sm90::kTileRows * bk / 2 + sm90::kTileRows * bk / 32);
     }
 }
 

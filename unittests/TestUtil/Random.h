@@ -7,6 +7,8 @@
 #ifndef MXFP4_UNITTESTS_TESTUTIL_RANDOM_H
 #define MXFP4_UNITTESTS_TESTUTIL_RANDOM_H
 
+#include "gtest/gtest.h"
+
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -25,6 +27,17 @@ std::vector<uint8_t> randomBytes(std::mt19937_64 &rng, size_t count);
 /// Random E8M0 codes in [lo, hi].
 std::vector<uint8_t> randomScales(std::mt19937_64 &rng, size_t count, uint8_t lo = 117,
                                   uint8_t hi = 130);
+
+/// A test fixture with a fresh (logged, replayable) seed and its engine.
+class SeededTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    seed = freshSeed();
+    rng.seed(seed);
+  }
+  uint64_t seed = 0;
+  std::mt19937_64 rng;
+};
 
 } // namespace mxfp4::test
 

@@ -30,18 +30,23 @@ inline constexpr int64_t kTileRows = 128;
 /// Bytes of one weight box (128 rows x 128 K of E2M1) and one scale box.
 inline constexpr int64_t kWeightBoxBytes = kTileRows * 128 / 2;
 inline constexpr int64_t kScaleBoxBytes = kTileRows * 128 / 32;
+/// The descriptors' innermost extents: 32-bit words of one 16-row tile's
+/// 128-K chunk (16 rows x 64 bytes) and of one 32-row group's scale chunk.
+inline constexpr int64_t kTileChunkWords = 16 * 64 / 4;
+inline constexpr int64_t kGroupScaleWords = 32 * 4 / 4;
 /// Bytes of one TMA descriptor (CUtensorMap); the weights' comes first.
 inline constexpr int64_t kDescriptorBytes = 128;
 
 struct SharedLayout {
   int64_t activationBytes; ///< both activation buffers, at offset 0
   int64_t stages;          ///< weight stages (K steps in flight)
-  int64_t stageBytes;      ///< one stage: weight boxes, then scale boxes
+  int64_t chunks;          ///< 128-K chunks per stage (BK / 128)
+  /// One stage: its weight boxes, then its scale boxes.
+  int64_t stageBytes() const { return chunks * (kWeightBoxBytes + kScaleBoxBytes); }
+  int64_t scalesInStage() const { return chunks * kWeightBoxBytes; }
   int64_t stagesOffset() const { return activationBytes; }
-  int64_t barriersOffset() const { return activationBytes + stages * stageBytes; }
+  int64_t barriersOffset() const { return activationBytes + stages * stageBytes(); }
   int64_t totalBytes() const { return barriersOffset() + stages * 8; }
-  /// Offset of the scale boxes inside a stage.
-  int64_t scalesInStage() const { return stageBytes / (kWeightBoxBytes + kScaleBoxBytes) * kWeightBoxBytes; }
 };
 
 /// The layout of a BM x BK GEMM workgroup. Four steps of 128 K (three of
@@ -51,7 +56,7 @@ struct SharedLayout {
 constexpr SharedLayout sharedLayout(int64_t bm, int64_t bk) {
   const int64_t chunks = bk / 128;
   int64_t stages = bm == 128 ? 5 : (chunks == 1 ? 4 : 3);
-  return {2 * bm * bk * 2, stages, chunks * (kWeightBoxBytes + kScaleBoxBytes)};
+  return {2 * bm * bk * 2, stages, chunks};
 }
 
 } // namespace mxfp4::sm90

@@ -45,7 +45,6 @@ namespace mxfp4::nv {
 
 struct Config {
   int64_t bm = 16, bn = 128, bk = 128;
-  int64_t k = 0; ///< full K of the weights
   /// The quantizer kernel (quant_mxfp4): no MMA, no shared buffers.
   bool quantizeOnly = false;
   /// Every weight scale is below 128 (the kernel attribute
@@ -62,7 +61,6 @@ struct Config {
   /// Shared memory of a GEMM workgroup (dynamic: it exceeds 48 KiB).
   sm90::SharedLayout shared() const { return sm90::sharedLayout(bm, bk); }
 
-  int64_t chunksPerRow() const { return k / 128; } ///< 128-K chunks of a weight row
   int64_t chunksPerStep() const { return bk / 128; }
   int64_t tokenTiles() const { return bm / 8; }
   int64_t wordsPerBuffer() const { return bm * bk / 2; } ///< 32-bit smem words

@@ -1,11 +1,12 @@
 //===- Sm90Mma.cpp - Weight dequantization on sm_90a ----------------------===//
 //
-// Per K step and 128-K chunk, each thread holds for each of its 4 (BM 128: 2)
-// weight rows (m16 tile i, half h) 16 contiguous bytes = 32 E2M1 values (K 32t..+31 of
-// the chunk) and one dword holding its 4 rows' E8M0 scales (sm90-mma16
-// layouts, read from the TMA stages by Sm90Tma.cpp). MMA step s uses word s/2 of the 16 bytes: nibble pairs
-// (2(s%2), 2(s%2)+4) as A regs a0/a1 and (2(s%2)+1, 2(s%2)+5) as a2/a3
-// (Sm90Wgmma.cpp; the K permutation of NvLowering.h).
+// Per K step and 128-K chunk, each thread holds for each of its 4 (BM 128:
+// 2) weight rows (m16 tile i, half h) 16 contiguous bytes = 32 E2M1 values
+// (K 32t..+31 of the chunk) and one dword holding its 4 rows' E8M0 scales
+// (sm90-mma16 layouts, read from the TMA stages by Sm90Tma.cpp). MMA step s
+// uses word s/2 of the 16 bytes: nibble pairs (2(s%2), 2(s%2)+4) as A regs
+// a0/a1 and (2(s%2)+1, 2(s%2)+5) as a2/a3 (Sm90Wgmma.cpp; the K permutation
+// of NvLowering.h).
 //
 // Dequantization of a nibble pair (j, j+4) of a word to a bf16x2 register,
 // exactly: the 3 magnitude bits moved to bf16 bits 6-8 and the sign to bit 15

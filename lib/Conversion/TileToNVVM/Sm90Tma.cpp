@@ -69,9 +69,9 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, tile::LoadWeightOp w, Valu
   Value stage = idxRem(b, st, l.stages);
   Value bar = sharedPtr(b, idxAdd(b, idxMul(b, stage, 8), l.barriersOffset()));
   NVVM::MBarrierArriveExpectTxOp::create(b, Type(), bar,
-                                         arith::ConstantIntOp::create(b, l.stageBytes, 32),
+                                         arith::ConstantIntOp::create(b, l.stageBytes(), 32),
                                          NVVM::MemScopeKindAttr(), BoolAttr(), Value());
-  Value stageStart = idxAdd(b, idxMul(b, stage, l.stageBytes), l.stagesOffset());
+  Value stageStart = idxAdd(b, idxMul(b, stage, l.stageBytes()), l.stagesOffset());
   Value n0 = mapping.lookup(w.getRow());
   Value tile = toI32(idxDiv(b, n0, 16)), group = toI32(idxDiv(b, n0, 32));
   Value chunk0 = idxDiv(b, kcol(), 128), zero = arith::ConstantIntOp::create(b, 0, 32);
@@ -103,18 +103,20 @@ WeightRegs Sm90Emitter::loadWeights(ImplicitLocOpBuilder &b, Value st) {
   const int64_t tiles = cfg.tilesPerWarp();
   Value tile0 = idxMul(b, warp, tiles);
   Value group = idxDiv(b, tile0, 2);
-  Value vecStage = idxMul(b, stage, l.stageBytes / 16);
-  Value wordStage = idxAdd(b, idxMul(b, stage, l.stageBytes / 4), l.scalesInStage() / 4);
+  Value vecStage = idxMul(b, stage, l.stageBytes() / 16);
+  Value wordStage = idxAdd(b, idxMul(b, stage, l.stageBytes() / 4), l.scalesInStage() / 4);
   WeightRegs r;
   for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
     for (int64_t i = 0; i < tiles; ++i)
       for (int64_t h = 0; h < 2; ++h) {
-        Value unit = idxAdd(b, idxMul(b, idxAdd(b, tile0, i), 64), lane);
-        Value at = idxAdd(b, vecStage, idxAdd(b, unit, kc * sm90::kWeightBoxBytes / 16 + h * 32));
+        Value unit = idxAdd(b, idxMul(b, idxAdd(b, tile0, i), sm90::kTileChunkWords / 4), lane);
+        Value at =
+            idxAdd(b, vecStage, idxAdd(b, unit, kc * sm90::kWeightBoxBytes / 16 + h * 32));
         r.words.push_back(memref::LoadOp::create(b, stageVectors, ValueRange{at}));
       }
     Value at = idxAdd(b, wordStage,
-                      idxAdd(b, idxMul(b, group, 32), idxAdd(b, lane, kc * sm90::kScaleBoxBytes / 4)));
+                      idxAdd(b, idxMul(b, group, sm90::kGroupScaleWords),
+                             idxAdd(b, lane, kc * sm90::kScaleBoxBytes / 4)));
     r.scales.push_back(memref::LoadOp::create(b, stageWords, ValueRange{at}));
   }
   return r;

@@ -257,7 +257,6 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
     Config cfg;
     cfg.bm = quant.getInput().getType().getRows();
     cfg.bk = quant.getInput().getType().getCols();
-    cfg.k = cfg.bk;
     cfg.quantizeOnly = true;
     if ((cfg.bm != 8 && cfg.bm != 16 && cfg.bm != 32 && cfg.bm != 64) ||
         (cfg.bk != 128 && cfg.bk != 256))
@@ -274,7 +273,6 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
   cfg.bm = mma.getA().getType().getRows();
   cfg.bk = mma.getA().getType().getCols();
   cfg.bn = mma.getB().getType().getRows();
-  cfg.k = weight.getK();
   if (cfg.bn != 128)
     return mma.emitOpError() << "on sm_90a the N tile must be 128 (4 warps x 32 rows), got "
                              << cfg.bn;
@@ -340,8 +338,7 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
     }
     auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
     auto i32 = IntegerType::get(ctx, 32);
-    auto smemType = MemRefType::get({cfg->quantizeOnly ? 4 : 2 * cfg->wordsPerBuffer()}, i32,
-                                    MemRefLayoutAttrInterface(), workgroup);
+    auto smemType = MemRefType::get({4}, i32, MemRefLayoutAttrInterface(), workgroup);
     // The quantizer: a static workgroup word. GEMMs: dynamic shared memory
     // (Kernels/Sm90Pipeline.h; the launch passes its size, the runtime
     // raises the function's limit; lib/Target makes the symbol external
@@ -377,7 +374,7 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
       };
       const sm90::SharedLayout l = cfg->shared();
       smem = view(i32, 4, 0, l.activationBytes);
-      const int64_t stageSize = l.stages * l.stageBytes;
+      const int64_t stageSize = l.stages * l.stageBytes();
       stageVectors = view(VectorType::get({4}, i32), 16, l.stagesOffset(), stageSize);
       stageWords = view(i32, 4, l.stagesOffset(), stageSize);
       smemBase = arith::IndexCastUIOp::create(
