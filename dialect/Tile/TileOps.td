@@ -66,6 +66,12 @@ def Tile_QuantizeOp : Tile_Op<"quantize", [AttrSizedOperandSegments]> {
     row-major (`ld/32` per row), for rows below `validRows` of the load
     that produced the input.
 
+    With `qdq`, it writes the dequantized tile instead: the BF16 values the
+    codes and scales stand for (exact), for rows below `validRows`, in the
+    target's activation image of a matrix of `ld` columns (sm_90a: the wgmma
+    operand layout of Kernels/Sm90Pipeline.h, `activationImageIndex`).
+    `mxtile.load_qdq` reads them back as an MXFP4 tile.
+
     ```mlir
     %q, %s = mxtile.quantize %a {rounding = #mxtile<rounding roundup>}
         : !mxtile.tile<16x256xbf16> -> !mxtile.tile<16x256xf4E2M1FN>, !mxtile.tile<16x8xf8E8M0FNU>
@@ -73,10 +79,12 @@ def Tile_QuantizeOp : Tile_Op<"quantize", [AttrSizedOperandSegments]> {
   }];
   let arguments = (ins Tile_FloatTile:$input, Tile_RoundingAttr:$rounding,
                        Optional<MemRefRankOf<[I8], [1]>>:$dumpData,
-                       Optional<MemRefRankOf<[I8], [1]>>:$dumpScales);
+                       Optional<MemRefRankOf<[I8], [1]>>:$dumpScales,
+                       Optional<MemRefRankOf<[BF16], [1]>>:$qdq);
   let results = (outs Tile_FP4Tile:$data, Tile_ScaleTile:$scales);
   let assemblyFormat = [{
     $input (`dump` `(` $dumpData^ `,` $dumpScales `:` type($dumpData) `,` type($dumpScales) `)`)?
+    (`qdq` `(` $qdq^ `:` type($qdq) `)`)?
     attr-dict `:` type($input) `->` type($data) `,` type($scales)
   }];
   let hasVerifier = 1;
@@ -103,6 +111,32 @@ def Tile_LoadMxOp : Tile_Op<"load_mx", [MemoryEffects<[MemRead]>]> {
   let assemblyFormat = [{
     $data `,` $scales `[` $row `,` $col `]` `ld` $ld `rows` $validRows attr-dict
     `:` type($data) `,` type($scales) `->` type($result) `,` type($resultScales)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_LoadQdqOp : Tile_Op<"load_qdq", [MemoryEffects<[MemRead]>]> {
+  let summary = "Load an MXFP4 tile stored dequantized (BF16 activation image)";
+  let description = [{
+    Rows `row ..` and elements `col ..` of a BF16 matrix with `ld` columns,
+    stored in the target's activation image (what `mxtile.quantize ... qdq`
+    writes), whose values are exactly MXFP4: each run of 32 elements of a
+    row is E2M1 times one E8M0 scale. Lowerings use the values as they are;
+    the codes and scales are what they stand for. Rows at or beyond
+    `validRows` are unspecified (the image's padding): only results of rows
+    below it may be stored, which `mxtile.store`'s own mask ensures.
+
+    ```mlir
+    %q, %s = mxtile.load_qdq %A[%m0, %k0] ld %c7168 rows %valid
+        : memref<?xbf16> -> !mxtile.tile<64x128xf4E2M1FN>, !mxtile.tile<64x4xf8E8M0FNU>
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[BF16], [1]>:$data, Index:$row, Index:$col, Index:$ld,
+                       Index:$validRows);
+  let results = (outs Tile_FP4Tile:$result, Tile_ScaleTile:$resultScales);
+  let assemblyFormat = [{
+    $data `[` $row `,` $col `]` `ld` $ld `rows` $validRows attr-dict
+    `:` type($data) `->` type($result) `,` type($resultScales)
   }];
   let hasVerifier = 1;
 }

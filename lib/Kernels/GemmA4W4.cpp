@@ -22,10 +22,11 @@ static tile::ActivationKind toTile(Activation a) {
 void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
   dsl::TileBuilder tb(module, spec.name());
   // gemm_a4w4 quantizes bf16 activations inline; gemm_mxa4w4 reads them
-  // already quantized (codes, then scales).
-  const bool preQuantized = spec.op == OpKind::GemmMxA4W4;
-  mlir::Value a = tb.bufferArg(preQuantized ? tb.i8() : tb.bf16());
-  mlir::Value as = preQuantized ? tb.bufferArg(tb.i8()) : mlir::Value();
+  // already quantized (codes, then scales), gemm_qdqa4w4 already quantized
+  // and dequantized (bf16).
+  const bool mx = spec.op == OpKind::GemmMxA4W4, qdq = spec.op == OpKind::GemmQdqA4W4;
+  mlir::Value a = tb.bufferArg(mx ? tb.i8() : tb.bf16());
+  mlir::Value as = mx ? tb.bufferArg(tb.i8()) : mlir::Value();
   mlir::Value w = tb.bufferArg(tb.i8());
   mlir::Value ws = tb.bufferArg(tb.i8());
   // sm_90a fetches the weights by TMA: their descriptors follow the scales.
@@ -60,8 +61,10 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
   dsl::Tile acc =
       tb.loopK(kBegin, kEnd, spec.bk, tb.zero(spec.bm, spec.bn), [&](dsl::Index k0, dsl::Tile acc) {
         dsl::MxTile qa;
-        if (preQuantized) {
+        if (mx) {
           qa = tb.loadMx(a, as, m0, k0, kDim, valid, spec.bm, spec.bk);
+        } else if (qdq) {
+          qa = tb.loadQdq(a, m0, k0, kDim, valid, spec.bm, spec.bk);
         } else {
           dsl::Tile x = tb.load(a, m0, k0, kDim, valid, spec.bm, spec.bk);
           qa = tb.quantize(x, spec.rounding, dumpData, dumpScales);
@@ -87,19 +90,22 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
 void buildQuantizeMx(mlir::ModuleOp module, const KernelSpec &spec) {
   dsl::TileBuilder tb(module, spec.name());
   mlir::Value a = tb.bufferArg(tb.bf16());
-  mlir::Value codes = tb.bufferArg(tb.i8());
-  mlir::Value scales = tb.bufferArg(tb.i8());
+  // quant_mxfp4 writes codes and scales, qdq_mxfp4 the dequantized values.
+  const bool qdq = spec.op == OpKind::QdqMx;
+  mlir::Value codes = qdq ? mlir::Value() : tb.bufferArg(tb.i8());
+  mlir::Value scales = qdq ? mlir::Value() : tb.bufferArg(tb.i8());
+  mlir::Value out = qdq ? tb.bufferArg(tb.bf16()) : mlir::Value();
   dsl::Index m = tb.i32Arg();
   // One BM x BK block per workgroup: x = K / BK blocks, y = M / BM rows.
   dsl::Index k0 = tb.tileId(0) * spec.bk;
   dsl::Index m0 = tb.tileId(1) * spec.bm;
   dsl::Tile x = tb.load(a, m0, k0, tb.constant(spec.k), m - m0, spec.bm, spec.bk);
-  tb.quantize(x, spec.rounding, codes, scales);
+  tb.quantize(x, spec.rounding, codes, scales, out);
   tb.finish();
 }
 
 void buildKernel(mlir::ModuleOp module, const KernelSpec &spec) {
-  if (spec.op == OpKind::QuantizeMx)
+  if (isQuantizer(spec.op))
     buildQuantizeMx(module, spec);
   else
     buildGemmA4W4(module, spec);

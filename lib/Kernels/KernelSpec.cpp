@@ -37,6 +37,10 @@ std::string_view toString(OpKind op) {
     return "gemm_mxa4w4";
   case OpKind::QuantizeMx:
     return "quant_mxfp4";
+  case OpKind::QdqMx:
+    return "qdq_mxfp4";
+  case OpKind::GemmQdqA4W4:
+    return "gemm_qdqa4w4";
   }
   return "invalid";
 }
@@ -170,12 +174,13 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
   auto t0 = p.next("the op"), t1 = p.next("the op");
   std::optional<OpKind> op;
   if (t0 && t1)
-    for (OpKind o : {OpKind::GemmA4W4, OpKind::GemmMxA4W4, OpKind::QuantizeMx})
+    for (OpKind o : {OpKind::GemmA4W4, OpKind::GemmMxA4W4, OpKind::QuantizeMx, OpKind::QdqMx,
+                     OpKind::GemmQdqA4W4})
       if (toString(o) == strCat(*t0, "_", *t1))
         op = o;
   if (!op)
-    return p.error("unknown op; expected it to start with 'gemm_a4w4_', 'gemm_mxa4w4_' or "
-                   "'quant_mxfp4_'");
+    return p.error("unknown op; expected it to start with 'gemm_a4w4_', 'gemm_mxa4w4_', "
+                   "'gemm_qdqa4w4_', 'quant_mxfp4_' or 'qdq_mxfp4_'");
   s.op = *op;
   Expected<std::string_view> arch = p.next("the target");
   if (!arch)
@@ -301,9 +306,9 @@ static Error verifyCommon(const KernelSpec &s, WeightLayout wl, ScaleLayout sl) 
   return Error::success();
 }
 
-/// The quantizer kernel: no weights, one K step per workgroup.
+/// The quantizer kernels: no weights, one K step per workgroup.
 static Error verifyQuantizeMx(const KernelSpec &s) {
-  auto fail = [](const auto &...parts) { return makeError("quant_mxfp4: ", parts...); };
+  auto fail = [&](const auto &...parts) { return makeError(toString(s.op), ": ", parts...); };
   if (s.arch != Arch::SM90A)
     return fail("implemented for sm_90a only, got ", toString(s.arch));
   if (s.n != 0 || s.bn != 128 || s.splitK != 1)
@@ -325,15 +330,16 @@ static Error verifyQuantizeMx(const KernelSpec &s) {
 Error verifyKernelSpec(const KernelSpec &s) {
   std::string_view arch = toString(s.arch);
   auto fail = [](const auto &...parts) { return makeError(parts...); };
-  if (s.op == OpKind::QuantizeMx)
+  if (isQuantizer(s.op))
     return verifyQuantizeMx(s);
   if (s.foldedScales && s.arch != Arch::SM90A)
     return fail("folded weight scales (_fold) are an sm_90a GEMM variant, not ", arch);
-  if (s.op == OpKind::GemmMxA4W4 && s.arch != Arch::SM90A)
-    return fail("gemm_mxa4w4 (pre-quantized activations) is implemented for sm_90a only, got ",
+  const bool preQuantized = s.op == OpKind::GemmMxA4W4 || s.op == OpKind::GemmQdqA4W4;
+  if (preQuantized && s.arch != Arch::SM90A)
+    return fail(toString(s.op), " (pre-quantized activations) is implemented for sm_90a only, got ",
                 arch);
-  if (s.op == OpKind::GemmMxA4W4 && s.epilogue == Epilogue::BF16DumpQuant)
-    return fail("gemm_mxa4w4 quantizes nothing: the quantization dump (epilogue bf16dq) does "
+  if (preQuantized && s.epilogue == Epilogue::BF16DumpQuant)
+    return fail(toString(s.op), " quantizes nothing: the quantization dump (epilogue bf16dq) does "
                 "not apply");
   if (s.arch == Arch::SM90A) {
     if (s.bn != 128)
@@ -370,8 +376,8 @@ Error verifyKernelSpec(const KernelSpec &s) {
 Expected<KernelSpec> makeGemmA4W4Spec(Arch arch, int64_t n, int64_t k, int64_t bm,
                                       ScaleRounding rounding, Activation activation,
                                       std::array<float, 2> params, OpKind op) {
-  if (op == OpKind::QuantizeMx)
-    return makeError("makeGemmA4W4Spec: quant_mxfp4 is not a GEMM; use makeQuantizeMxSpec");
+  if (isQuantizer(op))
+    return makeError("makeGemmA4W4Spec: ", toString(op), " is not a GEMM; use makeQuantizeMxSpec");
   KernelSpec s;
   s.op = op;
   s.arch = arch;
@@ -397,9 +403,12 @@ Expected<KernelSpec> makeGemmA4W4Spec(Arch arch, int64_t n, int64_t k, int64_t b
   return s;
 }
 
-Expected<KernelSpec> makeQuantizeMxSpec(Arch arch, int64_t k, int64_t bm, ScaleRounding rounding) {
+Expected<KernelSpec> makeQuantizeMxSpec(Arch arch, int64_t k, int64_t bm, ScaleRounding rounding,
+                                        OpKind op) {
+  if (!isQuantizer(op))
+    return makeError("makeQuantizeMxSpec: ", toString(op), " is not a quantizer");
   KernelSpec s;
-  s.op = OpKind::QuantizeMx;
+  s.op = op;
   s.arch = arch;
   s.n = 0;
   s.k = k;

@@ -15,7 +15,7 @@ namespace mxfp4 {
 
 PreparedWeight::~PreparedWeight() {
   for (void *p : {data, scales, descriptors, splitK.first, splitK.second, activations.first,
-                  activations.second})
+                  activations.second, qdq.first})
     dev->free(p);
 }
 
@@ -31,6 +31,8 @@ Expected<std::pair<void *, void *>> PreparedWeight::grow(RowScratch &s, int64_t 
       dev->free(fresh[1]);
     };
     for (int i = 0; i < 2; ++i) {
+      if (bytes[i] == 0)
+        continue;
       Expected<void *> p = dev->alloc(bytes[i]);
       if (!p) {
         dropFresh();
@@ -57,6 +59,15 @@ Expected<std::pair<void *, void *>> PreparedWeight::grow(RowScratch &s, int64_t 
 
 Expected<std::pair<void *, void *>> PreparedWeight::activationScratch(int64_t m) const {
   return grow(activations, m, size_t(cols / 2), size_t(cols / 32), /*zeroed=*/false);
+}
+
+Expected<void *> PreparedWeight::qdqScratch(int64_t m) const {
+  // The image holds whole 128-row blocks (Kernels/Sm90Pipeline.h).
+  const int64_t rows = sm90::activationImageElements(m, cols) / cols;
+  Expected<std::pair<void *, void *>> s = grow(qdq, rows, size_t(cols) * 2, 0, /*zeroed=*/false);
+  if (!s)
+    return s.takeError();
+  return s->first;
 }
 
 Expected<std::pair<void *, void *>> PreparedWeight::splitKScratch(int64_t m) const {
@@ -337,6 +348,27 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
   if (dump && !(options.dumpCodes && options.dumpScales))
     return fail("gemmA4W4: the quantization dump needs both dumpCodes and dumpScales");
   GemmA4W4Tile tile = chooseTile(w, m, options);
+  if (tile.preQuantize && !dump && options.dequantizeOnce.value_or(true)) {
+    // Quantize and dequantize once; the GEMM's K loop then only moves them.
+    Expected<void *> q = w.qdqScratch(m);
+    if (!q)
+      return q.takeError();
+    if (Error e = qdqMxfp4(dev, stream, a, m, w.k(), *q, options.rounding, w.arch()))
+      return e;
+    Expected<KernelSpec> spec =
+        makeGemmA4W4Spec(w.arch(), w.n(), w.k(), tile.bm, kDefaultScaleRounding, Activation::None,
+                         {0.0f, 0.0f}, OpKind::GemmQdqA4W4);
+    if (!spec)
+      return spec.takeError();
+    spec->splitK = tile.splitK;
+    if (tile.bk)
+      spec->bk = tile.bk;
+    if (Error e = chooseFold(*spec, w, options))
+      return e;
+    if (Error e = verifyKernelSpec(*spec))
+      return e;
+    return launchGemm(dev, stream, *spec, {*q}, w, out, m, {});
+  }
   if (tile.preQuantize) {
     // Quantize once (into the dump buffers when asked: same format), then
     // the GEMM on MXFP4 activations.

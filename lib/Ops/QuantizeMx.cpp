@@ -2,8 +2,11 @@
 
 #include "mxfp4/Ops/QuantizeMx.h"
 #include "mxfp4/JIT/Jit.h"
+#include "mxfp4/Kernels/Sm90Pipeline.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 namespace mxfp4 {
 
@@ -14,24 +17,32 @@ int64_t selectQuantizeMxBm(int64_t m) {
   return bm;
 }
 
-Error quantizeMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t k, void *codes,
-                    void *scales, ScaleRounding rounding, std::optional<Arch> archOpt) {
-  auto fail = [](const auto &...parts) { return makeError("quantizeMxfp4: ", parts...); };
+/// Launches quant_mxfp4 (outputs: codes, scales) or qdq_mxfp4 (output: the
+/// activation image) after the checks both share.
+static Error launchQuantizer(const char *api, OpKind op, Device &dev, void *stream, const void *a,
+                             int64_t m, int64_t k, std::vector<void *> outputs,
+                             ScaleRounding rounding, std::optional<Arch> archOpt) {
+  auto fail = [&](const auto &...parts) { return makeError(api, ": ", parts...); };
   if (m < 1)
     return fail("M must be >= 1, got ", m);
-  if (!a || !codes || !scales)
-    return fail("the input, codes and scales pointers must not be null");
+  if (!a || std::find(outputs.begin(), outputs.end(), nullptr) != outputs.end())
+    return fail("the input and output pointers must not be null");
   if (reinterpret_cast<uintptr_t>(a) % 16 != 0)
     return fail("the input pointer must be 16-byte aligned");
-  if (reinterpret_cast<uintptr_t>(codes) % 4 != 0)
-    return fail("the codes pointer must be 4-byte aligned");
+  // codes: 4-byte words; the dequantized values: 16-byte units.
+  if (reinterpret_cast<uintptr_t>(outputs[0]) % (op == OpKind::QdqMx ? 16 : 4) != 0)
+    return fail(op == OpKind::QdqMx ? "the output pointer must be 16-byte aligned"
+                                    : "the codes pointer must be 4-byte aligned");
   // Kernels index with 32 bits; the input is addressed in 16-byte units.
   if (k > 0 && m * k / 8 >= (int64_t(1) << 31))
     return fail("M = ", m, ", K = ", k, " is too large for 32-bit indexing");
+  // The activation image is addressed in bytes (the GEMM's bulk copies).
+  if (op == OpKind::QdqMx && sm90::activationImageElements(m, k) * 2 >= (int64_t(1) << 31))
+    return fail("M = ", m, ", K = ", k, " is too large for 32-bit indexing of the image");
   Expected<Arch> arch = archOpt ? Expected<Arch>(*archOpt) : targetArch(&dev);
   if (!arch)
     return arch.takeError();
-  Expected<KernelSpec> spec = makeQuantizeMxSpec(*arch, k, selectQuantizeMxBm(m), rounding);
+  Expected<KernelSpec> spec = makeQuantizeMxSpec(*arch, k, selectQuantizeMxBm(m), rounding, op);
   if (!spec)
     return spec.takeError();
   Expected<std::shared_ptr<const CompiledKernel>> kernel = Jit::global().get(*spec);
@@ -39,8 +50,22 @@ Error quantizeMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t
     return kernel.takeError();
   void *aPtr = const_cast<void *>(a);
   int32_t m32 = int32_t(m);
-  void *args[] = {&aPtr, &codes, &scales, &m32};
-  return dev.launch(**kernel, (*kernel)->geometry(m), args, stream);
+  std::vector<void *> args{&aPtr};
+  for (void *&p : outputs)
+    args.push_back(&p);
+  args.push_back(&m32);
+  return dev.launch(**kernel, (*kernel)->geometry(m), args.data(), stream);
+}
+
+Error quantizeMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t k, void *codes,
+                    void *scales, ScaleRounding rounding, std::optional<Arch> arch) {
+  return launchQuantizer("quantizeMxfp4", OpKind::QuantizeMx, dev, stream, a, m, k,
+                         {codes, scales}, rounding, arch);
+}
+
+Error qdqMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t k, void *out,
+               ScaleRounding rounding, std::optional<Arch> arch) {
+  return launchQuantizer("qdqMxfp4", OpKind::QdqMx, dev, stream, a, m, k, {out}, rounding, arch);
 }
 
 } // namespace mxfp4

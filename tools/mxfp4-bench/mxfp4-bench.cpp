@@ -41,8 +41,9 @@ static cl::opt<std::string> splitOpt("split-k", cl::desc("comma-separated split-
 static cl::opt<std::string> bkOpt("bk", cl::desc("comma-separated K tiles to force (tuning)"),
                                   cl::init(""));
 static cl::opt<std::string> preOpt("prequant",
-                                   cl::desc("comma-separated 0/1: force inline quantization (0) or "
-                                            "a separate quant_mxfp4 pass (1) (tuning)"),
+                                   cl::desc("comma-separated 0/1/2: force inline quantization (0), "
+                                            "a separate quant_mxfp4 pass (1) or qdq_mxfp4 pass "
+                                            "(2) (tuning)"),
                                    cl::init(""));
 static cl::opt<bool> wideScalesOpt(
     "wide-scales",
@@ -172,6 +173,8 @@ int main(int argc, char **argv) {
           GemmA4W4Options o;
           if (pre >= 0)
             o.preQuantize = pre != 0;
+          if (pre >= 1)
+            o.dequantizeOnce = pre == 2;
           if (bm)
             o.bm = bm;
           if (sk)

@@ -30,8 +30,9 @@ namespace cl = llvm::cl;
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("[tile program .mlir, - for stdin]"),
                                       cl::init(""));
 static cl::opt<std::string> opName("op",
-                                   cl::desc("kernel to build: gemm_a4w4, gemm_mxa4w4 (sm_90a) or "
-                                            "quant_mxfp4 (sm_90a; --n is ignored)"),
+                                   cl::desc("kernel to build: gemm_a4w4, gemm_mxa4w4, gemm_qdqa4w4 "
+                                            "(sm_90a), quant_mxfp4 or qdq_mxfp4 (sm_90a; --n "
+                                            "is ignored)"),
                                    cl::init("gemm_a4w4"));
 static cl::opt<std::string> archName("arch", cl::desc("gfx950, gfx1250 or sm_90a"),
                                      cl::init("gfx950"));
@@ -87,13 +88,15 @@ int main(int argc, char **argv) {
       return fail("cannot parse " + inputFile);
   } else {
     std::optional<OpKind> op;
-    for (OpKind o : {OpKind::GemmA4W4, OpKind::GemmMxA4W4, OpKind::QuantizeMx})
+    for (OpKind o : {OpKind::GemmA4W4, OpKind::GemmMxA4W4, OpKind::GemmQdqA4W4,
+                     OpKind::QuantizeMx, OpKind::QdqMx})
       if (opName == toString(o))
         op = o;
     if (!op)
-      return fail("unknown --op '" + opName + "'; expected gemm_a4w4, gemm_mxa4w4 or quant_mxfp4");
-    Expected<KernelSpec> spec = *op == OpKind::QuantizeMx
-                                    ? makeQuantizeMxSpec(*arch, kOpt, bmOpt, *rounding)
+      return fail("unknown --op '" + opName +
+                  "'; expected gemm_a4w4, gemm_mxa4w4, gemm_qdqa4w4, quant_mxfp4 or qdq_mxfp4");
+    Expected<KernelSpec> spec = isQuantizer(*op)
+                                    ? makeQuantizeMxSpec(*arch, kOpt, bmOpt, *rounding, *op)
                                     : makeGemmA4W4Spec(*arch, nOpt, kOpt, bmOpt, *rounding,
                                                        Activation::None, {0.0f, 0.0f}, *op);
     if (!spec)

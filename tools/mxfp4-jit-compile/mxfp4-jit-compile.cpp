@@ -160,7 +160,7 @@ int main(int argc, char **argv) {
             Item it;
             it.label = label;
             if (spec) {
-              spec->splitK = spec->op == OpKind::QuantizeMx ? 1 : tile.splitK;
+              spec->splitK = isQuantizer(spec->op) ? 1 : tile.splitK;
               if (!seen.insert(spec->name()).second)
                 return;
               it.spec = *spec;
@@ -170,7 +170,7 @@ int main(int argc, char **argv) {
             items.push_back(std::move(it));
           };
           auto add = [&](Expected<KernelSpec> spec) {
-            if (spec && a == Arch::SM90A && spec->op != OpKind::QuantizeMx) {
+            if (spec && a == Arch::SM90A && !isQuantizer(spec->op)) {
               KernelSpec folded = *spec;
               folded.foldedScales = true;
               addOne(folded);
@@ -178,9 +178,9 @@ int main(int argc, char **argv) {
             addOne(std::move(spec));
           };
           if (tile.preQuantize) {
-            add(makeQuantizeMxSpec(a, k, selectQuantizeMxBm(m), *rounding));
+            add(makeQuantizeMxSpec(a, k, selectQuantizeMxBm(m), *rounding, OpKind::QdqMx));
             add(makeGemmA4W4Spec(a, n, k, tile.bm, kDefaultScaleRounding, Activation::None,
-                                 {0.0f, 0.0f}, OpKind::GemmMxA4W4));
+                                 {0.0f, 0.0f}, OpKind::GemmQdqA4W4));
           } else {
             add(makeGemmA4W4Spec(a, n, k, tile.bm, *rounding));
           }

@@ -6,8 +6,11 @@
 //  - quantizeMxfp4 writes the CPU quantizer's codes and scales byte for byte
 //    (all four rounding modes, adversarial blocks, ragged M) and nothing
 //    past row M;
-//  - gemmA4W4 through quant_mxfp4 + gemm_mxa4w4 is bit-identical to the
-//    inline-quantizing kernel (same dequantized operands, same MMA order);
+//  - qdqMxfp4 writes the dequantized values into the activation image, bit
+//    for bit, and not the image's padding rows;
+//  - gemmA4W4 through qdq_mxfp4 + gemm_qdqa4w4 and through quant_mxfp4 +
+//    gemm_mxa4w4 is bit-identical to the inline-quantizing kernel (same
+//    dequantized operands, same MMA order), BM 128 included;
 //  - gemmMxA4W4 on activations quantized on the CPU matches the float64
 //    reference within (K * 2^-24 + 2^-8) * sum_k |a_k w_k|;
 //  - bad input is rejected with a clear error.
@@ -20,6 +23,7 @@
 #include "TestUtil/GpuInputs.h"
 #include "TestUtil/Random.h"
 #include "mxfp4/Format/ReferenceGemm.h"
+#include "mxfp4/Kernels/Sm90Pipeline.h"
 #include "mxfp4/Ops/GemmA4W4.h"
 #include "mxfp4/Ops/QuantizeMx.h"
 
@@ -72,6 +76,22 @@ TEST_F(QuantizeMx, MatchesTheCpuQuantizer) {
         gotScales.resize(size_t(m * k / 32));
         EXPECT_EQ(firstDifference(gotScales, cpu->scales), -1) << "E8M0 scales differ";
         EXPECT_EQ(firstDifference(gotCodes, cpu->data), -1) << "E2M1 codes differ";
+
+        // qdq_mxfp4: the values those codes and scales stand for, as bf16
+        // (exact; NaN where the scale is NaN), in the activation image; the
+        // padding rows of the last 128-row block keep their poison.
+        const size_t image = size_t(sm90::activationImageElements(m, k));
+        DeviceBuffer qdq(dev, image * 2);
+        qdq.fill(0xAA);
+        ASSERT_OK(qdqMxfp4(dev, nullptr, da.get(), m, k, qdq.get(), mode));
+        ASSERT_OK(dev.synchronize());
+        std::vector<uint16_t> gotQdq = qdq.download<uint16_t>(image);
+        std::vector<uint16_t> want(image, 0xAAAA);
+        for (int64_t r = 0; r < m; ++r)
+          for (int64_t c = 0; c < k; ++c)
+            want[size_t(sm90::activationImageIndex(r, c, k))] = floatToBf16(float(cpu->at(r, c)));
+        EXPECT_EQ(bf16Differences(gotQdq, want, "qdq_mxfp4", "CPU", /*nanMatchesNaN=*/true), 0)
+            << "the activation image differs";
       }
 }
 
@@ -82,9 +102,10 @@ TEST_F(QuantizeMx, PreQuantizedGemmIsBitIdenticalToInline) {
   auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
   ASSERT_OK(prepared);
   for (ScaleRounding mode : {ScaleRounding::RoundUp, ScaleRounding::Floor})
-    for (int64_t m : {1, 8, 63, 64, 300}) {
-      SCOPED_TRACE(testing::Message()
-                   << std::string(toString(mode)) << " M=" << m << " seed=" << seed);
+    for (int64_t m : {1, 8, 63, 64, 129, 300})
+    for (int64_t bm : {0, 128}) { // the table's tile, and the 128-row block whole
+      SCOPED_TRACE(testing::Message() << std::string(toString(mode)) << " M=" << m << " BM=" << bm
+                                      << " seed=" << seed);
       std::vector<uint16_t> a = randomActivations(rng, m, k);
       plantAdversarialBlocks(a, m, k);
       DeviceBuffer da(dev, a.size() * 2), inl(dev, size_t(m * n * 2)), pre(dev, size_t(m * n * 2));
@@ -93,13 +114,22 @@ TEST_F(QuantizeMx, PreQuantizedGemmIsBitIdenticalToInline) {
       pre.fill(0x7F);
       GemmA4W4Options o;
       o.rounding = mode;
+      if (bm)
+        o.bm = bm;
       o.preQuantize = false;
       ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, inl.get(), o));
-      o.preQuantize = true;
+      o.preQuantize = true; // dequantized once (qdq_mxfp4 + gemm_qdqa4w4)
       ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, pre.get(), o));
       ASSERT_OK(dev.synchronize());
       std::vector<uint16_t> x = inl.download<uint16_t>(size_t(m * n)),
                             y = pre.download<uint16_t>(size_t(m * n));
+      EXPECT_EQ(bf16Differences(y, x, "dequantized once", "inline", /*nanMatchesNaN=*/true), 0)
+          << "outputs differ";
+      o.dequantizeOnce = false; // codes and scales (quant_mxfp4 + gemm_mxa4w4)
+      pre.fill(0x7E);
+      ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, pre.get(), o));
+      ASSERT_OK(dev.synchronize());
+      y = pre.download<uint16_t>(size_t(m * n));
       EXPECT_EQ(bf16Differences(y, x, "pre-quantized", "inline", /*nanMatchesNaN=*/true), 0)
           << "outputs differ";
     }
@@ -156,6 +186,11 @@ TEST_F(QuantizeMx, ApiRejectsBadInput) {
                         "4-byte aligned");
   EXPECT_ERROR_CONTAINS(quantizeMxfp4(dev, nullptr, da.get(), 4, 100, codes.get(), scales.get()),
                         "divide K = 100");
+  DeviceBuffer qdq(dev, 4 * k * 2);
+  char *qdqPtr = static_cast<char *>(qdq.get());
+  EXPECT_ERROR_CONTAINS(qdqMxfp4(dev, nullptr, da.get(), 4, k, nullptr), "qdqMxfp4: the input and output pointers must not be null");
+  EXPECT_ERROR_CONTAINS(qdqMxfp4(dev, nullptr, da.get(), 4, k, qdqPtr + 8), "output pointer must be 16-byte aligned");
+  EXPECT_ERROR_CONTAINS(qdqMxfp4(dev, nullptr, da.get(), 0, k, qdq.get()), "M must be >= 1");
   EXPECT_ERROR_CONTAINS(
       gemmMxA4W4(dev, nullptr, codesPtr + 1, scales.get(), 4, **prepared, dc.get()),
       "4-byte aligned");

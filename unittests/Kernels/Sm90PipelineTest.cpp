@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 using namespace mxfp4;
 
 // Every tile the lowering accepts fits an H200 workgroup (227 KiB), and each
@@ -45,4 +47,65 @@ TEST(Sm90Pipeline, LaunchGeometryUsesTheLayout) {
     EXPECT_EQ(g.sharedBytes, unsigned(sm90::sharedLayout(bm, spec->bk).totalBytes()));
     EXPECT_EQ(g.block[0], bm == 128 ? 256u : 128u);
   }
+}
+
+// Staged activations: each stage starts with the step's BM x BK bf16 image
+// slabs, then the weights; BM 128 takes one SM, smaller tiles two.
+TEST(Sm90Pipeline, StagedActivationsFitAndAlign) {
+  for (int64_t bm : {8, 16, 32, 64, 128})
+    for (int64_t bk : {128, 256}) {
+      if (bm * bk > 128 * 128)
+        continue;
+      SCOPED_TRACE(testing::Message() << "BM " << bm << " BK " << bk);
+      const sm90::SharedLayout l = sm90::sharedLayout(bm, bk, /*stagedActivations=*/true);
+      EXPECT_EQ(l.activationBytes, 0);
+      EXPECT_EQ(l.stagesOffset(), 0);
+      EXPECT_EQ(l.weightsInStage(), bm * bk * 2);
+      EXPECT_EQ(l.weightsInStage() % 128, 0);
+      EXPECT_EQ(l.stageBytes() % 128, 0);
+      EXPECT_EQ(l.stageBytes(), bm * bk * 2 + sm90::kTileRows * bk / 2 + sm90::kTileRows * bk / 32);
+      EXPECT_GE(l.stages, 2);
+      EXPECT_LE(l.totalBytes(), 227 * 1024);
+      if (bm < 128) {
+        EXPECT_LE(2 * (l.totalBytes() + 1024), 228 * 1024);
+      }
+    }
+  Expected<KernelSpec> spec = makeGemmA4W4Spec(Arch::SM90A, 8448, 7168, 128, kDefaultScaleRounding,
+                                               Activation::None, {0.0f, 0.0f},
+                                               OpKind::GemmQdqA4W4);
+  ASSERT_OK(spec);
+  CompiledKernel k;
+  k.spec = *spec;
+  EXPECT_EQ(k.geometry(300).sharedBytes, unsigned(sm90::sharedLayout(128, 128, true).totalBytes()));
+}
+
+// The activation image is a permutation of whole 128-row blocks, and a
+// BM-row tile's slab of one MMA step is BM x 32 contiguous bytes: K in
+// steps of 16 per slab, each thread t's word in the core matrix of its row.
+TEST(Sm90Pipeline, ActivationImageIsAPermutationWithContiguousSlabs) {
+  const int64_t k = 256, m = 200; // two chunks, a partial second block
+  const int64_t total = sm90::activationImageElements(m, k);
+  ASSERT_EQ(total, 256 * k);
+  std::vector<int> hits(size_t(total), 0);
+  for (int64_t row = 0; row < 256; ++row)
+    for (int64_t col = 0; col < k; ++col) {
+      int64_t at = sm90::activationImageIndex(row, col, k);
+      ASSERT_GE(at, 0);
+      ASSERT_LT(at, total);
+      ++hits[size_t(at)];
+    }
+  for (int h : hits)
+    ASSERT_EQ(h, 1);
+  // Block 1 starts after block 0's K/128 chunks of 8 slabs of 4 KiB.
+  EXPECT_EQ(sm90::activationImageIndex(128, 0, k), (k / 128) * 8 * 4096 / 2);
+  // Row r + 1 of a core matrix is 16 bytes on; thread t's word 4 bytes.
+  EXPECT_EQ(sm90::activationImageIndex(1, 0, k) - sm90::activationImageIndex(0, 0, k), 8);
+  EXPECT_EQ(sm90::activationImageIndex(0, 32, k) - sm90::activationImageIndex(0, 0, k), 2);
+  // Element j + 4 is the high half of element j's word.
+  EXPECT_EQ(sm90::activationImageIndex(0, 4, k) - sm90::activationImageIndex(0, 0, k), 1);
+  // Token group 1 (rows 8..15) is 256 bytes into the slab.
+  EXPECT_EQ(sm90::activationImageIndex(8, 0, k) - sm90::activationImageIndex(0, 0, k), 128);
+  // K + 1 (h = 1) is the next core matrix (128 bytes), K + 2 the next slab.
+  EXPECT_EQ(sm90::activationImageIndex(0, 1, k) - sm90::activationImageIndex(0, 0, k), 64);
+  EXPECT_EQ(sm90::activationImageIndex(0, 2, k) - sm90::activationImageIndex(0, 0, k), 2048);
 }

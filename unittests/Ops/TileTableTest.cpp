@@ -26,7 +26,7 @@ TEST(TileTable, EveryChoiceVerifies) {
         SCOPED_TRACE(testing::Message()
                      << std::string(toString(arch)) << " N=" << n << " K=" << k << " M=" << m);
         GemmA4W4Tile t = selectGemmA4W4Tile(arch, n, k, m);
-        OpKind op = t.preQuantize ? OpKind::GemmMxA4W4 : OpKind::GemmA4W4;
+        OpKind op = t.preQuantize ? OpKind::GemmQdqA4W4 : OpKind::GemmA4W4;
         if (arch != Arch::SM90A) {
           ASSERT_FALSE(t.preQuantize) << "quantize-once is sm_90a only";
           op = OpKind::GemmA4W4;
@@ -42,8 +42,13 @@ TEST(TileTable, EveryChoiceVerifies) {
         if (t.bk)
           spec->bk = t.bk;
         ASSERT_OK(verifyKernelSpec(*spec));
-        if (t.preQuantize)
+        if (t.preQuantize) {
+          ASSERT_OK(makeQuantizeMxSpec(arch, k, selectQuantizeMxBm(m), kDefaultScaleRounding,
+                                       OpKind::QdqMx));
           ASSERT_OK(makeQuantizeMxSpec(arch, k, selectQuantizeMxBm(m)));
+          spec->op = OpKind::GemmMxA4W4; // with a quantization dump
+          ASSERT_OK(verifyKernelSpec(*spec));
+        }
       }
 }
 

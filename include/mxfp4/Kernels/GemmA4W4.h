@@ -24,11 +24,14 @@ namespace mxfp4 {
 /// Appends the kernel's tile program (a func.func marked mxtile.kernel, named
 /// spec.name()) to `module`. The spec must be verified. gemm_mxa4w4 takes
 /// the activations as packed E2M1 [M, K/2] and E8M0 [M, K/32] (i8, row-major)
-/// in place of A, then the same arguments.
+/// in place of A, then the same arguments; gemm_qdqa4w4 takes them
+/// dequantized (bf16 activation image, what qdq_mxfp4 writes) in place of A.
 void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec);
 
 /// quant_mxfp4: arguments A (bf16 [M, K]), codes (i8 [M, K/2]), scales
-/// (i8 [M, K/32]), M (i32); grid x = K / BK, y = ceil(M / BM).
+/// (i8 [M, K/32]), M (i32); grid x = K / BK, y = ceil(M / BM). qdq_mxfp4:
+/// A, A' (the dequantized values in the activation image,
+/// Kernels/Sm90Pipeline.h), M.
 void buildQuantizeMx(mlir::ModuleOp module, const KernelSpec &spec);
 
 /// The tile program of any spec (dispatches on spec.op).

@@ -39,8 +39,15 @@ std::optional<Arch> parseArch(std::string_view name);
 /// QuantizeMx: A [M, K] bf16 -> packed E2M1 [M, K/2] + E8M0 [M, K/32],
 ///   row-major, bit for bit the CPU quantizer ("quant_mxfp4"; sm_90a). It
 ///   has no weights: N is 0, BN 128, the layouts row-major.
-enum class OpKind : uint8_t { GemmA4W4, GemmMxA4W4, QuantizeMx };
+/// QdqMx: the same quantizer writing the dequantized values (exactly
+///   MXFP4, bf16) in the wgmma activation image instead of codes and scales
+///   ("qdq_mxfp4"; sm_90a; Kernels/Sm90Pipeline.h).
+/// GemmQdqA4W4: the GEMM on that image ("gemm_qdqa4w4"; sm_90a): its stages
+///   receive the activations by bulk copies, its K loop converts weights only.
+enum class OpKind : uint8_t { GemmA4W4, GemmMxA4W4, QuantizeMx, QdqMx, GemmQdqA4W4 };
 std::string_view toString(OpKind op);
+/// The quantizer kernels (no weights): QuantizeMx and QdqMx.
+inline bool isQuantizer(OpKind op) { return op == OpKind::QuantizeMx || op == OpKind::QdqMx; }
 enum class Activation : uint8_t { None, Silu, Swiglu, Situv2 };
 /// BF16: store C. BF16DumpQuant: also write the inline-quantized activations
 /// and their scales (tests compare them with the CPU quantizer byte for byte).
@@ -82,7 +89,7 @@ Error verifyKernelSpec(const KernelSpec &spec);
 
 /// The dense A4W4 GEMM for (n, k, bm) on `arch` with the derived tile (BN 256,
 /// BK 256 when K % 256 == 0 else 128; sm_90a: BN 128, BK 128) and the arch's
-/// layouts; verified. `op` is GemmA4W4 or GemmMxA4W4.
+/// layouts; verified. `op` is GemmA4W4, GemmMxA4W4 or GemmQdqA4W4.
 Expected<KernelSpec> makeGemmA4W4Spec(Arch arch, int64_t n, int64_t k, int64_t bm,
                                       ScaleRounding rounding = kDefaultScaleRounding,
                                       Activation activation = Activation::None,
@@ -90,9 +97,10 @@ Expected<KernelSpec> makeGemmA4W4Spec(Arch arch, int64_t n, int64_t k, int64_t b
                                       OpKind op = OpKind::GemmA4W4);
 
 /// The MXFP4 quantizer kernel for rows of K elements, BM rows per workgroup;
-/// verified.
+/// verified. `op` is QuantizeMx or QdqMx.
 Expected<KernelSpec> makeQuantizeMxSpec(Arch arch, int64_t k, int64_t bm,
-                                        ScaleRounding rounding = kDefaultScaleRounding);
+                                        ScaleRounding rounding = kDefaultScaleRounding,
+                                        OpKind op = OpKind::QuantizeMx);
 
 } // namespace mxfp4
 

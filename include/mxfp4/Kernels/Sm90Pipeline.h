@@ -4,9 +4,15 @@
 // the lowering (offsets), the runtime (the launch's dynamic shared memory)
 // and prepareGemmA4W4Weight (the TMA descriptors' boxes):
 //
-//   [activations: 2 buffers of BM x BK bf16]
-//   [weight stages: S x (BK/128 weight boxes of 8 KiB, then BK/128 scale boxes of 512 B)]
+//   [activations: 2 buffers of BM x BK bf16]      (none with staged activations)
+//   [stages: S x ([BM x BK bf16 activations, staged kernels only],
+//                 BK/128 weight boxes of 8 KiB, then BK/128 scale boxes of 512 B)]
 //   [S mbarriers of 8 bytes]
+//
+// Kernels that quantize (or dequantize MXFP4) in the K loop write the
+// activations into the two buffers themselves. Kernels on activations that
+// qdq_mxfp4 already dequantized into the activation image (below) have
+// them copied into each stage with the weights, by cp.async.bulk.
 //
 // Weights reach shared memory by TMA (cp.async.bulk.tensor), one stage per K
 // step, S steps in flight. The descriptors view the sm90_mma16 layouts
@@ -41,9 +47,13 @@ struct SharedLayout {
   int64_t activationBytes; ///< both activation buffers, at offset 0
   int64_t stages;          ///< weight stages (K steps in flight)
   int64_t chunks;          ///< 128-K chunks per stage (BK / 128)
-  /// One stage: its weight boxes, then its scale boxes.
-  int64_t stageBytes() const { return chunks * (kWeightBoxBytes + kScaleBoxBytes); }
-  int64_t scalesInStage() const { return chunks * kWeightBoxBytes; }
+  int64_t stagedActivationBytes = 0; ///< a step's activations in each stage
+  /// One stage: its activations (if staged), weight boxes, then scale boxes.
+  int64_t stageBytes() const {
+    return stagedActivationBytes + chunks * (kWeightBoxBytes + kScaleBoxBytes);
+  }
+  int64_t weightsInStage() const { return stagedActivationBytes; }
+  int64_t scalesInStage() const { return stagedActivationBytes + chunks * kWeightBoxBytes; }
   int64_t stagesOffset() const { return activationBytes; }
   int64_t barriersOffset() const { return activationBytes + stages * stageBytes(); }
   int64_t totalBytes() const { return barriersOffset() + stages * 8; }
@@ -53,10 +63,43 @@ struct SharedLayout {
 /// 256) keep 34-51 KiB of weights in flight per workgroup, so four or five
 /// BM <= 32 workgroups share an SM; BM 128 keeps five steps, the most with
 /// which two of its workgroups still share an SM.
-constexpr SharedLayout sharedLayout(int64_t bm, int64_t bk) {
+/// With `stagedActivations` each stage also holds the step's BM x BK bf16
+/// activations: BM 128 keeps five stages (202.5 KiB, one workgroup per SM),
+/// smaller tiles as many as fit 108 KiB (two workgroups per SM), 2..6.
+constexpr SharedLayout sharedLayout(int64_t bm, int64_t bk, bool stagedActivations = false) {
   const int64_t chunks = bk / 128;
+  if (stagedActivations) {
+    SharedLayout l{0, 0, chunks, bm * bk * 2};
+    int64_t fit = 108 * 1024 / l.stageBytes();
+    l.stages = bm == 128 ? 5 : (fit < 2 ? 2 : (fit > 6 ? 6 : fit));
+    return l;
+  }
   int64_t stages = bm == 128 ? 5 : (chunks == 1 ? 4 : 3);
   return {2 * bm * bk * 2, stages, chunks};
+}
+
+/// The activation image: what qdq_mxfp4 writes and staged GEMMs copy into
+/// shared memory as they are. Rows go in blocks of 128; inside a block, per
+/// 128-K chunk and MMA step s (8 per chunk), a slab of 16 token groups x 2
+/// halves h x 8 rows x 16 bytes, the wgmma core matrices of NvLowering.h:
+/// word t of (row r, half h, step s) holds K = 32t + 8(s/2) + 2(s%2) + h and
+/// that + 4 (low, high bf16). A BM-row tile's slab of a step is BM x 32
+/// contiguous bytes, a BM 128 tile's whole step 32 KiB. Rows past M in the
+/// last block are never written (their MMA columns are never stored).
+inline constexpr int64_t kImageBlockRows = 128;
+/// Bf16 elements of the image of M rows of K.
+constexpr int64_t activationImageElements(int64_t m, int64_t k) {
+  return (m + kImageBlockRows - 1) / kImageBlockRows * kImageBlockRows * k;
+}
+/// The bf16 element of the image holding (row, col) of a matrix of K columns.
+constexpr int64_t activationImageIndex(int64_t row, int64_t col, int64_t k) {
+  const int64_t block = row / kImageBlockRows, r = row % kImageBlockRows;
+  const int64_t chunk = col / 128, kk = col % 128;
+  const int64_t t = kk / 32, p = (kk % 32) / 8, e = kk % 8, w = e % 4;
+  const int64_t s = 2 * p + w / 2, h = w % 2;
+  const int64_t slab = (block * (k / 128) + chunk) * 8 + s;
+  const int64_t word = (((slab * 16 + r / 8) * 2 + h) * 8 + r % 8) * 4 + t;
+  return word * 2 + e / 4;
 }
 
 } // namespace mxfp4::sm90

@@ -54,6 +54,9 @@ public:
   /// [m, K/2], scales [m, K/32]) when gemmA4W4 quantizes in a separate pass;
   /// grown on demand, so calls on one PreparedWeight must be ordered.
   Expected<std::pair<void *, void *>> activationScratch(int64_t m) const;
+  /// Scratch for the activation image of M rows (what qdq_mxfp4 writes,
+  /// Kernels/Sm90Pipeline.h), grown like the others.
+  Expected<void *> qdqScratch(int64_t m) const;
 
 private:
   Device *dev;
@@ -73,7 +76,7 @@ private:
   };
   Expected<std::pair<void *, void *>> grow(RowScratch &s, int64_t m, size_t firstPerRow,
                                            size_t secondPerRow, bool zeroed) const;
-  mutable RowScratch splitK, activations;
+  mutable RowScratch splitK, activations, qdq;
 };
 
 /// Preshuffles host weights for `arch` (default: targetArch(&dev)) and
@@ -93,6 +96,12 @@ struct GemmA4W4Options {
   /// in every workgroup (false) and once, in a separate quant_mxfp4 pass,
   /// before a gemm_mxa4w4 (true; sm_90a).
   std::optional<bool> preQuantize;
+  /// With preQuantize: hand the GEMM the dequantized activations (bf16 in
+  /// the wgmma operand image, qdq_mxfp4 + gemm_qdqa4w4: copied into shared
+  /// memory by the stages, no conversion left in its K loop; the default) or
+  /// their codes and scales (quant_mxfp4 + gemm_mxa4w4; also what a
+  /// quantization dump uses).
+  std::optional<bool> dequantizeOnce;
   /// Override whether sm_90a kernels fold the weight scales (one multiply per
   /// dequantized pair; the default whenever every scale is below 128). Both
   /// give the same bits; true on weights with larger scales is an error.

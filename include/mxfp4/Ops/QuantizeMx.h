@@ -29,6 +29,16 @@ Error quantizeMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t
                     void *scales, ScaleRounding rounding = kDefaultScaleRounding,
                     std::optional<Arch> arch = std::nullopt);
 
+/// a [M, K] bf16 -> `out`, the values a's MXFP4 quantization stands for,
+/// dequantize(quantizeMxfp4(a)) exactly, as bf16 in the sm_90a activation
+/// image (sm90::activationImageIndex, Kernels/Sm90Pipeline.h): the wgmma
+/// operand layout gemm_qdqa4w4 copies into shared memory as it is.
+/// `out` holds sm90::activationImageElements(M, K) bf16 (rows padded to 128,
+/// the padding never written) and is 16-byte aligned.
+Error qdqMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t k, void *out,
+               ScaleRounding rounding = kDefaultScaleRounding,
+               std::optional<Arch> arch = std::nullopt);
+
 } // namespace mxfp4
 
 #endif // MXFP4_OPS_QUANTIZEMX_H

@@ -50,6 +50,9 @@ struct Config {
   /// Every weight scale is below 128 (the kernel attribute
   /// mxtile.weight_scales_below_128): one multiply dequantizes (Sm90Mma.cpp).
   bool foldedScales = false;
+  /// The activations arrive as the image qdq_mxfp4 writes (mxtile.load_qdq)
+  /// and are copied into the weight stages (Sm90StagedKLoop.cpp).
+  bool stagedActivations = false;
   /// Register cap for ptxas (.maxnreg); 0: none.
   int64_t maxRegisters = 0;
   /// Warpgroups per workgroup: 2 for BM 128 (each warp then owns 16 weight
@@ -59,7 +62,7 @@ struct Config {
   /// m16 weight tiles per warp (wgmmas per MMA step and warpgroup).
   int64_t tilesPerWarp() const { return 2 / warpgroups(); }
   /// Shared memory of a GEMM workgroup (dynamic: it exceeds 48 KiB).
-  sm90::SharedLayout shared() const { return sm90::sharedLayout(bm, bk); }
+  sm90::SharedLayout shared() const { return sm90::sharedLayout(bm, bk, stagedActivations); }
 
   int64_t chunksPerStep() const { return bk / 128; }
   int64_t tokenTiles() const { return bm / 8; }
@@ -94,6 +97,11 @@ public:
 
 private:
   mlir::LogicalResult lowerKLoop(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop);
+  /// The K loop of a kernel on the activation image (Sm90StagedKLoop.cpp):
+  /// activations and weights arrive together in the stages.
+  mlir::LogicalResult lowerStagedKLoop(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop,
+                                       tile::LoadQdqOp act, tile::LoadWeightOp weight,
+                                       llvm::ArrayRef<mlir::Value> init);
   mlir::LogicalResult lowerStore(mlir::ImplicitLocOpBuilder &b, tile::StoreOp op);
 
   // Sm90Quantize.cpp
@@ -102,7 +110,7 @@ private:
                                                  mlir::Value col);
   /// Quantizes, dequantizes and stores `chunks` (from loadActivations at `col`)
   /// into shared memory at word offset `buffer` (null: not at all, the
-  /// quantizer kernel); writes the dump if asked.
+  /// quantizer kernels); writes the dump or the activation image if asked.
   void quantizeToSmem(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op,
                       llvm::ArrayRef<mlir::Value> chunks, mlir::Value col, mlir::Value buffer);
   /// Per-thread coordinates of quantizer chunk r: token row, 16-byte unit of
@@ -111,6 +119,10 @@ private:
     mlir::Value row, col8, t, p, kc;
   };
   QuantCoords quantCoords(mlir::ImplicitLocOpBuilder &b, int64_t r);
+  /// Writes the 4 bf16x2 `words` of the dequantized chunk at `q` (K step
+  /// at `col`) into the activation image of `op` (qdq_mxfp4).
+  void storeImageChunk(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op, const QuantCoords &q,
+                       llvm::ArrayRef<mlir::Value> words, mlir::Value col);
   /// Writes the quantized chunk at `q` (E2M1 `codes` and `sign` bits per
   /// element, E8M0 `code`) into the dump buffers of `op`.
   void dumpChunk(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op, const QuantCoords &q,
@@ -139,9 +151,11 @@ private:
   void initStages(mlir::ImplicitLocOpBuilder &b);
   /// Thread 0 starts the TMA copies of the weights and scales of K step `st`
   /// (counted from the loop's first step; none when st >= `steps`), whose
-  /// first K element is `kcol`, into stage st % S.
+  /// first K element is `kcol`, into stage st % S; with `act`, also the
+  /// bulk copies of the step's activations from the image.
   void issueStage(mlir::ImplicitLocOpBuilder &b, tile::LoadWeightOp w, mlir::Value st,
-                  mlir::Value steps, llvm::function_ref<mlir::Value()> kcol);
+                  mlir::Value steps, llvm::function_ref<mlir::Value()> kcol,
+                  tile::LoadQdqOp act = {});
   /// Waits for step `st`'s stage to land and reads this thread's fragments.
   WeightRegs loadWeights(mlir::ImplicitLocOpBuilder &b, mlir::Value st);
   /// A pointer to byte `offset` of shared memory.

@@ -11,7 +11,8 @@
 // buffer), convert step ks+1's activations into the other buffer while step
 // ks's wgmmas run, read step ks+1's weights from their stage, proxy fence,
 // barrier, start step ks+1+S's copy into the stage just read. After
-// the loop one wait drains the last wgmmas.
+// the loop one wait drains the last wgmmas. Kernels on the activation image
+// (mxtile.load_qdq) take the staged loop of Sm90StagedKLoop.cpp instead.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,12 +31,14 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
   tile::LoadOp load;
   tile::QuantizeOp quant;
   tile::LoadMxOp loadMx;
+  tile::LoadQdqOp loadQdq;
   tile::LoadWeightOp weight;
   tile::LoadScalesOp scales;
   tile::ScaledMmaOp mma;
   auto expected = [&](Operation *op) {
     return op->emitOpError() << "does not fit the K loop the sm_90a lowering pipelines: one "
-                                "mxtile.load -> mxtile.quantize or one mxtile.load_mx, one "
+                                "mxtile.load -> mxtile.quantize, one mxtile.load_mx or one "
+                                "mxtile.load_qdq, one "
                                 "load_weight and load_scales, one scaled_mma yielded as the "
                                 "accumulator";
   };
@@ -53,6 +56,8 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
       r = once(quant, x);
     else if (auto x = dyn_cast<tile::LoadMxOp>(op))
       r = once(loadMx, x);
+    else if (auto x = dyn_cast<tile::LoadQdqOp>(op))
+      r = once(loadQdq, x);
     else if (auto x = dyn_cast<tile::LoadWeightOp>(op))
       r = once(weight, x);
     else if (auto x = dyn_cast<tile::LoadScalesOp>(op))
@@ -64,12 +69,19 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
     if (failed(r))
       return failure();
   }
-  // The A operand: bf16 quantized inline, or MXFP4 as it is.
-  const bool inlineQuant = load && quant && !loadMx;
-  if (!(inlineQuant || (loadMx && !load && !quant)) || !weight || !scales || !mma)
+  // The A operand: bf16 quantized inline, MXFP4 as it is, or MXFP4 stored
+  // dequantized.
+  const bool inlineQuant = load && quant && !loadMx && !loadQdq;
+  const bool mxOnly = loadMx && !load && !quant && !loadQdq;
+  const bool qdqOnly = loadQdq && !load && !quant && !loadMx;
+  if (!(inlineQuant || mxOnly || qdqOnly) || !weight || !scales || !mma)
     return expected(loop);
-  Value aData = inlineQuant ? quant.getData() : loadMx.getResult();
-  Value aScales = inlineQuant ? quant.getScales() : loadMx.getResultScales();
+  Value aData = inlineQuant ? quant.getData()
+                : mxOnly    ? loadMx.getResult()
+                            : loadQdq.getResult();
+  Value aScales = inlineQuant ? quant.getScales()
+                  : mxOnly    ? loadMx.getResultScales()
+                              : loadQdq.getResultScales();
   if (loop.getNumRegionIterArgs() != 1 || (inlineQuant && quant.getInput() != load.getResult()) ||
       mma.getA() != aData || mma.getAScales() != aScales || mma.getB() != weight.getResult() ||
       mma.getBScales() != scales.getResult() || mma.getAcc() != loop.getRegionIterArg(0) ||
@@ -87,6 +99,11 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
 
   Value lb = mapping.lookup(loop.getLowerBound()), ub = mapping.lookup(loop.getUpperBound()),
         step = mapping.lookup(loop.getStep());
+  if (!weight.getDescriptors())
+    return weight.emitOpError() << "on sm_90a weights are fetched by TMA: mxtile.load_weight "
+                                   "needs the descriptors operand";
+  if (qdqOnly)
+    return lowerStagedKLoop(b, loop, loadQdq, weight, flattenAccumulators(b, init->second));
   auto colAt = [&](Value iv) {
     return valueAt(b, inlineQuant ? load.getCol() : loadMx.getCol(), loop, iv);
   };
@@ -100,9 +117,6 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
     else
       dequantizeToSmem(b, chunks, buffer);
   };
-  if (!weight.getDescriptors())
-    return weight.emitOpError() << "on sm_90a weights are fetched by TMA: mxtile.load_weight "
-                                   "needs the descriptors operand";
 
   const int64_t stages = cfg.shared().stages;
   Value last = arith::SubIOp::create(b, ub, step);

@@ -10,7 +10,9 @@
 // convert), and the dequantized BF16 values go to shared memory in the
 // wgmma core-matrix layout of NvLowering.h (four 4-byte stores per chunk).
 // Rows past M read as zero (their loads are clamped to a valid row); warps
-// with no row below M store zeros without quantizing.
+// with no row below M store zeros without quantizing. The quantizer kernels
+// write codes and scales (quant_mxfp4) or the dequantized words in the
+// activation image (qdq_mxfp4) instead of shared memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -168,10 +170,37 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
       w4.push_back(vector::ExtractOp::create(b, words, ArrayRef<int64_t>{w}));
     if (op.getDumpData())
       dumpChunk(b, op, q, codes, sign, nanScale, code, col);
+    if (op.getQdq())
+      storeImageChunk(b, op, q, w4, col);
     scf::YieldOp::create(b, w4);
     b.setInsertionPointAfter(liveIf);
     if (buffer)
       storeChunk(b, q, SmallVector<Value>(liveIf.getResults()), buffer);
+  }
+}
+
+void Sm90Emitter::storeImageChunk(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
+                                  const QuantCoords &q, ArrayRef<Value> words, Value col) {
+  // Rows that exist only; word w of the chunk goes where storeChunk would
+  // put it in a 128-row tile, tile = the row's image block
+  // (Kernels/Sm90Pipeline.h, activationImageIndex).
+  tile::LoadOp load = op.getInput().getDefiningOp<tile::LoadOp>();
+  Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, q.row,
+                                   mapping.lookup(load.getValidRows()));
+  auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  Value row = idxAdd(b, mapping.lookup(load.getRow()), q.row);
+  Value block = idxDiv(b, row, sm90::kImageBlockRows), r = idxRem(b, row, sm90::kImageBlockRows);
+  Value chunks = idxDiv(b, mapping.lookup(load.getLd()), 128);
+  Value chunk = idxAdd(b, idxDiv(b, col, 128), q.kc);
+  Value group = idxDiv(b, r, 8), rowInGroup = idxRem(b, r, 8);
+  Value slab0 = idxMul(b, idxAdd(b, arith::MulIOp::create(b, block, chunks), chunk), 8);
+  for (int64_t w = 0; w < 4; ++w) {
+    Value slab = idxAdd(b, slab0, idxAdd(b, idxMul(b, q.p, 2), w / 2));
+    Value matrix = idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, slab, 16), group), 2), w % 2);
+    Value at = idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, matrix, 8), rowInGroup), 4), q.t);
+    memref::StoreOp::create(b, words[w], mapping.lookup(op.getQdq()), ValueRange{at});
   }
 }
 

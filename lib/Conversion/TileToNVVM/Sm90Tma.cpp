@@ -6,7 +6,9 @@
 // Kernels/Sm90Pipeline.h); the copies' complete_tx ends the phase. Step st
 // uses stage st % S in phase (st / S) % 2, so every thread waits with
 // try_wait.parity on that parity. A stage is refilled only after a
-// workgroup barrier that follows every thread's reads of it (Sm90KLoop.cpp).
+// workgroup barrier that follows every thread's reads of it (Sm90KLoop.cpp,
+// Sm90StagedKLoop.cpp). Kernels on the activation image also copy the
+// step's activations into the front of the stage, in the same phase.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,7 +52,7 @@ void Sm90Emitter::initStages(ImplicitLocOpBuilder &b) {
 }
 
 void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, tile::LoadWeightOp w, Value st, Value steps,
-                             llvm::function_ref<Value()> kcol) {
+                             llvm::function_ref<Value()> kcol, tile::LoadQdqOp act) {
   const sm90::SharedLayout l = cfg.shared();
   Value go = arith::AndIOp::create(
       b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0)),
@@ -84,8 +86,36 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, tile::LoadWeightOp w, Valu
   };
   for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
     Value chunk = toI32(idxAdd(b, chunk0, kc));
-    copy(kc * sm90::kWeightBoxBytes, weightMap, chunk, tile);
+    copy(l.weightsInStage() + kc * sm90::kWeightBoxBytes, weightMap, chunk, tile);
     copy(l.scalesInStage() + kc * sm90::kScaleBoxBytes, scaleMap, chunk, group);
+  }
+  if (!act)
+    return;
+  // The activations: per chunk and MMA step, the tile's BM x 32-byte slab of
+  // its 128-row image block, to the stage's slab (chunk, s) (one 32 KiB copy
+  // per chunk when BM is the whole block).
+  Value m0 = mapping.lookup(act.getRow());
+  Value image = arith::IndexCastUIOp::create(
+      b, b.getI64Type(),
+      memref::ExtractAlignedPointerAsIndexOp::create(b, mapping.lookup(act.getData())));
+  Value blockChunks = arith::MulIOp::create(b, idxDiv(b, m0, sm90::kImageBlockRows),
+                                            idxDiv(b, mapping.lookup(act.getLd()), 128));
+  Value groupBytes = idxMul(b, idxDiv(b, idxRem(b, m0, sm90::kImageBlockRows), 8), 256);
+  const int64_t slabBytes = cfg.slabBytes(), imageSlabBytes = sm90::kImageBlockRows * 32;
+  const bool whole = cfg.bm == sm90::kImageBlockRows;
+  auto global = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
+    Value slab0 = idxMul(b, idxAdd(b, blockChunks, idxAdd(b, chunk0, kc)), 8);
+    for (int64_t s = 0; s < (whole ? 1 : 8); ++s) {
+      Value from = idxAdd(b, idxMul(b, idxAdd(b, slab0, s), imageSlabBytes), groupBytes);
+      Value addr =
+          arith::AddIOp::create(b, image, arith::IndexCastUIOp::create(b, b.getI64Type(), from));
+      Value src = LLVM::IntToPtrOp::create(b, global, addr);
+      Value dst = sharedPtr(b, idxAdd(b, stageStart, (kc * 8 + s) * slabBytes));
+      NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
+          b, dst, src, bar, arith::ConstantIntOp::create(b, whole ? 8 * slabBytes : slabBytes, 32),
+          Value(), Value());
+    }
   }
 }
 
@@ -103,7 +133,7 @@ WeightRegs Sm90Emitter::loadWeights(ImplicitLocOpBuilder &b, Value st) {
   const int64_t tiles = cfg.tilesPerWarp();
   Value tile0 = idxMul(b, warp, tiles);
   Value group = idxDiv(b, tile0, 2);
-  Value vecStage = idxMul(b, stage, l.stageBytes() / 16);
+  Value vecStage = idxAdd(b, idxMul(b, stage, l.stageBytes() / 16), l.weightsInStage() / 16);
   Value wordStage = idxAdd(b, idxMul(b, stage, l.stageBytes() / 4), l.scalesInStage() / 4);
   WeightRegs r;
   for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {

@@ -96,9 +96,9 @@ LogicalResult Sm90Emitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
     return success(); // emitted with its quantize
   if (auto quant = dyn_cast<tile::QuantizeOp>(op)) {
     auto load = quant.getInput().getDefiningOp<tile::LoadOp>();
-    if (!load || !quant.getDumpData())
+    if (!load || !(quant.getDumpData() || quant.getQdq()))
       return quant.emitOpError() << "outside a K loop the sm_90a lowering quantizes an "
-                                    "mxtile.load into its dump buffers only";
+                                    "mxtile.load into its dump or qdq buffers only";
     Value col = mapping.lookup(load.getCol());
     quantizeToSmem(b, quant, loadActivations(b, load, col), col, Value());
     return success();
@@ -219,6 +219,8 @@ FailureOr<Type> argElementType(func::FuncOp kernel, BlockArgument arg) {
     LogicalResult r = success();
     if (auto l = dyn_cast<tile::LoadOp>(user); l && l.getBase() == arg)
       r = agree(VectorType::get({8}, BFloat16Type::get(ctx)));
+    else if (isa<tile::LoadQdqOp>(user)) // the image, copied in bulk
+      r = agree(IntegerType::get(ctx, 32));
     else if (auto mx = dyn_cast<tile::LoadMxOp>(user))
       r = agree(mx.getData() == arg ? Type(VectorType::get({4}, IntegerType::get(ctx, 32)))
                                     : Type(IntegerType::get(ctx, 8)));
@@ -228,8 +230,8 @@ FailureOr<Type> argElementType(func::FuncOp kernel, BlockArgument arg) {
     else if (isa<tile::LoadScalesOp>(user))
       r = agree(IntegerType::get(ctx, 32));
     else if (auto q = dyn_cast<tile::QuantizeOp>(user))
-      r = agree(q.getDumpData() == arg ? Type(IntegerType::get(ctx, 32))
-                                       : Type(IntegerType::get(ctx, 8)));
+      r = agree(q.getQdq() == arg || q.getDumpData() == arg ? Type(IntegerType::get(ctx, 32))
+                                                            : Type(IntegerType::get(ctx, 8)));
     else if (auto s = dyn_cast<tile::StoreOp>(user))
       r = agree(s.getBase() == arg        ? cast<MemRefType>(arg.getType()).getElementType()
                 : s.getWorkspace() == arg ? Type(Float32Type::get(ctx))
@@ -292,6 +294,9 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
   kernel.walk([&](tile::LoadMxOp) { preQuantized = true; });
   if (preQuantized && cfg.bm == 128)
     cfg.maxRegisters = 128;
+  // On the activation image, BM 128's five stages leave room for one
+  // workgroup per SM: its 256 threads may take every register.
+  kernel.walk([&](tile::LoadQdqOp) { cfg.stagedActivations = true; });
   cfg.foldedScales = kernel->hasAttr(tile::kWeightScalesBelow128Attr);
   return cfg;
 }

@@ -57,6 +57,9 @@ LogicalResult LoadOp::verify() {
 LogicalResult QuantizeOp::verify() {
   if (bool(getDumpData()) != bool(getDumpScales()))
     return emitOpError() << "dump takes both a data and a scale buffer";
+  if (getDumpData() && getQdq())
+    return emitOpError() << "writes either the codes and scales (dump) or the dequantized "
+                            "values (qdq), not both";
   TileType in = getInput().getType(), data = getData().getType(), scales = getScales().getType();
   if (in.getCols() % kBlock != 0)
     return emitOpError() << "quantizes along columns in blocks of 32, but the tile has "
@@ -72,6 +75,16 @@ LogicalResult QuantizeOp::verify() {
 }
 
 LogicalResult LoadMxOp::verify() {
+  TileType t = getResult().getType(), st = getResultScales().getType();
+  if (t.getCols() % kBlock != 0)
+    return emitOpError() << "tile of " << t.getCols() << " K-elements must be a multiple of 32";
+  if (st.getRows() != t.getRows() || st.getCols() != t.getCols() / kBlock)
+    return emitOpError() << "scales must be " << t.getRows() << "x" << t.getCols() / kBlock
+                         << ", got " << st.getRows() << "x" << st.getCols();
+  return success();
+}
+
+LogicalResult LoadQdqOp::verify() {
   TileType t = getResult().getType(), st = getResultScales().getType();
   if (t.getCols() % kBlock != 0)
     return emitOpError() << "tile of " << t.getCols() << " K-elements must be a multiple of 32";

@@ -1,0 +1,94 @@
+//===- Sm90StagedKLoop.cpp - The K loop on the activation image (sm_90a) --===//
+//
+// gemm_qdqa4w4 reads activations that qdq_mxfp4 quantized, dequantized and
+// wrote in the wgmma core-matrix image (Kernels/Sm90Pipeline.h), so nothing
+// is left to convert: each stage receives a step's activations (bulk
+// copies) with its weights (TMA), under one mbarrier, and the wgmmas read
+// the activations where they land. Threads only dequantize weights.
+//
+// Prologue: steps 0..S-2 start, step 0's weights are read. Iteration ks:
+// issue step ks's wgmmas (registers, stage ks % S) as one commit group; wait
+// for step ks-1's group, the last reader of stage (ks-1) % S; read step
+// ks+1's weights (clamped to the last step); barrier: every warpgroup is
+// past step ks-1; start step ks+S-1 into stage (ks+S-1) % S = (ks-1) % S.
+// After the loop one wait drains the last wgmmas.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NvLowering.h"
+#include "mxfp4/Conversion/IndexMath.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+using namespace mlir;
+using namespace mxfp4;
+using namespace mxfp4::nv;
+
+LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop,
+                                            tile::LoadQdqOp act, tile::LoadWeightOp weight,
+                                            ArrayRef<Value> init) {
+  const sm90::SharedLayout l = cfg.shared();
+  const int64_t stages = l.stages;
+  if (l.activationBytes != 0 || l.stagesOffset() != 0 || l.stageBytes() % 4 != 0)
+    return loop.emitOpError() << "staged activations need the stages at shared offset 0";
+  Value lb = mapping.lookup(loop.getLowerBound()), ub = mapping.lookup(loop.getUpperBound()),
+        step = mapping.lookup(loop.getStep());
+  Value steps = arith::DivUIOp::create(b, arith::SubIOp::create(b, ub, lb), step);
+  // Step st's activations, weights and scales start their trip into stage st % S.
+  auto issue = [&](Value st) {
+    issueStage(
+        b, weight, st, steps,
+        [&] {
+          Value iv = arith::AddIOp::create(b, lb, arith::MulIOp::create(b, st, step));
+          return valueAt(b, weight.getCol(), loop, iv);
+        },
+        act);
+  };
+  // The image's column is the weights' (both are the step's K).
+  if (act.getCol() != weight.getCol())
+    return act.emitOpError() << "must load the same K columns as its mxtile.load_weight";
+
+  initStages(b);
+  for (int64_t st = 0; st + 1 < stages; ++st)
+    issue(idxConst(b, st));
+  WeightRegs first = loadWeights(b, idxConst(b, 0));
+
+  SmallVector<Value> inits(init.begin(), init.end());
+  const size_t nAcc = inits.size(), nWords = first.words.size();
+  llvm::append_range(inits, first.words);
+  llvm::append_range(inits, first.scales);
+  auto newFor = scf::ForOp::create(b, lb, ub, step, inits);
+  newFor->setAttr(
+      "loop_annotation",
+      parseAttribute("#llvm.loop_annotation<unroll = <disable = true>>", b.getContext()));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(newFor.getBody());
+    Value iv = newFor.getInductionVar();
+    Value trip = arith::DivUIOp::create(b, arith::SubIOp::create(b, iv, lb), step);
+    auto args = newFor.getRegionIterArgs();
+    SmallVector<Value> accs(args.begin(), args.begin() + nAcc);
+    WeightRegs regs;
+    regs.words.assign(args.begin() + nAcc, args.begin() + nAcc + nWords);
+    regs.scales.assign(args.begin() + nAcc + nWords, args.end());
+    // The stage's activations start at its first byte (word offset for mmaStep).
+    Value stageWords = idxMul(b, idxRem(b, trip, stages), l.stageBytes() / 4);
+    mmaStep(b, regs, stageWords, accs);
+    // Step ks-1's wgmmas were the last readers of their stage.
+    NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
+    Value nextTrip = arith::MinUIOp::create(b, idxAdd(b, trip, 1), idxAdd(b, steps, -1));
+    WeightRegs nextRegs = loadWeights(b, nextTrip);
+    gpu::BarrierOp::create(b);
+    issue(idxAdd(b, trip, stages - 1));
+    SmallVector<Value> yields(accs);
+    llvm::append_range(yields, nextRegs.words);
+    llvm::append_range(yields, nextRegs.scales);
+    scf::YieldOp::create(b, yields);
+  }
+  NVVM::WgmmaWaitGroupSyncOp::create(b, 0); // the last step's wgmmas
+  accumulators[loop.getResult(0)] = tileAccumulators(
+      b, SmallVector<Value>(newFor.getResults().begin(), newFor.getResults().begin() + nAcc));
+  return success();
+}
