@@ -95,22 +95,22 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, tile::LoadWeightOp w, Valu
   // its 128-row image block, to the stage's slab (chunk, s) (one 32 KiB copy
   // per chunk when BM is the whole block).
   Value m0 = mapping.lookup(act.getRow());
-  Value image = arith::IndexCastUIOp::create(
-      b, b.getI64Type(),
-      memref::ExtractAlignedPointerAsIndexOp::create(b, mapping.lookup(act.getData())));
+  // The image is a plain pointer argument (TileToNVVM.cpp): 64-bit
+  // addresses, which the 32-bit index type cannot hold.
+  auto global = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  Value image = LLVM::AddrSpaceCastOp::create(b, global, mapping.lookup(act.getData()));
   Value blockChunks = arith::MulIOp::create(b, idxDiv(b, m0, sm90::kImageBlockRows),
                                             idxDiv(b, mapping.lookup(act.getLd()), 128));
   Value groupBytes = idxMul(b, idxDiv(b, idxRem(b, m0, sm90::kImageBlockRows), 8), 256);
   const int64_t slabBytes = cfg.slabBytes(), imageSlabBytes = sm90::kImageBlockRows * 32;
   const bool whole = cfg.bm == sm90::kImageBlockRows;
-  auto global = LLVM::LLVMPointerType::get(b.getContext(), 1);
   for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
     Value slab0 = idxMul(b, idxAdd(b, blockChunks, idxAdd(b, chunk0, kc)), 8);
     for (int64_t s = 0; s < (whole ? 1 : 8); ++s) {
       Value from = idxAdd(b, idxMul(b, idxAdd(b, slab0, s), imageSlabBytes), groupBytes);
-      Value addr =
-          arith::AddIOp::create(b, image, arith::IndexCastUIOp::create(b, b.getI64Type(), from));
-      Value src = LLVM::IntToPtrOp::create(b, global, addr);
+      Value src = LLVM::GEPOp::create(
+          b, global, b.getI8Type(), image,
+          ArrayRef<LLVM::GEPArg>{arith::IndexCastUIOp::create(b, b.getI64Type(), from).getResult()});
       Value dst = sharedPtr(b, idxAdd(b, stageStart, (kc * 8 + s) * slabBytes));
       NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
           b, dst, src, bar, arith::ConstantIntOp::create(b, whole ? 8 * slabBytes : slabBytes, 32),

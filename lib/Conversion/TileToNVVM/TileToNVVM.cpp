@@ -219,8 +219,8 @@ FailureOr<Type> argElementType(func::FuncOp kernel, BlockArgument arg) {
     LogicalResult r = success();
     if (auto l = dyn_cast<tile::LoadOp>(user); l && l.getBase() == arg)
       r = agree(VectorType::get({8}, BFloat16Type::get(ctx)));
-    else if (isa<tile::LoadQdqOp>(user)) // the image, copied in bulk
-      r = agree(IntegerType::get(ctx, 32));
+    else if (isa<tile::LoadQdqOp>(user)) // the image, copied in bulk from its address
+      r = agree(LLVM::LLVMPointerType::get(ctx));
     else if (auto mx = dyn_cast<tile::LoadMxOp>(user))
       r = agree(mx.getData() == arg ? Type(VectorType::get({4}, IntegerType::get(ctx, 32)))
                                     : Type(IntegerType::get(ctx, 8)));
@@ -329,8 +329,9 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
         FailureOr<Type> elem = argElementType(kernel, arg);
         if (failed(elem))
           return failure();
-        // TMA descriptors are only ever addressed whole: a plain pointer
-        // (a memref would reach them through a 32-bit index).
+        // TMA descriptors and the activation image are only addressed
+        // through bulk copies: plain pointers (a memref would reach them
+        // through a 32-bit index).
         if (isa<LLVM::LLVMPointerType>(*elem))
           argTypes.push_back(*elem);
         else
