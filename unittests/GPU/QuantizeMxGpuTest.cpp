@@ -103,7 +103,7 @@ TEST_F(QuantizeMx, PreQuantizedGemmIsBitIdenticalToInline) {
   ASSERT_OK(prepared);
   for (ScaleRounding mode : {ScaleRounding::RoundUp, ScaleRounding::Floor})
     for (int64_t m : {1, 8, 63, 64, 129, 300})
-    for (int64_t bm : {0, 128}) { // the table's tile, and the 128-row block whole
+    for (int64_t bm : {0, 16, 32, 64, 128}) { // the table's tile, then each tile
       SCOPED_TRACE(testing::Message() << std::string(toString(mode)) << " M=" << m << " BM=" << bm
                                       << " seed=" << seed);
       std::vector<uint16_t> a = randomActivations(rng, m, k);

@@ -50,7 +50,7 @@ TEST(Sm90Pipeline, LaunchGeometryUsesTheLayout) {
 }
 
 // Staged activations: each stage starts with the step's BM x BK bf16 image
-// slabs, then the weights; BM 128 takes one SM, smaller tiles two.
+// slabs, then the weights; BM 128 takes one SM, smaller tiles a third.
 TEST(Sm90Pipeline, StagedActivationsFitAndAlign) {
   for (int64_t bm : {8, 16, 32, 64, 128})
     for (int64_t bk : {128, 256}) {
@@ -64,10 +64,10 @@ TEST(Sm90Pipeline, StagedActivationsFitAndAlign) {
       EXPECT_EQ(l.weightsInStage() % 128, 0);
       EXPECT_EQ(l.stageBytes() % 128, 0);
       EXPECT_EQ(l.stageBytes(), bm * bk * 2 + sm90::kTileRows * bk / 2 + sm90::kTileRows * bk / 32);
-      EXPECT_GE(l.stages, 2);
+      EXPECT_GE(l.stages, 3); // the staged loop refills a stage a step after its wgmmas
       EXPECT_LE(l.totalBytes(), 227 * 1024);
-      if (bm < 128) {
-        EXPECT_LE(2 * (l.totalBytes() + 1024), 228 * 1024);
+      if (bm < 128 && bk == 128) { // three workgroups per SM
+        EXPECT_LE(3 * (l.totalBytes() + 1024), 228 * 1024);
       }
     }
   Expected<KernelSpec> spec = makeGemmA4W4Spec(Arch::SM90A, 8448, 7168, 128, kDefaultScaleRounding,

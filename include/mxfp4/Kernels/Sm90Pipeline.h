@@ -65,13 +65,14 @@ struct SharedLayout {
 /// which two of its workgroups still share an SM.
 /// With `stagedActivations` each stage also holds the step's BM x BK bf16
 /// activations: BM 128 keeps five stages (202.5 KiB, one workgroup per SM),
-/// smaller tiles as many as fit 108 KiB (two workgroups per SM), 2..6.
+/// smaller tiles as many as fit 74 KiB (three workgroups per SM), 3..6 (the
+/// staged K loop refills a stage one step after its wgmmas: it needs 3).
 constexpr SharedLayout sharedLayout(int64_t bm, int64_t bk, bool stagedActivations = false) {
   const int64_t chunks = bk / 128;
   if (stagedActivations) {
     SharedLayout l{0, 0, chunks, bm * bk * 2};
-    int64_t fit = 108 * 1024 / l.stageBytes();
-    l.stages = bm == 128 ? 5 : (fit < 2 ? 2 : (fit > 6 ? 6 : fit));
+    int64_t fit = 74 * 1024 / l.stageBytes();
+    l.stages = bm == 128 ? 5 : (fit < 3 ? 3 : (fit > 6 ? 6 : fit));
     return l;
   }
   int64_t stages = bm == 128 ? 5 : (chunks == 1 ? 4 : 3);

@@ -6,10 +6,10 @@
 // are read into registers, proxy fence, barrier, step S's copy starts.
 // Iteration ks: issue the global loads of the activations of step ks+1
 // (clamped to the last step, so the tail redoes harmless work instead of
-// branching), issue step ks's wgmmas (registers and buffer ks%2) as one
-// commit group, wait for step ks-1's group (the last reader of the other
-// buffer), convert step ks+1's activations into the other buffer while step
-// ks's wgmmas run, read step ks+1's weights from their stage, proxy fence,
+// branching), issue step ks's wgmmas (registers and buffer ks%2; by then
+// step ks-1's, the last readers of the other buffer, have completed),
+// convert step ks+1's activations into the other buffer while step ks's
+// wgmmas run, read step ks+1's weights from their stage, proxy fence,
 // barrier, start step ks+1+S's copy into the stage just read. After
 // the loop one wait drains the last wgmmas. Kernels on the activation image
 // (mxtile.load_qdq) take the staged loop of Sm90StagedKLoop.cpp instead.
@@ -168,10 +168,10 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
     WeightRegs regs;
     regs.words.assign(args.begin() + nAcc, args.begin() + nAcc + nWords);
     regs.scales.assign(args.begin() + nAcc + nWords, args.end());
+    // Once it has issued step ks's wgmmas, step ks-1's, the last readers of
+    // `other`, have completed (Sm90Wgmma.cpp); step ks's keep running
+    // through the conversion and into the next step.
     mmaStep(b, regs, cur, accs);
-    // Step ks-1's wgmmas read `other`: wait for them (not for this step's,
-    // which keep running through the conversion and into the next step).
-    NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
     storeA(nextChunks, colAt(next), other);
     // After the conversion, which then has these registers to itself.
     Value nextTrip = arith::MinUIOp::create(b, idxAdd(b, trip, 1), idxAdd(b, steps, -1));

@@ -7,10 +7,11 @@
 // the activations where they land. Threads only dequantize weights.
 //
 // Prologue: steps 0..S-2 start, step 0's weights are read. Iteration ks:
-// issue step ks's wgmmas (registers, stage ks % S) as one commit group; wait
-// for step ks-1's group, the last reader of stage (ks-1) % S; read step
-// ks+1's weights (clamped to the last step); barrier: every warpgroup is
-// past step ks-1; start step ks+S-1 into stage (ks+S-1) % S = (ks-1) % S.
+// issue step ks's wgmmas (registers, stage ks % S; by then this warpgroup's
+// wgmmas of step ks-1, the last readers of stage (ks-1) % S, have
+// completed); read step ks+1's weights (clamped to the last step); barrier:
+// every warpgroup is past step ks-1; start step ks+S-1 into stage
+// (ks+S-1) % S = (ks-1) % S.
 // After the loop one wait drains the last wgmmas.
 //
 //===----------------------------------------------------------------------===//
@@ -75,9 +76,9 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
     regs.scales.assign(args.begin() + nAcc + nWords, args.end());
     // The stage's activations start at its first byte (word offset for mmaStep).
     Value stageWords = idxMul(b, idxRem(b, trip, stages), l.stageBytes() / 4);
+    // Once it has issued step ks's wgmmas, step ks-1's, the last readers
+    // of their stage, have completed (Sm90Wgmma.cpp).
     mmaStep(b, regs, stageWords, accs);
-    // Step ks-1's wgmmas were the last readers of their stage.
-    NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
     Value nextTrip = arith::MinUIOp::create(b, idxAdd(b, trip, 1), idxAdd(b, steps, -1));
     WeightRegs nextRegs = loadWeights(b, nextTrip);
     gpu::BarrierOp::create(b);

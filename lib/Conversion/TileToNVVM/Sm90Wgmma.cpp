@@ -10,8 +10,10 @@
 // matrices of 8 tokens x 16 bytes, the two K halves 128 B apart (leading
 // byte offset), token groups 256 B apart (stride byte offset). MLIR 22's
 // nvgpu/nvvm wgmma ops take A from shared memory only, hence inline PTX.
-// The step's wgmmas form one commit group; the K loop waits for it before
-// the buffer they read is rewritten.
+// Each group of 4 MMA steps is one commit group, started only once the
+// group two back has completed (its A registers are reused). So when a K
+// step's groups are all issued, every wgmma of the previous K step has
+// completed: the K loops reuse its activations' buffer or stage at once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -108,8 +110,14 @@ void Sm90Emitter::mmaStep(ImplicitLocOpBuilder &b, const WeightRegs &regs, Value
     // to back-to-back wgmmas: the conversions of a group are independent of
     // each other, which hides their latency. Four steps (16 or 32
     // registers): BM 128 has no room for more under its 128-register cap.
+    // Each group is its own commit group. Its A registers are the same PTX
+    // registers as those of the group two groups back (the previous K
+    // step's, in the loop), which the wgmmas read asynchronously: writing
+    // them before that group completes is undefined (PTX ISA, wgmma), so
+    // wait for it first. One group stays in flight during each conversion.
     const int64_t groupSteps = 4;
     for (int64_t s0 = 0; s0 < 8; s0 += groupSteps) {
+      NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
       SmallVector<Value> a; // [step - s0][tile][4 registers]
       for (int64_t s = s0; s < s0 + groupSteps; ++s) {
         // Word s/2 of the thread's 16 bytes; pairs j0 (a0/a1) and j0 + 1 (a2/a3).
@@ -138,9 +146,9 @@ void Sm90Emitter::mmaStep(ImplicitLocOpBuilder &b, const WeightRegs &regs, Value
           llvm::copy(d, acc.begin());
         }
       }
+      NVVM::WgmmaGroupSyncAlignedOp::create(b);
     }
   }
-  NVVM::WgmmaGroupSyncAlignedOp::create(b);
 }
 
 SmallVector<Value> Sm90Emitter::flattenAccumulators(ImplicitLocOpBuilder &b,
