@@ -258,10 +258,12 @@ def Tile_StoreOp : Tile_Op<"store", [AttrSizedOperandSegments, MemoryEffects<[Me
     matrix row `scatter[row + r]` (decoded as `token * topk + slot` for MoE).
 
     With `reduce(%ws, %counters)` the tile is one of `splits` partial sums of
-    a split-K GEMM: it is added atomically in f32 to `ws` ([rows, ld] f32,
-    zero on entry), and the last of the `splits` workgroups of this output
-    tile (counted in `counters`, one i32 per tile, zero on entry) converts
-    the sum, stores it and leaves `ws` and its counter zero again.
+    a split-K GEMM (split z = the workgroup's id z): it is stored in f32 to
+    slice z of `ws` ([splits, rows, ld] f32, rows = `row + validRows`), and
+    the last of the `splits` workgroups of this output tile (counted in
+    `counters`, one i32 per tile, zero on entry) adds the slices in split
+    order (the same bits whatever order the workgroups finish in), converts
+    and stores the sum, and leaves its counter zero again.
 
     ```mlir
     mxtile.store %acc, %C[%m0, %n0] ld %c8448 rows %valid : !mxtile.tile<16x256xf32> -> memref<?xbf16>

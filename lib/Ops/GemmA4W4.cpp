@@ -70,10 +70,11 @@ Expected<void *> PreparedWeight::qdqScratch(int64_t m) const {
   return s->first;
 }
 
-Expected<std::pair<void *, void *>> PreparedWeight::splitKScratch(int64_t m) const {
-  // An f32 per output element; one i32 counter per output tile is at most
-  // one per row and 128 columns.
-  return grow(splitK, m, size_t(rows) * 4, size_t(rows / 128 + 1) * 4, /*zeroed=*/true);
+Expected<std::pair<void *, void *>> PreparedWeight::splitKScratch(int64_t m,
+                                                                 int64_t splits) const {
+  // An f32 per output element and split; one i32 counter per output tile is
+  // at most one per row and 128 columns.
+  return grow(splitK, m * splits, size_t(rows) * 4, size_t(rows / 128 + 1) * 4, /*zeroed=*/true);
 }
 
 template <typename... Parts> static Error fail(const Parts &...parts) {
@@ -165,20 +166,19 @@ Expected<std::unique_ptr<PreparedWeight>> prepareGemmA4W4Weight(Device &dev, Spa
 
 namespace {
 /// A measured winner for one shape and range of M on sm_90a, over the rule
-/// below (docs/results/2026-11-30-h200-tile-sweep-{44f86b0,f143bd9,9fb6bae}.log;
-/// the rule's time in the comment). Only measured M so far; tuning appends
-/// and widens.
+/// below (docs/results/2026-11-30-h200-tile-sweep-{44f86b0,f143bd9,9fb6bae}.log,
+/// and for the dequantize-once GEMM ...-sweep-70e25c4.log; the rule's time in
+/// the comment). Only measured M so far; tuning appends and widens.
 struct MeasuredTile {
   int64_t n, k, mMin, mMax;
   GemmA4W4Tile tile; ///< bm, splitK, bk (0: default), preQuantize
 };
 constexpr MeasuredTile kSm90Measured[] = {
-    {8448, 7168, 32, 32, {32, 4, 0, true}},    // 40.3 us (rule: 44.9)
-    {8448, 7168, 128, 128, {128, 4, 0, true}}, // 75.8 us (77.0)
+    {8448, 7168, 32, 32, {32, 4, 0, true}},    // 36.1 us (rule: 52.4)
+    {8448, 7168, 64, 64, {128, 2, 0, true}},   // 44.7 us (62.2)
     {7168, 7168, 1, 1, {8, 7, 0, false}},      // 21.1 us (23.1)
     {7168, 7168, 8, 8, {8, 7, 0, false}},      // 25.4 us (27.5)
     {7168, 7168, 32, 32, {32, 7, 0, true}},    // 37.4 us (44.4)
-    {7168, 7168, 128, 128, {128, 4, 0, true}}, // 73.1 us (77.6)
     {7168, 4224, 1, 8, {8, 11, 0, false}},     // M = 1 / 8: 19.1 / 21.4 us (20.4 / 23.7)
     {8448, 4224, 1, 8, {8, 11, 0, false}},     // 20.5 / 22.3 us (21.9 / 25.2)
     {1536, 7168, 1, 1, {8, 14, 256, false}},   // 11.7 us (12.5)
@@ -195,20 +195,27 @@ GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
       if (e.n == n && e.k == k && m >= e.mMin && m <= e.mMax)
         return e.tile;
     // Measured on the H200 (docs/Performance.md, 2026-11-30 sweeps): small
-    // tiles and split-K while the output tiles leave SMs idle; BM 32 up to
-    // M = 256, BM 128 (two warpgroups) from there unless N is small.
+    // tiles and split-K while the output tiles leave SMs idle; on the
+    // dequantized-once activations BM 128 (two warpgroups) from M = 128
+    // when N is large, else BM 32, 64 from M = 256 and 128 from M = 1024.
     GemmA4W4Tile t;
-    t.bm = m <= 8 ? 8 : m <= 32 ? 16 : m < 256 ? 32 : n < 4096 ? 64 : 128;
+    t.bm = m <= 8     ? 8
+           : m <= 32  ? 16
+           : n >= 4096 ? (m < 128 ? 32 : 128)
+                       : (m < 256 ? 32 : m < 1024 ? 64 : 128);
     // Quantizing inline costs every one of the N/128 workgroup columns the
     // whole activation tile; quantize once instead from M = 32 (K >= 2048)
-    // or M = 128 (measured: docs/Performance.md, 2026-11-30 prequant sweep).
-    t.preQuantize = m >= 128 || (m >= 32 && k >= 2048);
+    // or M = 64 (measured: docs/Performance.md, 2026-11-30 sweeps).
+    t.preQuantize = m >= 64 || (m >= 32 && k >= 2048);
     const int64_t sms = 132;
     int64_t tiles = (n / 128) * ((m + t.bm - 1) / t.bm), steps = k / 128;
     bool shortK = k < 2048; // the atomic reduction only pays off when K is long
-    if (tiles <= sms && !(shortK && tiles >= sms / 2)) {
-      // ~4 workgroups per SM; BM 128 workgroups fill an SM alone.
-      int64_t perSm = t.bm == 128 ? 1 : 4;
+    // BM 128 workgroups fill an SM alone; splitting their 16K-element
+    // tiles costs more in workspace atomics than it wins (8448x7168 M = 128:
+    // 52.8 us whole, 57.4 split in two).
+    if (t.bm < 128 && tiles <= sms && !(shortK && tiles >= sms / 2)) {
+      // ~4 workgroups per SM.
+      int64_t perSm = 4;
       int64_t want = (perSm * sms + tiles - 1) / tiles;
       for (int64_t s = std::min<int64_t>({want, steps / 2, 16}); s > 1; --s)
         if (steps % s == 0) {
@@ -280,7 +287,7 @@ static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
                         std::vector<void *> extra) {
   void *ws = nullptr, *counters = nullptr;
   if (spec.splitK > 1) {
-    Expected<std::pair<void *, void *>> scratch = w.splitKScratch(m);
+    Expected<std::pair<void *, void *>> scratch = w.splitKScratch(m, spec.splitK);
     if (!scratch)
       return scratch.takeError();
     std::tie(ws, counters) = *scratch;

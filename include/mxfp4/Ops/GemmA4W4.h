@@ -46,10 +46,11 @@ public:
   bool scalesBelow128() const { return smallScales; }
   Device &device() const { return *dev; }
 
-  /// Split-K scratch for `m` rows of output: an f32 workspace [m, N] and
-  /// tile counters, allocated zeroed and grown on demand. Kernels leave them
-  /// zero, so calls on one PreparedWeight must be ordered (one stream).
-  Expected<std::pair<void *, void *>> splitKScratch(int64_t m) const;
+  /// Split-K scratch for `m` rows of output in `splits` parts: an f32
+  /// workspace [splits, m, N] and tile counters (allocated zeroed), grown on
+  /// demand. Kernels leave the counters zero, so calls on one PreparedWeight
+  /// must be ordered (one stream).
+  Expected<std::pair<void *, void *>> splitKScratch(int64_t m, int64_t splits) const;
   /// Device buffers for the MXFP4 activations of up to `m` rows (packed codes
   /// [m, K/2], scales [m, K/32]) when gemmA4W4 quantizes in a separate pass;
   /// grown on demand, so calls on one PreparedWeight must be ordered.

@@ -150,13 +150,24 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
     return success();
   }
 
-  // Split-K: add this partial sum to the f32 workspace; the last workgroup of
-  // the output tile (by an atomic counter) converts the total, stores it and
-  // zeroes what it read, so the buffers are ready for the next launch.
-  Value ws = mapping.lookup(op.getWorkspace()), counters = mapping.lookup(op.getCounters());
-  forEachElement([&](Value v, Value at) {
-    memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addf, v, ws, ValueRange{at});
-  });
+  // Split-K: store this partial sum into slice z of the f32 workspace (a
+  // plain pointer: the slices exceed 32-bit indexing); the last workgroup of
+  // the output tile (by an atomic counter) adds the slices in split order,
+  // converts and stores the total. Plain stores and L2 loads: an atomic per
+  // element and split cost more than the split won (BM 128 tiles).
+  auto i64 = b.getI64Type();
+  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  Value ws = LLVM::AddrSpaceCastOp::create(b, globalPtr, mapping.lookup(op.getWorkspace()));
+  Value counters = mapping.lookup(op.getCounters());
+  auto toI64 = [&](Value v) { return arith::IndexCastUIOp::create(b, i64, v).getResult(); };
+  Value sliceElems = arith::MulIOp::create(b, toI64(idxAdd(b, row0, valid)), toI64(ldv));
+  auto elemPtr = [&](Value slice, Value at) {
+    Value idx = arith::AddIOp::create(b, arith::MulIOp::create(b, slice, sliceElems), toI64(at));
+    return LLVM::GEPOp::create(b, globalPtr, b.getF32Type(), ws, ArrayRef<LLVM::GEPArg>{idx})
+        .getResult();
+  };
+  Value z = toI64(gpu::BlockIdOp::create(b, gpu::Dimension::z));
+  forEachElement([&](Value v, Value at) { LLVM::StoreOp::create(b, v, elemPtr(z, at)); });
   auto gpuScope = NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU);
   NVVM::MembarOp::create(b, gpuScope);
   gpu::BarrierOp::create(b);
@@ -187,10 +198,14 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(lastIf.thenBlock());
   NVVM::MembarOp::create(b, gpuScope);
-  Value zero = arith::ConstantOp::create(b, b.getF32FloatAttr(0.0f));
+  // Volatile: from L2, never a stale L1 line of another workgroup's slice.
   forEachElement([&](Value, Value at) {
-    Value total =
-        memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::assign, zero, ws, ValueRange{at});
+    Value total;
+    for (int64_t s = 0; s < op.getSplits(); ++s) {
+      Value part = LLVM::LoadOp::create(b, b.getF32Type(), elemPtr(arith::ConstantIntOp::create(b, s, 64), at),
+                                        /*alignment=*/4, /*isVolatile=*/true);
+      total = s ? arith::AddFOp::create(b, total, part).getResult() : part;
+    }
     storeOut(total, at);
   });
   auto resetIf = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
@@ -234,7 +249,7 @@ FailureOr<Type> argElementType(func::FuncOp kernel, BlockArgument arg) {
                                                             : Type(IntegerType::get(ctx, 8)));
     else if (auto s = dyn_cast<tile::StoreOp>(user))
       r = agree(s.getBase() == arg        ? cast<MemRefType>(arg.getType()).getElementType()
-                : s.getWorkspace() == arg ? Type(Float32Type::get(ctx))
+                : s.getWorkspace() == arg ? Type(LLVM::LLVMPointerType::get(ctx))
                                           : Type(IntegerType::get(ctx, 32)));
     else
       return user->emitOpError()
