@@ -10,9 +10,12 @@
 
 namespace mxfp4 {
 
-int64_t selectQuantizeMxBm(int64_t m) {
-  int64_t bm = 8; // no idle rows for small M
-  while (bm < m && bm < 64)
+int64_t selectQuantizeMxBm(int64_t m, int64_t k) {
+  // No idle rows for small M, and at least ~4 workgroups per SM (132 on the
+  // H200): each is a short latency-bound chain (load, block maximum, store).
+  // 8448x7168 M = 128: 5.9 us with BM 64 under ncu.
+  int64_t bm = 8;
+  while (bm < m && bm < 64 && (k / 128) * ((m + 2 * bm - 1) / (2 * bm)) >= 4 * 132)
     bm *= 2;
   return bm;
 }
@@ -42,7 +45,7 @@ static Error launchQuantizer(const char *api, OpKind op, Device &dev, void *stre
   Expected<Arch> arch = archOpt ? Expected<Arch>(*archOpt) : targetArch(&dev);
   if (!arch)
     return arch.takeError();
-  Expected<KernelSpec> spec = makeQuantizeMxSpec(*arch, k, selectQuantizeMxBm(m), rounding, op);
+  Expected<KernelSpec> spec = makeQuantizeMxSpec(*arch, k, selectQuantizeMxBm(m, k), rounding, op);
   if (!spec)
     return spec.takeError();
   Expected<std::shared_ptr<const CompiledKernel>> kernel = Jit::global().get(*spec);

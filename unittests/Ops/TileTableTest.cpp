@@ -43,9 +43,9 @@ TEST(TileTable, EveryChoiceVerifies) {
           spec->bk = t.bk;
         ASSERT_OK(verifyKernelSpec(*spec));
         if (t.preQuantize) {
-          ASSERT_OK(makeQuantizeMxSpec(arch, k, selectQuantizeMxBm(m), kDefaultScaleRounding,
+          ASSERT_OK(makeQuantizeMxSpec(arch, k, selectQuantizeMxBm(m, k), kDefaultScaleRounding,
                                        OpKind::QdqMx));
-          ASSERT_OK(makeQuantizeMxSpec(arch, k, selectQuantizeMxBm(m)));
+          ASSERT_OK(makeQuantizeMxSpec(arch, k, selectQuantizeMxBm(m, k)));
           spec->op = OpKind::GemmMxA4W4; // with a quantization dump
           ASSERT_OK(verifyKernelSpec(*spec));
         }

@@ -18,8 +18,9 @@
 
 namespace mxfp4 {
 
-/// The quantizer's row tile for M: the power of two >= M, 8 .. 64.
-int64_t selectQuantizeMxBm(int64_t m);
+/// The quantizer's row tile for M rows of K: the power of two >= M, 8 .. 64,
+/// smaller while that leaves fewer than ~4 workgroups per SM.
+int64_t selectQuantizeMxBm(int64_t m, int64_t k);
 
 /// a [M, K] bf16 (device, row-major, 16-byte aligned) -> packed E2M1 `codes`
 /// [M, K/2] (4-byte aligned) and E8M0 `scales` [M, K/32], row-major, on

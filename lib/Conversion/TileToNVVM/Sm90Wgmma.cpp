@@ -10,9 +10,9 @@
 // matrices of 8 tokens x 16 bytes, the two K halves 128 B apart (leading
 // byte offset), token groups 256 B apart (stride byte offset). MLIR 22's
 // nvgpu/nvvm wgmma ops take A from shared memory only, hence inline PTX.
-// Each group of 4 MMA steps is one commit group, started only once the
-// group two back has completed (its A registers are reused). So when a K
-// step's groups are all issued, every wgmma of the previous K step has
+// Each group of 2 MMA steps is one commit group, started only once the
+// group one K step back has completed (its A registers are reused). So when
+// a K step's groups are all issued, every wgmma of the previous K step has
 // completed: the K loops reuse its activations' buffer or stage at once.
 //
 //===----------------------------------------------------------------------===//
@@ -107,17 +107,15 @@ void Sm90Emitter::mmaStep(ImplicitLocOpBuilder &b, const WeightRegs &regs, Value
       }
     }
     // Steps go in groups whose A fragments are converted first and then fed
-    // to back-to-back wgmmas: the conversions of a group are independent of
-    // each other, which hides their latency. Four steps (16 or 32
-    // registers): BM 128 has no room for more under its 128-register cap.
-    // Each group is its own commit group. Its A registers are the same PTX
-    // registers as those of the group two groups back (the previous K
-    // step's, in the loop), which the wgmmas read asynchronously: writing
-    // them before that group completes is undefined (PTX ISA, wgmma), so
-    // wait for it first. One group stays in flight during each conversion.
-    const int64_t groupSteps = 4;
+    // to back-to-back wgmmas, one commit group each. A group's registers are
+    // the same PTX registers as those of the group one K step back (the loop
+    // body is emitted once), which the wgmmas read asynchronously: writing
+    // them while in flight is undefined (PTX ISA, wgmma), so each group first
+    // waits until at most groups-per-step - 1 groups are pending. Groups of
+    // 2 steps keep 3 (BK 128) in flight while the next one is converted.
+    const int64_t groupSteps = 2, groupsPerStep = cfg.chunksPerStep() * 8 / groupSteps;
     for (int64_t s0 = 0; s0 < 8; s0 += groupSteps) {
-      NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
+      NVVM::WgmmaWaitGroupSyncOp::create(b, groupsPerStep - 1);
       SmallVector<Value> a; // [step - s0][tile][4 registers]
       for (int64_t s = s0; s < s0 + groupSteps; ++s) {
         // Word s/2 of the thread's 16 bytes; pairs j0 (a0/a1) and j0 + 1 (a2/a3).
