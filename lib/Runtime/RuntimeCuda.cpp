@@ -24,6 +24,26 @@ using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
 constexpr int kComputeMajor = 75, kComputeMinor = 76; // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_*
 constexpr int kMaxDynamicShared = 8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+constexpr int kProgrammaticStreamSerialization = 6; // CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_...
+
+/// cuLaunchKernelEx's CUlaunchAttribute and CUlaunchConfig (cuda.h, CUDA 12).
+struct CuLaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    unsigned value;
+    void *align;
+  } value;
+};
+static_assert(sizeof(CuLaunchAttribute) == 72, "CUlaunchAttribute ABI");
+struct CuLaunchConfig {
+  unsigned grid[3], block[3], sharedMemBytes;
+  CUstream stream;
+  CuLaunchAttribute *attrs;
+  unsigned numAttrs;
+};
+static_assert(sizeof(CuLaunchConfig) == 56, "CUlaunchConfig ABI");
 
 /// Entry points, resolved once per process.
 struct CudaApi {
@@ -52,6 +72,7 @@ struct CudaApi {
   CUresult (*cuEventDestroy)(CUevent);
   CUresult (*cuGetErrorName)(CUresult, const char **);
   /// CUDA 12+ drivers; null before.
+  CUresult (*cuLaunchKernelEx)(const CuLaunchConfig *, CUfunction, void **, void **);
   CUresult (*cuTensorMapEncodeTiled)(void *, int, unsigned, void *, const uint64_t *,
                                      const uint64_t *, const unsigned *, const unsigned *, int, int,
                                      int, int);
@@ -102,6 +123,8 @@ private:
     sym(a.cuEventElapsedTime, "cuEventElapsedTime", "cuEventElapsedTime_v2");
     sym(a.cuEventDestroy, "cuEventDestroy", "cuEventDestroy_v2");
     sym(a.cuGetErrorName, "cuGetErrorName");
+    a.cuLaunchKernelEx =
+        reinterpret_cast<decltype(a.cuLaunchKernelEx)>(dlsym(h, "cuLaunchKernelEx"));
     a.cuTensorMapEncodeTiled =
         reinterpret_cast<decltype(a.cuTensorMapEncodeTiled)>(dlsym(h, "cuTensorMapEncodeTiled"));
     if (!ok)
@@ -176,6 +199,20 @@ public:
     Expected<CUfunction> fn = function(k);
     if (!fn)
       return fn.takeError();
+    if (g.programmaticDependent && api().cuLaunchKernelEx) {
+      // May start while the previous kernel in the stream runs: the kernel
+      // waits for it (griddepcontrol.wait) after its prologue.
+      CuLaunchAttribute attr{};
+      attr.id = kProgrammaticStreamSerialization;
+      attr.value.value = 1;
+      CuLaunchConfig cfg{{g.grid[0], g.grid[1], g.grid[2]},
+                         {g.block[0], g.block[1], g.block[2]},
+                         g.sharedBytes,
+                         CUstream(stream),
+                         &attr,
+                         1};
+      return check(api().cuLaunchKernelEx(&cfg, *fn, args, nullptr), "cuLaunchKernelEx", k.symbol);
+    }
     return check(api().cuLaunchKernel(*fn, g.grid[0], g.grid[1], g.grid[2], g.block[0], g.block[1],
                                       g.block[2], g.sharedBytes, CUstream(stream), args, nullptr),
                  "cuLaunchKernel", k.symbol);

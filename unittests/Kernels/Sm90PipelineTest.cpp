@@ -46,6 +46,7 @@ TEST(Sm90Pipeline, LaunchGeometryUsesTheLayout) {
     LaunchGeometry g = k.geometry(100);
     EXPECT_EQ(g.sharedBytes, unsigned(sm90::sharedLayout(bm, spec->bk).totalBytes()));
     EXPECT_EQ(g.block[0], bm == 128 ? 256u : 128u);
+    EXPECT_FALSE(g.programmaticDependent);
   }
 }
 
@@ -77,6 +78,8 @@ TEST(Sm90Pipeline, StagedActivationsFitAndAlign) {
   CompiledKernel k;
   k.spec = *spec;
   EXPECT_EQ(k.geometry(300).sharedBytes, unsigned(sm90::sharedLayout(128, 128, true).totalBytes()));
+  // It waits for qdq_mxfp4 itself: launched as its programmatic dependent.
+  EXPECT_TRUE(k.geometry(300).programmaticDependent);
 }
 
 // The activation image is a permutation of whole 128-row blocks, and a

@@ -31,6 +31,11 @@ struct LaunchGeometry {
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
   unsigned sharedBytes = 0; ///< dynamic shared memory
+  /// The kernel waits for the previous kernel in the stream itself
+  /// (griddepcontrol.wait before it reads that kernel's output), so it may
+  /// be launched before that kernel finishes (CUDA programmatic dependent
+  /// launch; runtimes without it launch as usual).
+  bool programmaticDependent = false;
 };
 
 struct CompiledKernel {

@@ -6,7 +6,9 @@
 // copies) with its weights (TMA), under one mbarrier, and the wgmmas read
 // the activations where they land. Threads only dequantize weights.
 //
-// Prologue: steps 0..S-2 start, step 0's weights are read. Iteration ks:
+// Prologue: the weights of steps 0..S-2 start, griddepcontrol.wait (the
+// image is complete and visible), their activations start, step 0's
+// weights are read. Iteration ks:
 // issue step ks's wgmmas (registers, stage ks % S; by then this warpgroup's
 // wgmmas of step ks-1, the last readers of stage (ks-1) % S, have
 // completed); read step ks+1's weights (clamped to the last step); barrier:
@@ -38,22 +40,28 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
         step = mapping.lookup(loop.getStep());
   Value steps = arith::DivUIOp::create(b, arith::SubIOp::create(b, ub, lb), step);
   // Step st's activations, weights and scales start their trip into stage st % S.
-  auto issue = [&](Value st) {
+  auto issue = [&](Value st, StageParts parts = StageParts::All) {
     issueStage(
         b, weight, st, steps,
         [&] {
           Value iv = arith::AddIOp::create(b, lb, arith::MulIOp::create(b, st, step));
           return valueAt(b, weight.getCol(), loop, iv);
         },
-        act);
+        act, parts);
   };
   // The image's column is the weights' (both are the step's K).
   if (act.getCol() != weight.getCol())
     return act.emitOpError() << "must load the same K columns as its mxtile.load_weight";
 
   initStages(b);
+  // The prologue's weights start before the wait for the kernel that writes
+  // the image (qdq_mxfp4; launched as its programmatic dependent, this
+  // kernel may start before it ends), the activations after it.
   for (int64_t st = 0; st + 1 < stages; ++st)
-    issue(idxConst(b, st));
+    issue(idxConst(b, st), StageParts::Weights);
+  NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
+  for (int64_t st = 0; st + 1 < stages; ++st)
+    issue(idxConst(b, st), StageParts::Activations);
   WeightRegs first = loadWeights(b, idxConst(b, 0));
 
   SmallVector<Value> inits(init.begin(), init.end());

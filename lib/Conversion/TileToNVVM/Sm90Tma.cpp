@@ -52,7 +52,8 @@ void Sm90Emitter::initStages(ImplicitLocOpBuilder &b) {
 }
 
 void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, tile::LoadWeightOp w, Value st, Value steps,
-                             llvm::function_ref<Value()> kcol, tile::LoadQdqOp act) {
+                             llvm::function_ref<Value()> kcol, tile::LoadQdqOp act,
+                             StageParts parts) {
   const sm90::SharedLayout l = cfg.shared();
   Value go = arith::AndIOp::create(
       b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0)),
@@ -70,9 +71,11 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, tile::LoadWeightOp w, Valu
 
   Value stage = idxRem(b, st, l.stages);
   Value bar = sharedPtr(b, idxAdd(b, idxMul(b, stage, 8), l.barriersOffset()));
-  NVVM::MBarrierArriveExpectTxOp::create(b, Type(), bar,
-                                         arith::ConstantIntOp::create(b, l.stageBytes(), 32),
-                                         NVVM::MemScopeKindAttr(), BoolAttr(), Value());
+  // The whole stage's bytes, before any of its copies can complete.
+  if (parts != StageParts::Activations)
+    NVVM::MBarrierArriveExpectTxOp::create(b, Type(), bar,
+                                           arith::ConstantIntOp::create(b, l.stageBytes(), 32),
+                                           NVVM::MemScopeKindAttr(), BoolAttr(), Value());
   Value stageStart = idxAdd(b, idxMul(b, stage, l.stageBytes()), l.stagesOffset());
   Value n0 = mapping.lookup(w.getRow());
   Value tile = toI32(idxDiv(b, n0, 16)), group = toI32(idxDiv(b, n0, 32));
@@ -84,12 +87,12 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, tile::LoadWeightOp w, Valu
         bar, ValueRange{}, Value(), Value(), mode, b.getBoolAttr(true),
         NVVM::CTAGroupKindAttr(), Value());
   };
-  for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
+  for (int64_t kc = 0; parts != StageParts::Activations && kc < cfg.chunksPerStep(); ++kc) {
     Value chunk = toI32(idxAdd(b, chunk0, kc));
     copy(l.weightsInStage() + kc * sm90::kWeightBoxBytes, weightMap, chunk, tile);
     copy(l.scalesInStage() + kc * sm90::kScaleBoxBytes, scaleMap, chunk, group);
   }
-  if (!act)
+  if (!act || parts == StageParts::Weights)
     return;
   // The activations: per chunk and MMA step, the tile's BM x 32-byte slab of
   // its 128-row image block, to the stage's slab (chunk, s) (one 32 KiB copy

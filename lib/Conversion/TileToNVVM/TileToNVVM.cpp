@@ -407,6 +407,10 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
     for (auto [from, to] : llvm::zip(kernel.getArguments(), func.getArguments()))
       emitter.mapping.map(from, to);
     emitter.emitIds(b);
+    // A GEMM launched as this quantizer's programmatic dependent may start
+    // once every quantizer workgroup runs; it waits for our results itself.
+    if (cfg->quantizeOnly)
+      NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::launch_dependents);
     for (Operation &op : kernel.getBody().front())
       if (failed(emitter.lower(b, &op))) {
         func.erase();
