@@ -167,14 +167,15 @@ Expected<std::unique_ptr<PreparedWeight>> prepareGemmA4W4Weight(Device &dev, Spa
 namespace {
 /// A measured winner for one shape and range of M on sm_90a, over the rule
 /// below (docs/results/2026-11-30-h200-tile-sweep-{44f86b0,f143bd9,9fb6bae}.log,
-/// and for the dequantize-once GEMM ...-sweep-70e25c4.log; the rule's time in
-/// the comment). Only measured M so far; tuning appends and widens.
+/// and for the dequantize-once GEMM ...-sweep-{70e25c4,b8b5090}.log and
+/// ...-splitk-sweep-dc2811f.log; the rule's time in the comment). Only
+/// measured M so far; tuning appends and widens.
 struct MeasuredTile {
   int64_t n, k, mMin, mMax;
   GemmA4W4Tile tile; ///< bm, splitK, bk (0: default), preQuantize
 };
 constexpr MeasuredTile kSm90Measured[] = {
-    {8448, 7168, 32, 32, {32, 4, 0, true}},    // 36.1 us (rule: 52.4)
+    {8448, 7168, 32, 32, {128, 2, 0, true}},   // 33.1 us (rule: 52.4)
     {8448, 7168, 64, 64, {128, 2, 0, true}},   // 40.8 us (62.2)
     {8448, 7168, 128, 128, {128, 2, 0, true}}, // 49.3 us (52.2)
     {7168, 7168, 1, 1, {8, 7, 0, false}},      // 21.1 us (23.1)
@@ -184,9 +185,10 @@ constexpr MeasuredTile kSm90Measured[] = {
     {8448, 4224, 1, 8, {8, 11, 0, false}},     // 20.5 / 22.3 us (21.9 / 25.2)
     {1536, 7168, 1, 1, {8, 14, 256, false}},   // 11.7 us (12.5)
     {1536, 7168, 8, 8, {8, 14, 0, false}},     // 14.4 us (14.6)
+    {1536, 7168, 128, 128, {16, 4, 0, true}},  // 30.0 us (33.2)
     {7168, 768, 1, 1, {8, 1, 256, false}},     // 8.7 us (9.5)
-    {7168, 768, 8, 8, {8, 1, 256, false}},     // 10.7 us (11.3)
-    {7168, 768, 32, 32, {8, 1, 0, false}},     // 12.7 us (13.8)
+    {7168, 768, 8, 8, {8, 1, 0, true}},        // 9.5 us (11.3)
+    {7168, 768, 32, 32, {32, 1, 0, true}},     // 10.3 us (13.8)
 };
 } // namespace
 
