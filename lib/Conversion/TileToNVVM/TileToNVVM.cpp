@@ -198,12 +198,16 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(lastIf.thenBlock());
   NVVM::MembarOp::create(b, gpuScope);
-  // Volatile: from L2, never a stale L1 line of another workgroup's slice.
+  // Relaxed device-scope loads (ld.relaxed.gpu): from L2, never a stale L1
+  // line of another workgroup's slice, and unlike volatile ones free to
+  // overlap each other.
   forEachElement([&](Value, Value at) {
     Value total;
     for (int64_t s = 0; s < op.getSplits(); ++s) {
-      Value part = LLVM::LoadOp::create(b, b.getF32Type(), elemPtr(arith::ConstantIntOp::create(b, s, 64), at),
-                                        /*alignment=*/4, /*isVolatile=*/true);
+      Value part = LLVM::LoadOp::create(
+          b, b.getF32Type(), elemPtr(arith::ConstantIntOp::create(b, s, 64), at),
+          /*alignment=*/4, /*isVolatile=*/false, /*isNonTemporal=*/false, /*isInvariant=*/false,
+          /*isInvariantGroup=*/false, LLVM::AtomicOrdering::monotonic, "device");
       total = s ? arith::AddFOp::create(b, total, part).getResult() : part;
     }
     storeOut(total, at);
