@@ -319,6 +319,26 @@ static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
   return dev.launch(**kernel, (*kernel)->geometry(m), args.data(), stream);
 }
 
+/// The verified spec of a GEMM on activations quantized before it
+/// (gemm_mxa4w4 or gemm_qdqa4w4): the rounding was the quantizer's.
+static Expected<KernelSpec> preQuantizedSpec(OpKind op, const PreparedWeight &w,
+                                             const GemmA4W4Tile &tile,
+                                             const GemmA4W4Options &options) {
+  Expected<KernelSpec> spec = makeGemmA4W4Spec(w.arch(), w.n(), w.k(), tile.bm,
+                                               kDefaultScaleRounding, Activation::None,
+                                               {0.0f, 0.0f}, op);
+  if (!spec)
+    return spec.takeError();
+  spec->splitK = tile.splitK;
+  if (tile.bk)
+    spec->bk = tile.bk;
+  if (Error e = chooseFold(*spec, w, options))
+    return e;
+  if (Error e = verifyKernelSpec(*spec))
+    return e;
+  return spec;
+}
+
 Error gemmMxA4W4(Device &dev, void *stream, const void *aCodes, const void *aScales, int64_t m,
                  const PreparedWeight &w, void *out, const GemmA4W4Options &options) {
   if (Error e = checkGemmArgs("gemmMxA4W4", dev, m, w, out))
@@ -329,19 +349,10 @@ Error gemmMxA4W4(Device &dev, void *stream, const void *aCodes, const void *aSca
     return fail("gemmMxA4W4: the activation codes pointer must be 4-byte aligned");
   if (options.dumpCodes || options.dumpScales)
     return fail("gemmMxA4W4: the activations are already quantized; there is nothing to dump");
-  GemmA4W4Tile tile = chooseTile(w, m, options);
   Expected<KernelSpec> spec =
-      makeGemmA4W4Spec(w.arch(), w.n(), w.k(), tile.bm, kDefaultScaleRounding, Activation::None,
-                       {0.0f, 0.0f}, OpKind::GemmMxA4W4);
+      preQuantizedSpec(OpKind::GemmMxA4W4, w, chooseTile(w, m, options), options);
   if (!spec)
     return spec.takeError();
-  spec->splitK = tile.splitK;
-  if (tile.bk)
-    spec->bk = tile.bk;
-  if (Error e = chooseFold(*spec, w, options))
-    return e;
-  if (Error e = verifyKernelSpec(*spec))
-    return e;
   return launchGemm(dev, stream, *spec, {const_cast<void *>(aCodes), const_cast<void *>(aScales)},
                     w, out, m, {});
 }
@@ -365,18 +376,9 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
       return q.takeError();
     if (Error e = qdqMxfp4(dev, stream, a, m, w.k(), *q, options.rounding, w.arch()))
       return e;
-    Expected<KernelSpec> spec =
-        makeGemmA4W4Spec(w.arch(), w.n(), w.k(), tile.bm, kDefaultScaleRounding, Activation::None,
-                         {0.0f, 0.0f}, OpKind::GemmQdqA4W4);
+    Expected<KernelSpec> spec = preQuantizedSpec(OpKind::GemmQdqA4W4, w, tile, options);
     if (!spec)
       return spec.takeError();
-    spec->splitK = tile.splitK;
-    if (tile.bk)
-      spec->bk = tile.bk;
-    if (Error e = chooseFold(*spec, w, options))
-      return e;
-    if (Error e = verifyKernelSpec(*spec))
-      return e;
     return launchGemm(dev, stream, *spec, {*q}, w, out, m, {});
   }
   if (tile.preQuantize) {

@@ -97,6 +97,19 @@ public:
 
 private:
   mlir::LogicalResult lowerKLoop(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop);
+  /// One K step of a pipelined loop: given the induction variable, the trip
+  /// number, this step's weight registers and the accumulators (updated in
+  /// place), emits the step and returns the next step's weight registers.
+  using StepBody = llvm::function_ref<WeightRegs(mlir::Value iv, mlir::Value trip,
+                                                 const WeightRegs &regs,
+                                                 llvm::MutableArrayRef<mlir::Value> accs)>;
+  /// The scf.for both K loops share (not unrolled): accumulators and the
+  /// weights read one step ahead are loop-carried; one wgmma wait_group 0
+  /// after it. Returns the final accumulators.
+  llvm::SmallVector<mlir::Value> emitStepLoop(mlir::ImplicitLocOpBuilder &b, mlir::Value lb,
+                                              mlir::Value ub, mlir::Value step,
+                                              llvm::ArrayRef<mlir::Value> accInit,
+                                              const WeightRegs &first, StepBody body);
   /// The K loop of a kernel on the activation image (Sm90StagedKLoop.cpp):
   /// activations and weights arrive together in the stages.
   mlir::LogicalResult lowerStagedKLoop(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop,

@@ -27,6 +27,39 @@ using namespace mlir;
 using namespace mxfp4;
 using namespace mxfp4::nv;
 
+SmallVector<Value> Sm90Emitter::emitStepLoop(ImplicitLocOpBuilder &b, Value lb, Value ub,
+                                              Value step, ArrayRef<Value> accInit,
+                                              const WeightRegs &first, StepBody body) {
+  // Loop-carried: the accumulators, then the next step's weight words and
+  // scales (read one step ahead).
+  SmallVector<Value> inits(accInit.begin(), accInit.end());
+  const size_t nAcc = inits.size(), nWords = first.words.size();
+  llvm::append_range(inits, first.words);
+  llvm::append_range(inits, first.scales);
+  auto newFor = scf::ForOp::create(b, lb, ub, step, inits);
+  newFor->setAttr(
+      "loop_annotation",
+      parseAttribute("#llvm.loop_annotation<unroll = <disable = true>>", b.getContext()));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(newFor.getBody());
+    Value iv = newFor.getInductionVar();
+    Value trip = arith::DivUIOp::create(b, arith::SubIOp::create(b, iv, lb), step);
+    auto args = newFor.getRegionIterArgs();
+    SmallVector<Value> accs(args.begin(), args.begin() + nAcc);
+    WeightRegs regs;
+    regs.words.assign(args.begin() + nAcc, args.begin() + nAcc + nWords);
+    regs.scales.assign(args.begin() + nAcc + nWords, args.end());
+    WeightRegs nextRegs = body(iv, trip, regs, accs);
+    SmallVector<Value> yields(accs);
+    llvm::append_range(yields, nextRegs.words);
+    llvm::append_range(yields, nextRegs.scales);
+    scf::YieldOp::create(b, yields);
+  }
+  NVVM::WgmmaWaitGroupSyncOp::create(b, 0); // the last step's wgmmas
+  return SmallVector<Value>(newFor.getResults().begin(), newFor.getResults().begin() + nAcc);
+}
+
 LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) {
   tile::LoadOp load;
   tile::QuantizeOp quant;
@@ -145,29 +178,12 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
   gpu::BarrierOp::create(b);
   issue(idxConst(b, stages));
 
-  SmallVector<Value> inits = flattenAccumulators(b, init->second);
-  const size_t nAcc = inits.size(), nWords = first.words.size();
-  llvm::append_range(inits, first.words);
-  llvm::append_range(inits, first.scales);
-  auto newFor = scf::ForOp::create(b, lb, ub, step, inits);
-  newFor->setAttr(
-      "loop_annotation",
-      parseAttribute("#llvm.loop_annotation<unroll = <disable = true>>", b.getContext()));
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(newFor.getBody());
-    Value iv = newFor.getInductionVar();
+  auto body = [&](Value iv, Value trip, const WeightRegs &regs,
+                  MutableArrayRef<Value> accs) -> WeightRegs {
     Value next = nextOf(iv);
     SmallVector<Value> nextChunks = loadA(colAt(next));
-
-    Value trip = arith::DivUIOp::create(b, arith::SubIOp::create(b, iv, lb), step);
     Value cur = idxMul(b, idxRem(b, trip, 2), cfg.wordsPerBuffer());
     Value other = arith::SubIOp::create(b, idxConst(b, cfg.wordsPerBuffer()), cur);
-    auto args = newFor.getRegionIterArgs();
-    SmallVector<Value> accs(args.begin(), args.begin() + nAcc);
-    WeightRegs regs;
-    regs.words.assign(args.begin() + nAcc, args.begin() + nAcc + nWords);
-    regs.scales.assign(args.begin() + nAcc + nWords, args.end());
     // Once it has issued step ks's wgmmas, step ks-1's, the last readers of
     // `other`, have completed (Sm90Wgmma.cpp); step ks's keep running
     // through the conversion and into the next step.
@@ -180,13 +196,9 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
     gpu::BarrierOp::create(b);
     // Every thread has read step ks+1's stage: it takes step ks+1+S.
     issue(idxAdd(b, trip, 1 + stages));
-    SmallVector<Value> yields(accs);
-    llvm::append_range(yields, nextRegs.words);
-    llvm::append_range(yields, nextRegs.scales);
-    scf::YieldOp::create(b, yields);
-  }
-  NVVM::WgmmaWaitGroupSyncOp::create(b, 0); // the last step's wgmmas
+    return nextRegs;
+  };
   accumulators[loop.getResult(0)] = tileAccumulators(
-      b, SmallVector<Value>(newFor.getResults().begin(), newFor.getResults().begin() + nAcc));
+      b, emitStepLoop(b, lb, ub, step, flattenAccumulators(b, init->second), first, body));
   return success();
 }

@@ -21,7 +21,6 @@
 #include "NvLowering.h"
 #include "mxfp4/Conversion/IndexMath.h"
 
-#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
@@ -64,24 +63,8 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
     issue(idxConst(b, st), StageParts::Activations);
   WeightRegs first = loadWeights(b, idxConst(b, 0));
 
-  SmallVector<Value> inits(init.begin(), init.end());
-  const size_t nAcc = inits.size(), nWords = first.words.size();
-  llvm::append_range(inits, first.words);
-  llvm::append_range(inits, first.scales);
-  auto newFor = scf::ForOp::create(b, lb, ub, step, inits);
-  newFor->setAttr(
-      "loop_annotation",
-      parseAttribute("#llvm.loop_annotation<unroll = <disable = true>>", b.getContext()));
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(newFor.getBody());
-    Value iv = newFor.getInductionVar();
-    Value trip = arith::DivUIOp::create(b, arith::SubIOp::create(b, iv, lb), step);
-    auto args = newFor.getRegionIterArgs();
-    SmallVector<Value> accs(args.begin(), args.begin() + nAcc);
-    WeightRegs regs;
-    regs.words.assign(args.begin() + nAcc, args.begin() + nAcc + nWords);
-    regs.scales.assign(args.begin() + nAcc + nWords, args.end());
+  auto body = [&](Value, Value trip, const WeightRegs &regs,
+                  MutableArrayRef<Value> accs) -> WeightRegs {
     // The stage's activations start at its first byte (word offset for mmaStep).
     Value stageWords = idxMul(b, idxRem(b, trip, stages), l.stageBytes() / 4);
     // Once it has issued step ks's wgmmas, step ks-1's, the last readers
@@ -91,13 +74,9 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
     WeightRegs nextRegs = loadWeights(b, nextTrip);
     gpu::BarrierOp::create(b);
     issue(idxAdd(b, trip, stages - 1));
-    SmallVector<Value> yields(accs);
-    llvm::append_range(yields, nextRegs.words);
-    llvm::append_range(yields, nextRegs.scales);
-    scf::YieldOp::create(b, yields);
-  }
-  NVVM::WgmmaWaitGroupSyncOp::create(b, 0); // the last step's wgmmas
-  accumulators[loop.getResult(0)] = tileAccumulators(
-      b, SmallVector<Value>(newFor.getResults().begin(), newFor.getResults().begin() + nAcc));
+    return nextRegs;
+  };
+  accumulators[loop.getResult(0)] =
+      tileAccumulators(b, emitStepLoop(b, lb, ub, step, init, first, body));
   return success();
 }

@@ -74,24 +74,24 @@ LogicalResult QuantizeOp::verify() {
   return success();
 }
 
-LogicalResult LoadMxOp::verify() {
-  TileType t = getResult().getType(), st = getResultScales().getType();
+/// An MXFP4 tile `t` with its scales `st`: whole 32-element blocks, one
+/// scale per row and block.
+static LogicalResult verifyMxTile(Operation *op, TileType t, TileType st) {
   if (t.getCols() % kBlock != 0)
-    return emitOpError() << "tile of " << t.getCols() << " K-elements must be a multiple of 32";
+    return op->emitOpError() << "tile of " << t.getCols()
+                             << " K-elements must be a multiple of 32";
   if (st.getRows() != t.getRows() || st.getCols() != t.getCols() / kBlock)
-    return emitOpError() << "scales must be " << t.getRows() << "x" << t.getCols() / kBlock
-                         << ", got " << st.getRows() << "x" << st.getCols();
+    return op->emitOpError() << "scales must be " << t.getRows() << "x" << t.getCols() / kBlock
+                             << ", got " << st.getRows() << "x" << st.getCols();
   return success();
 }
 
+LogicalResult LoadMxOp::verify() {
+  return verifyMxTile(*this, getResult().getType(), getResultScales().getType());
+}
+
 LogicalResult LoadQdqOp::verify() {
-  TileType t = getResult().getType(), st = getResultScales().getType();
-  if (t.getCols() % kBlock != 0)
-    return emitOpError() << "tile of " << t.getCols() << " K-elements must be a multiple of 32";
-  if (st.getRows() != t.getRows() || st.getCols() != t.getCols() / kBlock)
-    return emitOpError() << "scales must be " << t.getRows() << "x" << t.getCols() / kBlock
-                         << ", got " << st.getRows() << "x" << st.getCols();
-  return success();
+  return verifyMxTile(*this, getResult().getType(), getResultScales().getType());
 }
 
 LogicalResult LoadWeightOp::verify() {
