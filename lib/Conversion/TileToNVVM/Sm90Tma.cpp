@@ -110,10 +110,10 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, tile::LoadWeightOp w, Valu
   for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
     Value slab0 = idxMul(b, idxAdd(b, blockChunks, idxAdd(b, chunk0, kc)), 8);
     for (int64_t s = 0; s < (whole ? 1 : 8); ++s) {
-      Value from = idxAdd(b, idxMul(b, idxAdd(b, slab0, s), imageSlabBytes), groupBytes);
-      Value src = LLVM::GEPOp::create(
-          b, global, b.getI8Type(), image,
-          ArrayRef<LLVM::GEPArg>{arith::IndexCastUIOp::create(b, b.getI64Type(), from).getResult()});
+      Value from = arith::IndexCastUIOp::create(
+          b, b.getI64Type(),
+          idxAdd(b, idxMul(b, idxAdd(b, slab0, s), imageSlabBytes), groupBytes));
+      Value src = LLVM::GEPOp::create(b, global, b.getI8Type(), image, ArrayRef<LLVM::GEPArg>{from});
       Value dst = sharedPtr(b, idxAdd(b, stageStart, (kc * 8 + s) * slabBytes));
       NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
           b, dst, src, bar, arith::ConstantIntOp::create(b, whole ? 8 * slabBytes : slabBytes, 32),
