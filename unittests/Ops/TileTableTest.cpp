@@ -58,4 +58,23 @@ TEST(TileTable, UnsupportedShapesSayWhy) {
   EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::GFX950, 4096 + 128, 7168, 16), "N % 256 == 0");
 }
 
+// The quantizer's row tile covers M without idle rows (a power of two >= M
+// up to 64) and shrinks rather than leave the H200's 132 SMs with fewer
+// than ~4 workgroups each: its workgroups are short latency-bound chains.
+TEST(TileTable, QuantizerRowTile) {
+  for (int64_t k : {768, 4224, 7168})
+    for (int64_t m : {1, 5, 8, 9, 32, 64, 100, 128, 300, 512, 2048, 8192}) {
+      SCOPED_TRACE(testing::Message() << "M " << m << " K " << k);
+      const int64_t bm = selectQuantizeMxBm(m, k);
+      EXPECT_TRUE(bm == 8 || bm == 16 || bm == 32 || bm == 64);
+      if (bm > 8) {
+        EXPECT_LT(bm / 2, m); // no smaller power of two covers M
+        EXPECT_GE((k / 128) * ((m + bm - 1) / bm), 4 * 132);
+      }
+    }
+  // K = 7168, M = 128: BM 8, 896 workgroups (BM 16: 448); M = 2048: BM 64, 896.
+  EXPECT_EQ(selectQuantizeMxBm(128, 7168), 8);
+  EXPECT_EQ(selectQuantizeMxBm(2048, 7168), 64);
+}
+
 } // namespace
