@@ -40,6 +40,7 @@ static cl::opt<int64_t> nOpt("n", cl::desc("N (output columns)"), cl::init(8448)
 static cl::opt<int64_t> kOpt("k", cl::desc("K (reduction length)"), cl::init(7168));
 static cl::opt<int64_t> bmOpt("bm", cl::desc("M tile: 16 or 64"), cl::init(16));
 static cl::opt<int64_t> splitKOpt("split-k", cl::desc("split-K factor (sm_90a)"), cl::init(1));
+static cl::opt<int64_t> bkOpt("bk", cl::desc("K tile (default: the arch's)"), cl::init(0));
 static cl::opt<bool> foldOpt("folded-scales",
                              cl::desc("weight scales all below 128: one multiply (sm_90a)"),
                              cl::init(false));
@@ -102,6 +103,8 @@ int main(int argc, char **argv) {
     if (!spec)
       return fail(spec.takeError().message());
     spec->splitK = splitKOpt;
+    if (bkOpt)
+      spec->bk = bkOpt;
     spec->foldedScales = foldOpt;
     if (Error e = verifyKernelSpec(*spec))
       return fail(e.message());
