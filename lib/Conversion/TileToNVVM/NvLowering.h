@@ -27,6 +27,10 @@
 // K-major layout for that permutation: per 128-K chunk kc, MMA step s, token
 // group G (8 tokens) and half h, one 8 x 16-byte core matrix whose row r
 // (token 8G + r) holds, at bytes 4t..4t+3, K = 32t + 8(s/2) + 2(s%2) + h + {0, 4}.
+// The K loop quantizes (or dequantizes MXFP4) into two such buffers
+// (Sm90KLoop.cpp), or, on activations qdq_mxfp4 already wrote in this
+// layout (the activation image), has them copied into each weight stage
+// (Sm90StagedKLoop.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MXFP4_LIB_CONVERSION_TILETONVVM_NVLOWERING_H
