@@ -212,10 +212,9 @@ GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
     t.preQuantize = m >= 64 || (m >= 32 && k >= 2048);
     const int64_t sms = 132;
     int64_t tiles = (n / 128) * ((m + t.bm - 1) / t.bm), steps = k / 128;
-    bool shortK = k < 2048; // the atomic reduction only pays off when K is long
-    // BM 128 workgroups fill an SM alone; splitting their 16K-element
-    // tiles costs more in workspace atomics than it wins (8448x7168 M = 128:
-    // 52.8 us whole, 57.4 split in two).
+    bool shortK = k < 2048; // the reduction only pays off when K is long
+    // BM 128 workgroups fill an SM alone; the rule leaves them whole (where
+    // splitting them wins, a measured entry says so: 8448x7168 M <= 128).
     if (t.bm < 128 && tiles <= sms && !(shortK && tiles >= sms / 2)) {
       // ~4 workgroups per SM.
       int64_t perSm = 4;

@@ -7,33 +7,41 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
 #include <vector>
 
 using namespace mxfp4;
 
+/// The (BM, BK) tiles the sm_90a lowering accepts (BM x BK <= 128 x 128).
+static std::vector<std::pair<int64_t, int64_t>> loweredTiles() {
+  std::vector<std::pair<int64_t, int64_t>> tiles;
+  for (int64_t bm : {8, 16, 32, 64, 128})
+    for (int64_t bk : {128, 256})
+      if (bm * bk <= 128 * 128)
+        tiles.push_back({bm, bk});
+  return tiles;
+}
+
 // Every tile the lowering accepts fits an H200 workgroup (227 KiB), and each
 // TMA destination is 128-byte aligned, each mbarrier 8-byte aligned.
 TEST(Sm90Pipeline, EveryTileFitsAndIsAligned) {
-  for (int64_t bm : {8, 16, 32, 64, 128})
-    for (int64_t bk : {128, 256}) {
-      if (bm * bk > 128 * 128)
-        continue;
-      SCOPED_TRACE(testing::Message() << "BM " << bm << " BK " << bk);
-      const sm90::SharedLayout l = sm90::sharedLayout(bm, bk);
-      EXPECT_LE(l.totalBytes(), 227 * 1024);
-      if (bm == 128) { // two workgroups per SM, each with 1 KiB reserved by the driver
-        EXPECT_LE(2 * (l.totalBytes() + 1024), 228 * 1024);
-      }
-      EXPECT_GE(l.stages, 3);
-      EXPECT_EQ(l.activationBytes, 2 * bm * bk * 2);
-      EXPECT_EQ(l.stagesOffset() % 128, 0);
-      EXPECT_EQ(l.stageBytes() % 128, 0);
-      EXPECT_EQ(l.scalesInStage(), bk / 128 * sm90::kWeightBoxBytes);
-      EXPECT_EQ(l.stageBytes() - l.scalesInStage(), bk / 128 * sm90::kScaleBoxBytes);
-      EXPECT_EQ(l.barriersOffset() % 8, 0);
-      // One stage holds the step's weight rows and scales exactly.
-      EXPECT_EQ(l.stageBytes(), sm90::kTileRows * bk / 2 + sm90::kTileRows * bk / 32);
+  for (auto [bm, bk] : loweredTiles()) {
+    SCOPED_TRACE(testing::Message() << "BM " << bm << " BK " << bk);
+    const sm90::SharedLayout l = sm90::sharedLayout(bm, bk);
+    EXPECT_LE(l.totalBytes(), 227 * 1024);
+    if (bm == 128) { // two workgroups per SM, each with 1 KiB reserved by the driver
+      EXPECT_LE(2 * (l.totalBytes() + 1024), 228 * 1024);
     }
+    EXPECT_GE(l.stages, 3);
+    EXPECT_EQ(l.activationBytes, 2 * bm * bk * 2);
+    EXPECT_EQ(l.stagesOffset() % 128, 0);
+    EXPECT_EQ(l.stageBytes() % 128, 0);
+    EXPECT_EQ(l.scalesInStage(), bk / 128 * sm90::kWeightBoxBytes);
+    EXPECT_EQ(l.stageBytes() - l.scalesInStage(), bk / 128 * sm90::kScaleBoxBytes);
+    EXPECT_EQ(l.barriersOffset() % 8, 0);
+    // One stage holds the step's weight rows and scales exactly.
+    EXPECT_EQ(l.stageBytes(), sm90::kTileRows * bk / 2 + sm90::kTileRows * bk / 32);
+  }
 }
 
 // The launch asks for exactly the layout's dynamic shared memory.
@@ -53,24 +61,21 @@ TEST(Sm90Pipeline, LaunchGeometryUsesTheLayout) {
 // Staged activations: each stage starts with the step's BM x BK bf16 image
 // slabs, then the weights; BM 128 takes one SM, smaller tiles a third.
 TEST(Sm90Pipeline, StagedActivationsFitAndAlign) {
-  for (int64_t bm : {8, 16, 32, 64, 128})
-    for (int64_t bk : {128, 256}) {
-      if (bm * bk > 128 * 128)
-        continue;
-      SCOPED_TRACE(testing::Message() << "BM " << bm << " BK " << bk);
-      const sm90::SharedLayout l = sm90::sharedLayout(bm, bk, /*stagedActivations=*/true);
-      EXPECT_EQ(l.activationBytes, 0);
-      EXPECT_EQ(l.stagesOffset(), 0);
-      EXPECT_EQ(l.weightsInStage(), bm * bk * 2);
-      EXPECT_EQ(l.weightsInStage() % 128, 0);
-      EXPECT_EQ(l.stageBytes() % 128, 0);
-      EXPECT_EQ(l.stageBytes(), bm * bk * 2 + sm90::kTileRows * bk / 2 + sm90::kTileRows * bk / 32);
-      EXPECT_GE(l.stages, 3); // the staged loop refills a stage a step after its wgmmas
-      EXPECT_LE(l.totalBytes(), 227 * 1024);
-      if (bm < 128 && bk == 128) { // three workgroups per SM
-        EXPECT_LE(3 * (l.totalBytes() + 1024), 228 * 1024);
-      }
+  for (auto [bm, bk] : loweredTiles()) {
+    SCOPED_TRACE(testing::Message() << "BM " << bm << " BK " << bk);
+    const sm90::SharedLayout l = sm90::sharedLayout(bm, bk, /*stagedActivations=*/true);
+    EXPECT_EQ(l.activationBytes, 0);
+    EXPECT_EQ(l.stagesOffset(), 0);
+    EXPECT_EQ(l.weightsInStage(), bm * bk * 2);
+    EXPECT_EQ(l.weightsInStage() % 128, 0);
+    EXPECT_EQ(l.stageBytes() % 128, 0);
+    EXPECT_EQ(l.stageBytes(), bm * bk * 2 + sm90::kTileRows * bk / 2 + sm90::kTileRows * bk / 32);
+    EXPECT_GE(l.stages, 3); // the staged loop refills a stage a step after its wgmmas
+    EXPECT_LE(l.totalBytes(), 227 * 1024);
+    if (bm < 128 && bk == 128) { // three workgroups per SM
+      EXPECT_LE(3 * (l.totalBytes() + 1024), 228 * 1024);
     }
+  }
   Expected<KernelSpec> spec = makeGemmA4W4Spec(Arch::SM90A, 8448, 7168, 128, kDefaultScaleRounding,
                                                Activation::None, {0.0f, 0.0f},
                                                OpKind::GemmQdqA4W4);

@@ -167,16 +167,16 @@ private:
   /// publish them.
   void initStages(mlir::ImplicitLocOpBuilder &b);
   /// Thread 0 starts the TMA copies of the weights and scales of K step `st`
-  /// (counted from the loop's first step; none when st >= `steps`), whose
-  /// first K element is `kcol`, into stage st % S; with `act`, also the
-  /// bulk copies of the step's activations from the image.
+  /// of `loop` (counted from its first step; none when st >= `steps`) into
+  /// stage st % S; with `act`, also the bulk copies of the step's
+  /// activations from the image.
   /// `parts`: all of it, or the weights (with the stage's expect_tx) and
   /// later the activations, so the weights need not wait for the kernel
   /// that writes the image (griddepcontrol.wait between the two).
   enum class StageParts { All, Weights, Activations };
-  void issueStage(mlir::ImplicitLocOpBuilder &b, tile::LoadWeightOp w, mlir::Value st,
-                  mlir::Value steps, llvm::function_ref<mlir::Value()> kcol,
-                  tile::LoadQdqOp act = {}, StageParts parts = StageParts::All);
+  void issueStage(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop, tile::LoadWeightOp w,
+                  mlir::Value st, mlir::Value steps, tile::LoadQdqOp act = {},
+                  StageParts parts = StageParts::All);
   /// Waits for step `st`'s stage to land and reads this thread's fragments.
   WeightRegs loadWeights(mlir::ImplicitLocOpBuilder &b, mlir::Value st);
   /// A pointer to byte `offset` of shared memory.

@@ -160,12 +160,7 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
     return arith::MinUIOp::create(b, arith::AddIOp::create(b, iv, step), last).getResult();
   };
   // Step st's weights (and scales) start their trip into stage st % S.
-  auto issue = [&](Value st) {
-    issueStage(b, weight, st, steps, [&] {
-      Value iv = arith::AddIOp::create(b, lb, arith::MulIOp::create(b, st, step));
-      return valueAt(b, weight.getCol(), loop, iv);
-    });
-  };
+  auto issue = [&](Value st) { issueStage(b, loop, weight, st, steps); };
 
   // Prologue: S steps of weights in flight, step 0's activations converted
   // and its weights read; once every thread has read stage 0 it refills.

@@ -42,16 +42,24 @@ Sm90Emitter::QuantCoords Sm90Emitter::quantCoords(ImplicitLocOpBuilder &b, int64
   return q;
 }
 
+/// The 32-bit word of chunk word w (K = 32t + 8p + w + {0, 4}) of `row` in
+/// a core-matrix layout whose slabs hold `groups` 8-row groups: MMA step
+/// s = 2p + w/2 is slab `slab0` + s, half h = w%2, and the word is word t of
+/// row row%8 of core matrix (slab, row/8, h) (NvLowering.h).
+static Value coreMatrixWord(ImplicitLocOpBuilder &b, Value slab0, int64_t groups, Value row,
+                            Value p, Value t, int64_t w) {
+  Value slab = idxAdd(b, slab0, idxAdd(b, idxMul(b, p, 2), w / 2));
+  Value matrix =
+      idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, slab, groups), idxDiv(b, row, 8)), 2), w % 2);
+  return idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, matrix, 8), idxRem(b, row, 8)), 4), t);
+}
+
 void Sm90Emitter::storeChunk(ImplicitLocOpBuilder &b, const QuantCoords &q, ArrayRef<Value> words,
                              Value buffer) {
-  // Word w of the chunk (K = 32t + 8p + w + {0, 4}) belongs to MMA step
-  // s = 2p + w/2, half h = w%2: word t of row row%8 of core matrix
-  // (chunk kc, s, group row/8, h).
-  Value group = idxDiv(b, q.row, 8), rowInGroup = idxRem(b, q.row, 8);
+  // Chunk kc's 8 steps are slabs 8kc.., of BM/8 groups each.
+  Value slab0 = idxMul(b, q.kc, 8);
   for (int64_t w = 0; w < 4; ++w) {
-    Value slab = idxAdd(b, idxMul(b, q.kc, 8), idxAdd(b, idxMul(b, q.p, 2), w / 2));
-    Value matrix = idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, slab, cfg.bm / 8), group), 2), w % 2);
-    Value at = idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, matrix, 8), rowInGroup), 4), q.t);
+    Value at = coreMatrixWord(b, slab0, cfg.bm / 8, q.row, q.p, q.t, w);
     memref::StoreOp::create(b, words[w], smem, ValueRange{idxAdd(b, at, buffer)});
   }
 }
@@ -191,15 +199,13 @@ void Sm90Emitter::storeImageChunk(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
   Value row = idxAdd(b, mapping.lookup(load.getRow()), q.row);
-  Value block = idxDiv(b, row, sm90::kImageBlockRows), r = idxRem(b, row, sm90::kImageBlockRows);
+  Value block = idxDiv(b, row, sm90::kImageBlockRows);
   Value chunks = idxDiv(b, mapping.lookup(load.getLd()), 128);
   Value chunk = idxAdd(b, idxDiv(b, col, 128), q.kc);
-  Value group = idxDiv(b, r, 8), rowInGroup = idxRem(b, r, 8);
   Value slab0 = idxMul(b, idxAdd(b, arith::MulIOp::create(b, block, chunks), chunk), 8);
   for (int64_t w = 0; w < 4; ++w) {
-    Value slab = idxAdd(b, slab0, idxAdd(b, idxMul(b, q.p, 2), w / 2));
-    Value matrix = idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, slab, 16), group), 2), w % 2);
-    Value at = idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, matrix, 8), rowInGroup), 4), q.t);
+    Value at = coreMatrixWord(b, slab0, sm90::kImageBlockRows / 8,
+                              idxRem(b, row, sm90::kImageBlockRows), q.p, q.t, w);
     memref::StoreOp::create(b, words[w], mapping.lookup(op.getQdq()), ValueRange{at});
   }
 }

@@ -31,26 +31,18 @@ using namespace mxfp4::nv;
 LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop,
                                             tile::LoadQdqOp act, tile::LoadWeightOp weight,
                                             ArrayRef<Value> init) {
+  // The image's column is the weights' (both are the step's K).
+  if (act.getCol() != weight.getCol())
+    return act.emitOpError() << "must load the same K columns as its mxtile.load_weight";
   const sm90::SharedLayout l = cfg.shared();
   const int64_t stages = l.stages;
-  if (l.activationBytes != 0 || l.stagesOffset() != 0 || l.stageBytes() % 4 != 0)
-    return loop.emitOpError() << "staged activations need the stages at shared offset 0";
   Value lb = mapping.lookup(loop.getLowerBound()), ub = mapping.lookup(loop.getUpperBound()),
         step = mapping.lookup(loop.getStep());
   Value steps = arith::DivUIOp::create(b, arith::SubIOp::create(b, ub, lb), step);
   // Step st's activations, weights and scales start their trip into stage st % S.
   auto issue = [&](Value st, StageParts parts = StageParts::All) {
-    issueStage(
-        b, weight, st, steps,
-        [&] {
-          Value iv = arith::AddIOp::create(b, lb, arith::MulIOp::create(b, st, step));
-          return valueAt(b, weight.getCol(), loop, iv);
-        },
-        act, parts);
+    issueStage(b, loop, weight, st, steps, act, parts);
   };
-  // The image's column is the weights' (both are the step's K).
-  if (act.getCol() != weight.getCol())
-    return act.emitOpError() << "must load the same K columns as its mxtile.load_weight";
 
   initStages(b);
   // The prologue's weights start before the wait for the kernel that writes
@@ -65,8 +57,10 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
 
   auto body = [&](Value, Value trip, const WeightRegs &regs,
                   MutableArrayRef<Value> accs) -> WeightRegs {
-    // The stage's activations start at its first byte (word offset for mmaStep).
-    Value stageWords = idxMul(b, idxRem(b, trip, stages), l.stageBytes() / 4);
+    // The stage's activations start at its first byte (a word offset from
+    // shared byte 0, as mmaStep wants).
+    Value stageWords = idxAdd(b, idxMul(b, idxRem(b, trip, stages), l.stageBytes() / 4),
+                              l.stagesOffset() / 4);
     // Once it has issued step ks's wgmmas, step ks-1's, the last readers
     // of their stage, have completed (Sm90Wgmma.cpp).
     mmaStep(b, regs, stageWords, accs);

@@ -51,9 +51,8 @@ void Sm90Emitter::initStages(ImplicitLocOpBuilder &b) {
   gpu::BarrierOp::create(b);
 }
 
-void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, tile::LoadWeightOp w, Value st, Value steps,
-                             llvm::function_ref<Value()> kcol, tile::LoadQdqOp act,
-                             StageParts parts) {
+void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::LoadWeightOp w,
+                             Value st, Value steps, tile::LoadQdqOp act, StageParts parts) {
   const sm90::SharedLayout l = cfg.shared();
   Value go = arith::AndIOp::create(
       b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0)),
@@ -64,10 +63,10 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, tile::LoadWeightOp w, Valu
 
   auto i32 = b.getI32Type();
   auto toI32 = [&](Value v) { return arith::IndexCastUIOp::create(b, i32, v).getResult(); };
-  // The kernel argument is a plain global pointer (TileToNVVM.cpp).
-  Value weightMap = mapping.lookup(w.getDescriptors());
-  Value scaleMap = LLVM::GEPOp::create(b, weightMap.getType(), b.getI8Type(), weightMap,
-                                       ArrayRef<LLVM::GEPArg>{sm90::kDescriptorBytes});
+  // The step's first K element, as the loop body would compute it.
+  Value iv = arith::AddIOp::create(b, mapping.lookup(loop.getLowerBound()),
+                                   arith::MulIOp::create(b, st, mapping.lookup(loop.getStep())));
+  Value chunk0 = idxDiv(b, valueAt(b, w.getCol(), loop, iv), 128);
 
   Value stage = idxRem(b, st, l.stages);
   Value bar = sharedPtr(b, idxAdd(b, idxMul(b, stage, 8), l.barriersOffset()));
@@ -77,20 +76,26 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, tile::LoadWeightOp w, Valu
                                            arith::ConstantIntOp::create(b, l.stageBytes(), 32),
                                            NVVM::MemScopeKindAttr(), BoolAttr(), Value());
   Value stageStart = idxAdd(b, idxMul(b, stage, l.stageBytes()), l.stagesOffset());
-  Value n0 = mapping.lookup(w.getRow());
-  Value tile = toI32(idxDiv(b, n0, 16)), group = toI32(idxDiv(b, n0, 32));
-  Value chunk0 = idxDiv(b, kcol(), 128), zero = arith::ConstantIntOp::create(b, 0, 32);
-  auto mode = NVVM::TMALoadModeAttr::get(b.getContext(), NVVM::TMALoadMode::TILE);
-  auto copy = [&](int64_t dstOffset, Value map, Value chunk, Value outer) {
-    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-        b, sharedPtr(b, idxAdd(b, stageStart, dstOffset)), map, ValueRange{zero, chunk, outer},
-        bar, ValueRange{}, Value(), Value(), mode, b.getBoolAttr(true),
-        NVVM::CTAGroupKindAttr(), Value());
-  };
-  for (int64_t kc = 0; parts != StageParts::Activations && kc < cfg.chunksPerStep(); ++kc) {
-    Value chunk = toI32(idxAdd(b, chunk0, kc));
-    copy(l.weightsInStage() + kc * sm90::kWeightBoxBytes, weightMap, chunk, tile);
-    copy(l.scalesInStage() + kc * sm90::kScaleBoxBytes, scaleMap, chunk, group);
+  if (parts != StageParts::Activations) {
+    // The kernel argument is a plain global pointer (TileToNVVM.cpp).
+    Value weightMap = mapping.lookup(w.getDescriptors());
+    Value scaleMap = LLVM::GEPOp::create(b, weightMap.getType(), b.getI8Type(), weightMap,
+                                         ArrayRef<LLVM::GEPArg>{sm90::kDescriptorBytes});
+    Value n0 = mapping.lookup(w.getRow());
+    Value tile = toI32(idxDiv(b, n0, 16)), group = toI32(idxDiv(b, n0, 32));
+    Value zero = arith::ConstantIntOp::create(b, 0, 32);
+    auto mode = NVVM::TMALoadModeAttr::get(b.getContext(), NVVM::TMALoadMode::TILE);
+    auto copy = [&](int64_t dstOffset, Value map, Value chunk, Value outer) {
+      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+          b, sharedPtr(b, idxAdd(b, stageStart, dstOffset)), map, ValueRange{zero, chunk, outer},
+          bar, ValueRange{}, Value(), Value(), mode, b.getBoolAttr(true),
+          NVVM::CTAGroupKindAttr(), Value());
+    };
+    for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
+      Value chunk = toI32(idxAdd(b, chunk0, kc));
+      copy(l.weightsInStage() + kc * sm90::kWeightBoxBytes, weightMap, chunk, tile);
+      copy(l.scalesInStage() + kc * sm90::kScaleBoxBytes, scaleMap, chunk, group);
+    }
   }
   if (!act || parts == StageParts::Weights)
     return;
