@@ -289,7 +289,9 @@ static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
                         std::vector<void *> extra) {
   void *ws = nullptr, *counters = nullptr;
   if (spec.splitK > 1) {
-    Expected<std::pair<void *, void *>> scratch = w.splitKScratch(m, spec.splitK);
+    // Whole M tiles: sm_90a stores each workgroup's tile as its threads hold it.
+    const int64_t tileRows = (m + spec.bm - 1) / spec.bm * spec.bm;
+    Expected<std::pair<void *, void *>> scratch = w.splitKScratch(tileRows, spec.splitK);
     if (!scratch)
       return scratch.takeError();
     std::tie(ws, counters) = *scratch;

@@ -198,8 +198,8 @@ TEST_F(Gemm, RaggedM) {
 }
 
 TEST_F(Gemm, SplitKIsRepeatableAndAgreesWithNoSplit) {
-  // The split-K reduction leaves its workspace and counters zero: repeated
-  // calls on one PreparedWeight give the same answer as the unsplit kernel,
+  // The split-K reduction leaves its counters zero: repeated calls on one
+  // PreparedWeight give the same answer as the unsplit kernel, and the same bits,
   // also after the scratch grew for a larger M (and with BM 128).
   OPEN_DEVICE_OR_SKIP(dev);
   const int64_t n = 1536, k = 7168;
@@ -221,7 +221,7 @@ TEST_F(Gemm, SplitKIsRepeatableAndAgreesWithNoSplit) {
       splitOpts.splitK = split;
     ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), single));
     ASSERT_OK(dev.synchronize());
-    std::vector<uint16_t> ref = dc.download<uint16_t>(size_t(m * n));
+    std::vector<uint16_t> ref = dc.download<uint16_t>(size_t(m * n)), first;
     for (int rep = 0; rep < 3; ++rep) {
       dc.fill(0xFF);
       ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), splitOpts));
@@ -235,6 +235,12 @@ TEST_F(Gemm, SplitKIsRepeatableAndAgreesWithNoSplit) {
           ++far;
       }
       EXPECT_EQ(far, 0) << "repetition " << rep;
+      // The slices are added in split order, whichever workgroup is last:
+      // every repetition is bit for bit the first.
+      if (rep == 0)
+        first = got;
+      else
+        EXPECT_TRUE(got == first) << "repetition " << rep << " differs from the first";
     }
   }
 }

@@ -47,7 +47,8 @@ public:
   Device &device() const { return *dev; }
 
   /// Split-K scratch for `m` rows of output in `splits` parts: an f32
-  /// workspace [splits, m, N] and tile counters (allocated zeroed), grown on
+  /// workspace of splits * m * N (pass M rounded up to the M tile: kernels
+  /// store whole tiles) and tile counters (allocated zeroed), grown on
   /// demand. Kernels leave the counters zero, so calls on one PreparedWeight
   /// must be ordered (one stream).
   Expected<std::pair<void *, void *>> splitKScratch(int64_t m, int64_t splits) const;

@@ -122,8 +122,10 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   Type elem = cast<MemRefType>(base.getType()).getElementType();
   // acc[i][j] lane mapping: (weight row g, token 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1).
   Value nrow = idxAdd(b, idxAdd(b, col0, idxMul(b, warp, 16 * cfg.tilesPerWarp())), g);
-  /// Calls `body(value, index)` for each of this lane's valid output elements.
-  auto forEachElement = [&](llvm::function_ref<void(Value acc, Value at)> body) {
+  /// Calls `body(value, index)` for each of this lane's valid output
+  /// elements of the accumulator tiles `tiles`.
+  auto forEachElement = [&](ArrayRef<Value> tiles,
+                            llvm::function_ref<void(Value acc, Value at)> body) {
     for (int64_t j = 0; j < cfg.tokenTiles(); ++j)
       for (int64_t tt = 0; tt < 2; ++tt) {
         Value tokIn = idxAdd(b, idxMul(b, t, 2), j * 8 + tt);
@@ -134,7 +136,7 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
         Value rowBase = arith::MulIOp::create(b, idxAdd(b, row0, tokIn), ldv);
         for (int64_t i = 0; i < cfg.tilesPerWarp(); ++i)
           for (int64_t hh = 0; hh < 2; ++hh) {
-            Value v = vector::ExtractOp::create(b, acc->second[i * cfg.tokenTiles() + j],
+            Value v = vector::ExtractOp::create(b, tiles[i * cfg.tokenTiles() + j],
                                                 ArrayRef<int64_t>{hh * 2 + tt});
             body(v, idxAdd(b, rowBase, idxAdd(b, nrow, i * 16 + hh * 8)));
           }
@@ -146,36 +148,53 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
     memref::StoreOp::create(b, v, base, ValueRange{at});
   };
   if (!op.getWorkspace()) {
-    forEachElement(storeOut);
+    forEachElement(acc->second, storeOut);
     return success();
   }
 
-  // Split-K: store this partial sum into slice z of the f32 workspace (a
-  // plain pointer: the slices exceed 32-bit indexing); the last workgroup of
-  // the output tile (by an atomic counter) adds the slices in split order,
-  // converts and stores the total. Plain stores and L2 loads: an atomic per
-  // element and split cost more than the split won (BM 128 tiles).
+  // Split-K: each workgroup stores its partial tile, as its threads hold
+  // it, to its slice of the f32 workspace (a plain pointer: the slices
+  // exceed 32-bit indexing): vector q of thread x at 16-byte unit
+  // ((z * tiles + tile) * Q + q) * threads + x, so every warp stores and
+  // loads 512 contiguous bytes. The last workgroup of the output tile (by an
+  // atomic counter) adds the slices in split order (the sum does not depend
+  // on which one is last), converts and stores it. Plain loads after the
+  // counter and a gpu-scope fence see the other workgroups' stores (the
+  // release/acquire pattern through the counter), and unlike atomic or
+  // volatile ones they are free to overlap.
   auto i64 = b.getI64Type();
   auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  auto v4f32 = VectorType::get({4}, b.getF32Type());
   Value ws = LLVM::AddrSpaceCastOp::create(b, globalPtr, mapping.lookup(op.getWorkspace()));
   Value counters = mapping.lookup(op.getCounters());
   auto toI64 = [&](Value v) { return arith::IndexCastUIOp::create(b, i64, v).getResult(); };
-  Value sliceElems = arith::MulIOp::create(b, toI64(idxAdd(b, row0, valid)), toI64(ldv));
-  auto elemPtr = [&](Value slice, Value at) {
-    Value idx = arith::AddIOp::create(b, arith::MulIOp::create(b, slice, sliceElems), toI64(at));
-    return LLVM::GEPOp::create(b, globalPtr, b.getF32Type(), ws, ArrayRef<LLVM::GEPArg>{idx})
-        .getResult();
-  };
-  Value z = toI64(gpu::BlockIdOp::create(b, gpu::Dimension::z));
-  forEachElement([&](Value v, Value at) { LLVM::StoreOp::create(b, v, elemPtr(z, at)); });
-  auto gpuScope = NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU);
-  NVVM::MembarOp::create(b, gpuScope);
-  gpu::BarrierOp::create(b);
+  auto c64 = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 64).getResult(); };
   Value tileIdx =
       arith::AddIOp::create(b,
                             arith::MulIOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::y),
                                                   gpu::GridDimOp::create(b, gpu::Dimension::x)),
                             gpu::BlockIdOp::create(b, gpu::Dimension::x));
+  Value numTiles = arith::MulIOp::create(b, gpu::GridDimOp::create(b, gpu::Dimension::x),
+                                         gpu::GridDimOp::create(b, gpu::Dimension::y));
+  const int64_t nVec = int64_t(acc->second.size()), threads = cfg.threads();
+  /// Thread tid's unit q of split `slice` (i64).
+  auto unitPtr = [&](Value slice, int64_t q) {
+    Value tileUnit = arith::AddIOp::create(b, arith::MulIOp::create(b, slice, toI64(numTiles)),
+                                           toI64(tileIdx));
+    Value idx = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, arith::AddIOp::create(b, arith::MulIOp::create(b, tileUnit,
+                                                                                   c64(nVec)),
+                                                          c64(q)),
+                                 c64(threads)),
+        toI64(tid));
+    return LLVM::GEPOp::create(b, globalPtr, v4f32, ws, ArrayRef<LLVM::GEPArg>{idx}).getResult();
+  };
+  Value z = toI64(gpu::BlockIdOp::create(b, gpu::Dimension::z));
+  for (int64_t q = 0; q < nVec; ++q)
+    LLVM::StoreOp::create(b, acc->second[q], unitPtr(z, q), /*alignment=*/16);
+  auto gpuScope = NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU);
+  NVVM::MembarOp::create(b, gpuScope);
+  gpu::BarrierOp::create(b);
   auto i32 = b.getI32Type();
   Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
   {
@@ -198,20 +217,16 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(lastIf.thenBlock());
   NVVM::MembarOp::create(b, gpuScope);
-  // Relaxed device-scope loads (ld.relaxed.gpu): from L2, never a stale L1
-  // line of another workgroup's slice, and unlike volatile ones free to
-  // overlap each other.
-  forEachElement([&](Value, Value at) {
+  SmallVector<Value> totals;
+  for (int64_t q = 0; q < nVec; ++q) {
     Value total;
     for (int64_t s = 0; s < op.getSplits(); ++s) {
-      Value part = LLVM::LoadOp::create(
-          b, b.getF32Type(), elemPtr(arith::ConstantIntOp::create(b, s, 64), at),
-          /*alignment=*/4, /*isVolatile=*/false, /*isNonTemporal=*/false, /*isInvariant=*/false,
-          /*isInvariantGroup=*/false, LLVM::AtomicOrdering::monotonic, "device");
+      Value part = LLVM::LoadOp::create(b, v4f32, unitPtr(c64(s), q), /*alignment=*/16);
       total = s ? arith::AddFOp::create(b, total, part).getResult() : part;
     }
-    storeOut(total, at);
-  });
+    totals.push_back(total);
+  }
+  forEachElement(totals, storeOut);
   auto resetIf = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
   b.setInsertionPointToStart(resetIf.thenBlock());
   memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::assign,

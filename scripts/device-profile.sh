@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (the `run` tool, with carry ["dist"]): profiles the
+# GEMM kernel of each benchmark case with Nsight Compute and writes one
+# report per case under $OUT (profile-<i>.txt), printing the key lines.
+# Usage: scripts/device-profile.sh "<mxfp4-bench args>" ["<args>" ...]
+#   e.g. scripts/device-profile.sh "--n=7168 --k=4224 --m=128 --bm=128 --split-k=3 --prequant=2"
+# PROFILE_SECTIONS overrides the ncu sections, PROFILE_KERNEL the kernel regex,
+# PROFILE_SKIP the launches skipped (8 reaches the first tuned run when the
+# case passes --bm/--split-k/--prequant), PROFILE_METRICS adds metrics.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-/tmp/mxfp4-out}
+mkdir -p "$out"
+work=/tmp/mxfp4-bundle
+if [ ! -x "$work/bin/mxfp4-bench" ]; then
+  rm -rf "$work" && mkdir -p "$work"
+  xz -dc "$root/dist/gpu-bundle.tar.xz" | tar -C "$work" -xf -
+fi
+export MXFP4_CACHE_DIR=/tmp/mxfp4-cache
+ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+[ -n "$ncu" ] || { echo "no ncu on this machine"; exit 1; }
+sections=${PROFILE_SECTIONS:-SpeedOfLight MemoryWorkloadAnalysis WarpStateStats Occupancy LaunchStats}
+args=()
+for s in $sections; do args+=(--section "$s"); done
+i=0
+for case in "$@"; do
+  i=$((i + 1))
+  # The bench's warm-up and first timed runs are skipped; one launch is profiled.
+  # shellcheck disable=SC2086
+  "$ncu" "${args[@]}" --kernel-name "regex:${PROFILE_KERNEL:-gemm_}" --launch-skip "${PROFILE_SKIP:-2}" \
+    --launch-count 1 ${PROFILE_METRICS:+--metrics "$PROFILE_METRICS"} "$work/bin/mxfp4-bench" $case --reps=3 --peers=false \
+    > "$out/profile-$i.txt" 2>&1
+  echo "== case $i: $case"
+  grep -E "gemm_|stalled|Duration|Throughput|Registers|Achieved Occupancy|Warp Cycles Per Issued|Issued Ipc|Stall|L2 Hit|Block Limit|Waves" \
+    "$out/profile-$i.txt" | head -40
+done
