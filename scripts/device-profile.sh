@@ -12,10 +12,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-/tmp/mxfp4-out}
 mkdir -p "$out"
 work=/tmp/mxfp4-bundle
-if [ ! -x "$work/bin/mxfp4-bench" ]; then
-  rm -rf "$work" && mkdir -p "$work"
-  xz -dc "$root/dist/gpu-bundle.tar.xz" | tar -C "$work" -xf -
-fi
+rm -rf "$work" && mkdir -p "$work"
+xz -dc "$root/dist/gpu-bundle.tar.xz" | tar -C "$work" -xf -
 export MXFP4_CACHE_DIR=/tmp/mxfp4-cache
 ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
 [ -n "$ncu" ] || { echo "no ncu on this machine"; exit 1; }

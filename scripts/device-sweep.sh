@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (the `run` tool, with carry ["dist"]): one
+# mxfp4-bench run (peers off) per argument string, for tile sweeps; the
+# output goes to $OUT/sweep.log and is printed.
+# Usage: scripts/device-sweep.sh "<mxfp4-bench args>" ["<args>" ...]
+#   e.g. scripts/device-sweep.sh "--n=7168 --k=4224 --m=128 --bm=64,128 --split-k=1,3 --prequant=2"
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-/tmp/mxfp4-out}
+mkdir -p "$out"
+work=/tmp/mxfp4-bundle
+rm -rf "$work" && mkdir -p "$work"
+xz -dc "$root/dist/gpu-bundle.tar.xz" | tar -C "$work" -xf -
+export MXFP4_CACHE_DIR=/tmp/mxfp4-cache
+echo "bundle commit $(cat "$work/COMMIT")" | tee "$out/sweep.log"
+for case in "$@"; do
+  # shellcheck disable=SC2086
+  "$work/bin/mxfp4-bench" $case --peers=false 2>&1 | grep -v "^N  " | tee -a "$out/sweep.log"
+done
