@@ -42,7 +42,8 @@ LaunchGeometry CompiledKernel::geometry(int64_t m) const {
     if (spec.bm == 128)
       g.block[0] = 256;
     g.sharedBytes = unsigned(
-        sm90::sharedLayout(spec.bm, spec.bk, spec.op == OpKind::GemmQdqA4W4).totalBytes());
+        sm90::sharedLayout(spec.bm, spec.bk, spec.op == OpKind::GemmQdqA4W4, spec.stages)
+            .totalBytes());
     // gemm_qdqa4w4 waits for qdq_mxfp4's image after its prologue.
     g.programmaticDependent = spec.op == OpKind::GemmQdqA4W4;
   }

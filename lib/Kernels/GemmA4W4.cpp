@@ -82,9 +82,13 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
   }
   tb.store(acc, c, m0, n0, nDim, valid, split);
   tb.finish();
+  mlir::Operation *kernel = module.lookupSymbol(spec.name());
   if (spec.foldedScales)
-    module.lookupSymbol(spec.name())
-        ->setAttr(tile::kWeightScalesBelow128Attr, mlir::UnitAttr::get(module.getContext()));
+    kernel->setAttr(tile::kWeightScalesBelow128Attr, mlir::UnitAttr::get(module.getContext()));
+  if (spec.stages)
+    kernel->setAttr(tile::kStagesAttr,
+                    mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64),
+                                           spec.stages));
 }
 
 void buildQuantizeMx(mlir::ModuleOp module, const KernelSpec &spec) {

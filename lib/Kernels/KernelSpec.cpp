@@ -1,6 +1,7 @@
 //===- KernelSpec.cpp - What identifies a generated kernel ----------------===//
 
 #include "mxfp4/Kernels/KernelSpec.h"
+#include "mxfp4/Kernels/Sm90Pipeline.h"
 
 #include <algorithm>
 #include <cmath>
@@ -90,6 +91,8 @@ std::string KernelSpec::name() const {
   s += epilogue == Epilogue::BF16DumpQuant ? "_ebf16dq" : "_ebf16";
   if (foldedScales)
     s += "_fold";
+  if (stages)
+    s += strCat("_st", stages);
   return s;
 }
 
@@ -263,17 +266,27 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
     s.epilogue = Epilogue::BF16DumpQuant;
   else if (*ep != "bf16")
     return p.error("unknown epilogue '", *ep, "'; expected bf16 or bf16dq");
-  if (!p.done()) {
-    Expected<std::string_view> flag = p.next("'fold'");
+  // Optional variants, in this order: "fold", "st<N>".
+  bool stagesSeen = false;
+  while (!p.done()) {
+    Expected<std::string_view> flag = p.next("'fold' or 'st<N>'");
     if (!flag)
       return flag.takeError();
-    if (*flag != "fold")
-      return p.error("has trailing fields after the epilogue: '", *flag,
-                     "' (only 'fold' may follow it)");
-    s.foldedScales = true;
+    if (*flag == "fold" && !s.foldedScales && !stagesSeen) {
+      s.foldedScales = true;
+      continue;
+    }
+    std::string_view digits = flag->substr(std::min<size_t>(2, flag->size()));
+    if (flag->substr(0, 2) == "st" && !stagesSeen && !digits.empty() && digits.size() <= 2 &&
+        std::all_of(digits.begin(), digits.end(), isDigit) && digits[0] != '0') {
+      stagesSeen = true;
+      for (char c : digits)
+        s.stages = s.stages * 10 + (c - '0');
+      continue;
+    }
+    return p.error("has trailing fields after the epilogue: '", *flag,
+                   "' (only 'fold', then 'st<N>', may follow it)");
   }
-  if (!p.done())
-    return p.error("has trailing fields after the epilogue");
   if (Error e = verifyKernelSpec(s))
     return p.error(e.message());
   return s;
@@ -324,6 +337,8 @@ static Error verifyQuantizeMx(const KernelSpec &s) {
     return fail("takes no activation and no epilogue");
   if (s.foldedScales)
     return fail("has no weight scales to fold");
+  if (s.stages != 0)
+    return fail("has no K pipeline: the stage count must be 0, got ", s.stages);
   return Error::success();
 }
 
@@ -334,6 +349,8 @@ Error verifyKernelSpec(const KernelSpec &s) {
     return verifyQuantizeMx(s);
   if (s.foldedScales && s.arch != Arch::SM90A)
     return fail("folded weight scales (_fold) are an sm_90a GEMM variant, not ", arch);
+  if (s.stages != 0 && s.arch != Arch::SM90A)
+    return fail("a stage count (_st<N>) is an sm_90a GEMM variant, not ", arch);
   const bool preQuantized = s.op == OpKind::GemmMxA4W4 || s.op == OpKind::GemmQdqA4W4;
   if (preQuantized && s.arch != Arch::SM90A)
     return fail(toString(s.op), " (pre-quantized activations) is implemented for sm_90a only, got ",
@@ -356,6 +373,14 @@ Error verifyKernelSpec(const KernelSpec &s) {
     if (s.bm * s.bk > 128 * 128)
       return fail("gemm_a4w4 on sm_90a: BM x BK = ", s.bm * s.bk,
                   " exceeds the 64 KiB of shared memory (at most 16384)");
+    if (s.stages != 0) {
+      const int64_t bytes =
+          sm90::sharedLayout(s.bm, s.bk, s.op == OpKind::GemmQdqA4W4, s.stages).totalBytes();
+      if (s.stages < 2 || s.stages > 8 || bytes > sm90::kMaxSharedBytes)
+        return fail("gemm_a4w4 on sm_90a: stages must be 2..8 and fit ",
+                    sm90::kMaxSharedBytes / 1024, " KiB of shared memory; ", s.stages,
+                    " stages of this tile take ", bytes, " bytes");
+    }
     return verifyCommon(s, WeightLayout::Sm90Mma16, ScaleLayout::Sm90Mma16);
   }
   if (s.epilogue == Epilogue::BF16DumpQuant)

@@ -265,6 +265,8 @@ static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W
     tile.bk = *o.bk;
   if (o.preQuantize)
     tile.preQuantize = *o.preQuantize;
+  if (o.stages)
+    tile.stages = *o.stages;
   return tile;
 }
 
@@ -331,6 +333,7 @@ static Expected<KernelSpec> preQuantizedSpec(OpKind op, const PreparedWeight &w,
   if (!spec)
     return spec.takeError();
   spec->splitK = tile.splitK;
+  spec->stages = tile.stages;
   if (tile.bk)
     spec->bk = tile.bk;
   if (Error e = chooseFold(*spec, w, options))
@@ -404,6 +407,7 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
   if (!spec)
     return spec.takeError();
   spec->splitK = tile.splitK;
+  spec->stages = tile.stages;
   if (tile.bk)
     spec->bk = tile.bk;
   if (dump)

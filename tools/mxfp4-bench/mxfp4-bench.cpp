@@ -40,6 +40,9 @@ static cl::opt<std::string> splitOpt("split-k", cl::desc("comma-separated split-
                                      cl::init(""));
 static cl::opt<std::string> bkOpt("bk", cl::desc("comma-separated K tiles to force (tuning)"),
                                   cl::init(""));
+static cl::opt<std::string> stagesOpt("stages",
+                                      cl::desc("comma-separated sm_90a TMA stage counts to force"),
+                                      cl::init(""));
 static cl::opt<std::string> preOpt("prequant",
                                    cl::desc("comma-separated 0/1/2: force inline quantization (0), "
                                             "a separate quant_mxfp4 pass (1) or qdq_mxfp4 pass "
@@ -89,7 +92,8 @@ int main(int argc, char **argv) {
   const std::string json = jsonOpt;
   const bool withPeers = peersOpt;
   const std::vector<int64_t> bms = parseList(bmOpt), splits = parseList(splitOpt),
-                             bks = parseList(bkOpt), pres = parseList(preOpt);
+                             bks = parseList(bkOpt), pres = parseList(preOpt),
+                             stageList = parseList(stagesOpt);
   std::vector<std::array<int64_t, 3>> points;
   if (presetOpt == "seed-dense") {
     for (auto [n, k] : {std::pair<int64_t, int64_t>{8448, 7168}, {7168, 4224}, {1536, 7168}, {7168, 768}})
@@ -165,10 +169,11 @@ int main(int argc, char **argv) {
     (void)dev.copyToDevice(da, a.data(), a.size() * 2);
     row.ours = timeIt([&] { return gemmA4W4(dev, nullptr, da, m, **prepared, dc); });
     for (int64_t pre : pres.empty() ? std::vector<int64_t>{-1} : pres)
+    for (int64_t st : stageList.empty() ? std::vector<int64_t>{0} : stageList)
     for (int64_t bk : bks.empty() ? std::vector<int64_t>{0} : bks)
       for (int64_t bm : bms.empty() ? std::vector<int64_t>{0} : bms)
         for (int64_t sk : splits.empty() ? std::vector<int64_t>{0} : splits) {
-          if (bms.empty() && splits.empty() && bks.empty() && pres.empty())
+          if (bms.empty() && splits.empty() && bks.empty() && pres.empty() && stageList.empty())
             break;
           GemmA4W4Options o;
           if (pre >= 0)
@@ -181,10 +186,13 @@ int main(int argc, char **argv) {
             o.splitK = sk;
           if (bk)
             o.bk = bk;
+          if (st)
+            o.stages = st;
           double us = timeIt([&] { return gemmA4W4(dev, nullptr, da, m, **prepared, dc, o); });
           llvm::outs() << llvm::format(
-              "  tune N=%lld K=%lld M=%lld prequant=%lld bk=%lld bm=%lld split-k=%lld: %.1f us\n",
-              (long long)n, (long long)k, (long long)m, (long long)pre, (long long)bk,
+              "  tune N=%lld K=%lld M=%lld prequant=%lld stages=%lld bk=%lld bm=%lld split-k=%lld: "
+              "%.1f us\n",
+              (long long)n, (long long)k, (long long)m, (long long)pre, (long long)st, (long long)bk,
               (long long)bm, (long long)sk, us);
         }
     row.bytes = double(n * k / 2 + n * k / 32 + m * k * 2 + m * n * 2);

@@ -34,8 +34,12 @@ KernelSpec randomSpec(std::mt19937_64 &rng) {
     break;
   case 2:
     s = makeGemmA4W4Spec(Arch::SM90A, n, k, smBm, r, act, {0.0f, 0.0f}, OpKind::GemmMxA4W4);
-    if (s)
+    if (s) {
       s->foldedScales = rng() % 2;
+      s->stages = int64_t(rng() % 3) + (rng() % 2 ? 0 : 2); // 0..4: 2 and 3 always fit
+      if (s->stages == 1)
+        s->stages = 0;
+    }
     break;
   default:
     s = makeQuantizeMxSpec(Arch::SM90A, k, smBm, r);
@@ -170,13 +174,50 @@ TEST(KernelName, FoldedScales) {
   g->foldedScales = false;
   EXPECT_EQ(g->name() + "_fold", name);
   EXPECT_ERROR_CONTAINS(parseKernelName(name + "_fold"), "trailing fields after the epilogue");
-  EXPECT_ERROR_CONTAINS(parseKernelName(g->name() + "_folded"), "only 'fold' may follow");
+  EXPECT_ERROR_CONTAINS(parseKernelName(g->name() + "_folded"), "only 'fold', then 'st<N>'");
   auto amd = makeGemmA4W4Spec(Arch::GFX950, 8448, 7168, 16);
   ASSERT_OK(amd);
   EXPECT_ERROR_CONTAINS(parseKernelName(amd->name() + "_fold"), "sm_90a GEMM variant");
   auto q = makeQuantizeMxSpec(Arch::SM90A, 7168, 64);
   ASSERT_OK(q);
   EXPECT_ERROR_CONTAINS(parseKernelName(q->name() + "_fold"), "no weight scales to fold");
+}
+
+TEST(KernelName, StageCount) {
+  // An sm_90a GEMM's stage count is part of its name ("_st<N>" after
+  // "_fold") and round-trips; counts that do not fit shared memory, other
+  // targets and the quantizers are rejected.
+  auto g = makeGemmA4W4Spec(Arch::SM90A, 7168, 768, 128, kDefaultScaleRounding, Activation::None,
+                            {0.0f, 0.0f}, OpKind::GemmQdqA4W4);
+  ASSERT_OK(g);
+  g->foldedScales = true;
+  g->stages = 2;
+  const std::string name = g->name();
+  EXPECT_EQ(name.substr(name.size() - 9), "_fold_st2") << name;
+  auto back = parseKernelName(name);
+  ASSERT_OK(back);
+  EXPECT_EQ(back->stages, 2);
+  EXPECT_TRUE(back->foldedScales);
+  EXPECT_EQ(back->name(), name);
+  g->foldedScales = false;
+  auto unfolded = parseKernelName(g->name());
+  ASSERT_OK(unfolded);
+  EXPECT_EQ(unfolded->stages, 2);
+  EXPECT_FALSE(unfolded->foldedScales);
+  g->foldedScales = true;
+  g->stages = 0;
+  EXPECT_ERROR_CONTAINS(parseKernelName(g->name() + "_st2_fold"), "only 'fold', then 'st<N>'");
+  EXPECT_ERROR_CONTAINS(parseKernelName(g->name() + "_st02"), "only 'fold', then 'st<N>'");
+  EXPECT_ERROR_CONTAINS(parseKernelName(g->name() + "_st"), "only 'fold', then 'st<N>'");
+  // Six stages of 40.5 KiB exceed the 227 KiB a workgroup may take.
+  EXPECT_ERROR_CONTAINS(parseKernelName(g->name() + "_st6"), "stages must be 2..8 and fit 227 KiB");
+  EXPECT_ERROR_CONTAINS(parseKernelName(g->name() + "_st1"), "stages must be 2..8");
+  auto amd = makeGemmA4W4Spec(Arch::GFX950, 8448, 7168, 16);
+  ASSERT_OK(amd);
+  EXPECT_ERROR_CONTAINS(parseKernelName(amd->name() + "_st3"), "sm_90a GEMM variant");
+  auto q = makeQuantizeMxSpec(Arch::SM90A, 7168, 64);
+  ASSERT_OK(q);
+  EXPECT_ERROR_CONTAINS(parseKernelName(q->name() + "_st3"), "no K pipeline");
 }
 
 TEST(KernelName, MutatedNamesNeverCrash) {

@@ -74,6 +74,10 @@ struct KernelSpec {
   /// are prepared; real checkpoints), so one multiply dequantizes a weight
   /// pair instead of two. Named by a trailing "_fold".
   bool foldedScales = false;
+  /// sm_90a GEMMs: the number of TMA stages (K steps in flight), 0 for the
+  /// tile's default (Kernels/Sm90Pipeline.h). Fewer stages can let two
+  /// workgroups share an SM. Named by a trailing "_st<N>".
+  int64_t stages = 0;
 
   /// The canonical name (see the file comment).
   std::string name() const;

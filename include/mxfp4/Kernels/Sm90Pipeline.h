@@ -42,6 +42,10 @@ inline constexpr int64_t kTileChunkWords = 16 * 64 / 4;
 inline constexpr int64_t kGroupScaleWords = 32 * 4 / 4;
 /// Bytes of one TMA descriptor (CUtensorMap); the weights' comes first.
 inline constexpr int64_t kDescriptorBytes = 128;
+/// Shared memory one sm_90 workgroup may take (227 KiB), and an SM's (228
+/// KiB, 1 KiB of it reserved per resident workgroup).
+inline constexpr int64_t kMaxSharedBytes = 227 * 1024;
+inline constexpr int64_t kSmSharedBytes = 228 * 1024;
 
 struct SharedLayout {
   int64_t activationBytes; ///< both activation buffers, at offset 0
@@ -49,14 +53,14 @@ struct SharedLayout {
   int64_t chunks;          ///< 128-K chunks per stage (BK / 128)
   int64_t stagedActivationBytes = 0; ///< a step's activations in each stage
   /// One stage: its activations (if staged), weight boxes, then scale boxes.
-  int64_t stageBytes() const {
+  constexpr int64_t stageBytes() const {
     return stagedActivationBytes + chunks * (kWeightBoxBytes + kScaleBoxBytes);
   }
-  int64_t weightsInStage() const { return stagedActivationBytes; }
-  int64_t scalesInStage() const { return stagedActivationBytes + chunks * kWeightBoxBytes; }
-  int64_t stagesOffset() const { return activationBytes; }
-  int64_t barriersOffset() const { return activationBytes + stages * stageBytes(); }
-  int64_t totalBytes() const { return barriersOffset() + stages * 8; }
+  constexpr int64_t weightsInStage() const { return stagedActivationBytes; }
+  constexpr int64_t scalesInStage() const { return stagedActivationBytes + chunks * kWeightBoxBytes; }
+  constexpr int64_t stagesOffset() const { return activationBytes; }
+  constexpr int64_t barriersOffset() const { return activationBytes + stages * stageBytes(); }
+  constexpr int64_t totalBytes() const { return barriersOffset() + stages * 8; }
 };
 
 /// The layout of a BM x BK GEMM workgroup. Four steps of 128 K (three of
@@ -66,17 +70,27 @@ struct SharedLayout {
 /// With `stagedActivations` each stage also holds the step's BM x BK bf16
 /// activations: BM 128 keeps five stages (202.5 KiB, one workgroup per SM),
 /// smaller tiles as many as fit 74 KiB (three workgroups per SM), 3..6 (the
-/// staged K loop refills a stage one step after its wgmmas: it needs 3).
-constexpr SharedLayout sharedLayout(int64_t bm, int64_t bk, bool stagedActivations = false) {
+/// staged K loop refills a stage one step after its wgmmas: 3 keep one
+/// workgroup busy). `stages` (KernelSpec::stages) overrides the count: 2
+/// stages of BM 128 let two workgroups share an SM and hide each other's
+/// waits.
+constexpr SharedLayout sharedLayout(int64_t bm, int64_t bk, bool stagedActivations = false,
+                                    int64_t stages = 0) {
   const int64_t chunks = bk / 128;
   if (stagedActivations) {
     SharedLayout l{0, 0, chunks, bm * bk * 2};
     int64_t fit = 74 * 1024 / l.stageBytes();
-    l.stages = bm == 128 ? 5 : (fit < 3 ? 3 : (fit > 6 ? 6 : fit));
+    l.stages = stages ? stages : bm == 128 ? 5 : (fit < 3 ? 3 : (fit > 6 ? 6 : fit));
     return l;
   }
-  int64_t stages = bm == 128 ? 5 : (chunks == 1 ? 4 : 3);
+  if (!stages)
+    stages = bm == 128 ? 5 : (chunks == 1 ? 4 : 3);
   return {2 * bm * bk * 2, stages, chunks};
+}
+
+/// Workgroups of this layout that fit one SM's shared memory.
+constexpr int64_t workgroupsPerSm(const SharedLayout &l) {
+  return kSmSharedBytes / (l.totalBytes() + 1024);
 }
 
 /// The activation image: what qdq_mxfp4 writes and staged GEMMs copy into

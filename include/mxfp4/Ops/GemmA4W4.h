@@ -94,6 +94,8 @@ struct GemmA4W4Options {
   std::optional<int64_t> bm;
   std::optional<int64_t> splitK;
   std::optional<int64_t> bk;
+  /// Override the sm_90a TMA stage count (0: the tile's default).
+  std::optional<int64_t> stages;
   /// Override the table's choice between quantizing the activations inline
   /// in every workgroup (false) and once, in a separate quant_mxfp4 pass,
   /// before a gemm_mxa4w4 (true; sm_90a).
@@ -120,6 +122,7 @@ struct GemmA4W4Tile {
   int64_t splitK = 1;
   int64_t bk = 0;           ///< 0: the target's default
   bool preQuantize = false; ///< quant_mxfp4 once, then gemm_mxa4w4 (sm_90a)
+  int64_t stages = 0;       ///< sm_90a TMA stages; 0: the tile's default
 };
 
 /// The tile for (arch, N, K, M): the one table later tuning replaces.

@@ -59,6 +59,8 @@ struct Config {
   bool stagedActivations = false;
   /// Register cap for ptxas (.maxnreg); 0: none.
   int64_t maxRegisters = 0;
+  /// TMA stages; 0: the tile's default (Kernels/Sm90Pipeline.h).
+  int64_t stages = 0;
   /// Warpgroups per workgroup: 2 for BM 128 (each warp then owns 16 weight
   /// rows and the wgmmas are m64n128), else 1 (each warp owns 32 rows).
   int64_t warpgroups() const { return bm == 128 ? 2 : 1; }
@@ -66,7 +68,9 @@ struct Config {
   /// m16 weight tiles per warp (wgmmas per MMA step and warpgroup).
   int64_t tilesPerWarp() const { return 2 / warpgroups(); }
   /// Shared memory of a GEMM workgroup (dynamic: it exceeds 48 KiB).
-  sm90::SharedLayout shared() const { return sm90::sharedLayout(bm, bk, stagedActivations); }
+  sm90::SharedLayout shared() const {
+    return sm90::sharedLayout(bm, bk, stagedActivations, stages);
+  }
 
   int64_t chunksPerStep() const { return bk / 128; }
   int64_t tokenTiles() const { return bm / 8; }

@@ -329,9 +329,14 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
   if (preQuantized && cfg.bm == 128)
     cfg.maxRegisters = 128;
   // On the activation image, BM 128's five stages leave room for one
-  // workgroup per SM: its 256 threads may take every register.
+  // workgroup per SM: its 256 threads may take every register. With fewer
+  // stages two fit, if each takes at most 128 registers a thread.
   kernel.walk([&](tile::LoadQdqOp) { cfg.stagedActivations = true; });
   cfg.foldedScales = kernel->hasAttr(tile::kWeightScalesBelow128Attr);
+  if (auto stages = kernel->getAttrOfType<IntegerAttr>(tile::kStagesAttr))
+    cfg.stages = stages.getInt();
+  if (cfg.stagedActivations && cfg.bm == 128 && sm90::workgroupsPerSm(cfg.shared()) >= 2)
+    cfg.maxRegisters = 128;
   return cfg;
 }
 

@@ -14,6 +14,8 @@ namespace mxfp4::tile {
 /// below 128 (scale <= 1), which lets a lowering fold constants into the
 /// scale (sm_90a: one multiply per dequantized pair).
 inline constexpr llvm::StringLiteral kWeightScalesBelow128Attr = "mxtile.weight_scales_below_128";
+/// On an sm_90a GEMM kernel: its TMA stage count (KernelSpec::stages; i64).
+inline constexpr llvm::StringLiteral kStagesAttr = "mxtile.stages";
 } // namespace mxfp4::tile
 
 #endif // MXFP4_DIALECT_TILE_TILEDIALECT_H
