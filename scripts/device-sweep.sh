@@ -14,6 +14,7 @@ xz -dc "$root/dist/gpu-bundle.tar.xz" | tar -C "$work" -xf -
 export MXFP4_CACHE_DIR=/tmp/mxfp4-cache
 echo "bundle commit $(cat "$work/COMMIT")" | tee "$out/sweep.log"
 for case in "$@"; do
+  # A hung kernel must not take the whole device budget.
   # shellcheck disable=SC2086
-  "$work/bin/mxfp4-bench" $case --peers=false 2>&1 | grep -v "^N  " | tee -a "$out/sweep.log"
+  timeout "${SWEEP_TIMEOUT:-150}" "$work/bin/mxfp4-bench" $case --peers=false 2>&1 | grep -v "^N  " | tee -a "$out/sweep.log"
 done

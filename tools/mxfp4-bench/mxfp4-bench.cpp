@@ -194,6 +194,7 @@ int main(int argc, char **argv) {
               "%.1f us\n",
               (long long)n, (long long)k, (long long)m, (long long)pre, (long long)st, (long long)bk,
               (long long)bm, (long long)sk, us);
+          llvm::outs().flush(); // a sweep killed by a timeout keeps its lines
         }
     row.bytes = double(n * k / 2 + n * k / 32 + m * k * 2 + m * n * 2);
     row.flops = 2.0 * double(m) * double(n) * double(k);

@@ -13,7 +13,8 @@
 // wgmmas of step ks-1, the last readers of stage (ks-1) % S, have
 // completed); read step ks+1's weights (clamped to the last step); barrier:
 // every warpgroup is past step ks-1; start step ks+S-1 into stage
-// (ks+S-1) % S = (ks-1) % S.
+// (ks+S-1) % S = (ks-1) % S. With two stages (S-1 = 1) that is step ks+1,
+// so the barrier and its copies come before its weights are read.
 // After the loop one wait drains the last wgmmas.
 //
 //===----------------------------------------------------------------------===//
@@ -65,6 +66,14 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
     // of their stage, have completed (Sm90Wgmma.cpp).
     mmaStep(b, regs, stageWords, accs);
     Value nextTrip = arith::MinUIOp::create(b, idxAdd(b, trip, 1), idxAdd(b, steps, -1));
+    if (stages == 2) {
+      // Step ks+1 goes into the stage step ks-1 just left: it can only
+      // start now, and is waited for at once (two workgroups per SM hide
+      // each other's waits).
+      gpu::BarrierOp::create(b);
+      issue(idxAdd(b, trip, 1));
+      return loadWeights(b, nextTrip);
+    }
     WeightRegs nextRegs = loadWeights(b, nextTrip);
     gpu::BarrierOp::create(b);
     issue(idxAdd(b, trip, stages - 1));
