@@ -46,6 +46,13 @@ inline constexpr int64_t kDescriptorBytes = 128;
 /// KiB, 1 KiB of it reserved per resident workgroup).
 inline constexpr int64_t kMaxSharedBytes = 227 * 1024;
 inline constexpr int64_t kSmSharedBytes = 228 * 1024;
+/// Split-K with at most this many splits sums them inside a thread-block
+/// cluster (the portable cluster size), through distributed shared memory;
+/// more go through a global workspace.
+inline constexpr int64_t kMaxClusterSplits = 8;
+constexpr bool clusterSplitK(int64_t splits) {
+  return splits > 1 && splits <= kMaxClusterSplits;
+}
 
 struct SharedLayout {
   int64_t activationBytes; ///< both activation buffers, at offset 0

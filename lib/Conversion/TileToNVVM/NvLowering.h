@@ -123,7 +123,17 @@ private:
   mlir::LogicalResult lowerStagedKLoop(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop,
                                        tile::LoadQdqOp act, tile::LoadWeightOp weight,
                                        llvm::ArrayRef<mlir::Value> init);
+  // Sm90Store.cpp
   mlir::LogicalResult lowerStore(mlir::ImplicitLocOpBuilder &b, tile::StoreOp op);
+  using ElementFn = llvm::function_ref<void(mlir::Value acc, mlir::Value at)>;
+  using ElementsOf =
+      llvm::function_ref<void(int64_t i, int64_t j, mlir::Value vec, ElementFn body)>;
+  /// Split-K over a cluster of `splits` workgroups: sums the partial `tiles`
+  /// through distributed shared memory and stores each sum once (through
+  /// `forEachElementOf` and `storeOut`).
+  mlir::LogicalResult storeClusterSplitK(mlir::ImplicitLocOpBuilder &b,
+                                         llvm::ArrayRef<mlir::Value> tiles, int64_t splits,
+                                         ElementsOf forEachElementOf, ElementFn storeOut);
 
   // Sm90Quantize.cpp
   /// The activation chunks of one step starting at K element `col`.

@@ -1,0 +1,211 @@
+//===- Sm90Store.cpp - The epilogue on sm_90a: output stores, split-K -----===//
+//
+// Each thread stores its accumulator fragments (lane mapping of NvLowering.h:
+// acc[i][j] holds (weight row g, token 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1))
+// to the rows of M that exist. Split-K tiles are first summed over their
+// splits, in split order (the result does not depend on timing):
+// - up to kMaxClusterSplits splits: the splits of a tile are one thread-block
+//   cluster (1 x 1 x S, .reqnctapercluster); each workgroup puts its partial
+//   tile in its own shared memory, and after a cluster barrier workgroup r
+//   sums accumulator vectors q = r (mod S) of all S through distributed
+//   shared memory (mapa + ld.shared::cluster) and stores them; a second
+//   cluster barrier keeps every workgroup's shared memory alive until read.
+//   No global workspace, no atomics, the reduction spread over S SMs.
+// - more splits: partial tiles go to an f32 workspace in global memory and
+//   the last workgroup of the tile (by an atomic counter) sums them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NvLowering.h"
+#include "mxfp4/Conversion/IndexMath.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mxfp4;
+using namespace mxfp4::nv;
+
+LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op) {
+  auto acc = accumulators.find(op.getValue());
+  if (acc == accumulators.end())
+    return op.emitOpError() << "on sm_90a only accumulator tiles can be stored";
+  if (op.getScatter())
+    return op.emitOpError() << "scattered stores (MoE) are not lowered for sm_90a yet";
+  Value base = mapping.lookup(op.getBase()), row0 = mapping.lookup(op.getRow()),
+        col0 = mapping.lookup(op.getCol()), ldv = mapping.lookup(op.getLd()),
+        valid = mapping.lookup(op.getValidRows());
+  Type elem = cast<MemRefType>(base.getType()).getElementType();
+  Value nrow = idxAdd(b, idxAdd(b, col0, idxMul(b, warp, 16 * cfg.tilesPerWarp())), g);
+  /// Calls `body(value, index)` for each valid output element of
+  /// accumulator vector (i, j) `vec` of this thread.
+  auto forEachElementOf = [&](int64_t i, int64_t j, Value vec,
+                              llvm::function_ref<void(Value acc, Value at)> body) {
+    for (int64_t tt = 0; tt < 2; ++tt) {
+      Value tokIn = idxAdd(b, idxMul(b, t, 2), j * 8 + tt);
+      Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tokIn, valid);
+      auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value rowBase = arith::MulIOp::create(b, idxAdd(b, row0, tokIn), ldv);
+      for (int64_t hh = 0; hh < 2; ++hh) {
+        Value v = vector::ExtractOp::create(b, vec, ArrayRef<int64_t>{hh * 2 + tt});
+        body(v, idxAdd(b, rowBase, idxAdd(b, nrow, i * 16 + hh * 8)));
+      }
+    }
+  };
+  /// The same for every vector of `tiles` ([i * tokenTiles + j]).
+  auto forEachElement = [&](ArrayRef<Value> tiles,
+                            llvm::function_ref<void(Value acc, Value at)> body) {
+    for (int64_t i = 0; i < cfg.tilesPerWarp(); ++i)
+      for (int64_t j = 0; j < cfg.tokenTiles(); ++j)
+        forEachElementOf(i, j, tiles[i * cfg.tokenTiles() + j], body);
+  };
+  auto storeOut = [&](Value v, Value at) {
+    if (elem.isBF16())
+      v = arith::TruncFOp::create(b, b.getBF16Type(), v);
+    memref::StoreOp::create(b, v, base, ValueRange{at});
+  };
+  if (!op.getWorkspace()) {
+    forEachElement(acc->second, storeOut);
+    return success();
+  }
+  if (sm90::clusterSplitK(op.getSplits()))
+    return storeClusterSplitK(b, acc->second, op.getSplits(), forEachElementOf, storeOut);
+
+  // Split-K: each workgroup stores its partial tile, as its threads hold
+  // it, to its slice of the f32 workspace (a plain pointer: the slices
+  // exceed 32-bit indexing): vector q of thread x at 16-byte unit
+  // ((z * tiles + tile) * Q + q) * threads + x, so every warp stores and
+  // loads 512 contiguous bytes. The last workgroup of the output tile (by an
+  // atomic counter) adds the slices in split order (the sum does not depend
+  // on which one is last), converts and stores it. Plain loads after the
+  // counter and a gpu-scope fence see the other workgroups' stores (the
+  // release/acquire pattern through the counter), and unlike atomic or
+  // volatile ones they are free to overlap.
+  auto i64 = b.getI64Type();
+  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  auto v4f32 = VectorType::get({4}, b.getF32Type());
+  Value ws = LLVM::AddrSpaceCastOp::create(b, globalPtr, mapping.lookup(op.getWorkspace()));
+  Value counters = mapping.lookup(op.getCounters());
+  auto toI64 = [&](Value v) { return arith::IndexCastUIOp::create(b, i64, v).getResult(); };
+  auto c64 = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 64).getResult(); };
+  Value tileIdx =
+      arith::AddIOp::create(b,
+                            arith::MulIOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::y),
+                                                  gpu::GridDimOp::create(b, gpu::Dimension::x)),
+                            gpu::BlockIdOp::create(b, gpu::Dimension::x));
+  Value numTiles = arith::MulIOp::create(b, gpu::GridDimOp::create(b, gpu::Dimension::x),
+                                         gpu::GridDimOp::create(b, gpu::Dimension::y));
+  const int64_t nVec = int64_t(acc->second.size()), threads = cfg.threads();
+  /// Thread tid's unit q of split `slice` (i64).
+  auto unitPtr = [&](Value slice, int64_t q) {
+    Value tileUnit = arith::AddIOp::create(b, arith::MulIOp::create(b, slice, toI64(numTiles)),
+                                           toI64(tileIdx));
+    Value idx = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, arith::AddIOp::create(b, arith::MulIOp::create(b, tileUnit,
+                                                                                   c64(nVec)),
+                                                          c64(q)),
+                                 c64(threads)),
+        toI64(tid));
+    return LLVM::GEPOp::create(b, globalPtr, v4f32, ws, ArrayRef<LLVM::GEPArg>{idx}).getResult();
+  };
+  Value z = toI64(gpu::BlockIdOp::create(b, gpu::Dimension::z));
+  for (int64_t q = 0; q < nVec; ++q)
+    LLVM::StoreOp::create(b, acc->second[q], unitPtr(z, q), /*alignment=*/16);
+  auto gpuScope = NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU);
+  NVVM::MembarOp::create(b, gpuScope);
+  gpu::BarrierOp::create(b);
+  auto i32 = b.getI32Type();
+  Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
+  {
+    auto ifOp = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value one = arith::ConstantIntOp::create(b, 1, 32);
+    Value old = memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi, one, counters,
+                                            ValueRange{tileIdx});
+    Value last = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, old,
+                                       arith::ConstantIntOp::create(b, op.getSplits() - 1, 32));
+    Value flag = arith::ExtUIOp::create(b, i32, last);
+    memref::StoreOp::create(b, flag, smem, ValueRange{idxConst(b, 0)});
+  }
+  gpu::BarrierOp::create(b);
+  Value flag = memref::LoadOp::create(b, smem, ValueRange{idxConst(b, 0)});
+  Value isLast = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, flag,
+                                       arith::ConstantIntOp::create(b, 0, 32));
+  auto lastIf = scf::IfOp::create(b, isLast, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(lastIf.thenBlock());
+  NVVM::MembarOp::create(b, gpuScope);
+  SmallVector<Value> totals;
+  for (int64_t q = 0; q < nVec; ++q) {
+    Value total;
+    for (int64_t s = 0; s < op.getSplits(); ++s) {
+      Value part = LLVM::LoadOp::create(b, v4f32, unitPtr(c64(s), q), /*alignment=*/16);
+      total = s ? arith::AddFOp::create(b, total, part).getResult() : part;
+    }
+    totals.push_back(total);
+  }
+  forEachElement(totals, storeOut);
+  auto resetIf = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(resetIf.thenBlock());
+  memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::assign,
+                              arith::ConstantIntOp::create(b, 0, 32), counters,
+                              ValueRange{tileIdx});
+  return success();
+}
+
+
+LogicalResult Sm90Emitter::storeClusterSplitK(ImplicitLocOpBuilder &b, ArrayRef<Value> tiles,
+                                              int64_t splits, ElementsOf forEachElementOf,
+                                              ElementFn storeOut) {
+  const int64_t nVec = int64_t(tiles.size()), threads = cfg.threads();
+  // The partial tile, vector q of thread x at 16-byte unit q * threads + x
+  // from shared byte 0 (the K loop's buffers and stages are done with).
+  if (nVec * threads * 16 > cfg.shared().totalBytes())
+    return emitError(b.getLoc()) << "the split-K partial tile (" << nVec * threads * 16
+                                 << " bytes) does not fit the workgroup's shared memory";
+  auto v4f32 = VectorType::get({4}, b.getF32Type());
+  auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  auto clusterPtr = LLVM::LLVMPointerType::get(b.getContext(), 7);
+  auto unitPtr = [&](int64_t q) {
+    Value at = arith::AddIOp::create(
+        b, smemBase,
+        arith::IndexCastUIOp::create(b, b.getI64Type(), idxAdd(b, idxMul(b, tid, 16), q * threads * 16)));
+    return LLVM::IntToPtrOp::create(b, sharedPtr, at).getResult();
+  };
+  // Every warpgroup's wgmmas have read the last stage before it is overwritten.
+  gpu::BarrierOp::create(b);
+  for (int64_t q = 0; q < nVec; ++q)
+    LLVM::StoreOp::create(b, tiles[q], unitPtr(q), /*alignment=*/16);
+  // Release our partial tile to the cluster, acquire the others'.
+  NVVM::ClusterArriveOp::create(b, b.getUnitAttr());
+  NVVM::ClusterWaitOp::create(b, b.getUnitAttr());
+  Value rank = arith::IndexCastUIOp::create(b, b.getI32Type(),
+                                            gpu::BlockIdOp::create(b, gpu::Dimension::z));
+  for (int64_t i = 0; i < cfg.tilesPerWarp(); ++i)
+    for (int64_t j = 0; j < cfg.tokenTiles(); ++j) {
+      const int64_t q = i * cfg.tokenTiles() + j;
+      Value mine = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rank,
+                                         arith::ConstantIntOp::create(b, q % splits, 32));
+      auto ifOp = scf::IfOp::create(b, mine, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value total;
+      for (int64_t s = 0; s < splits; ++s) {
+        Value remote = NVVM::MapaOp::create(b, clusterPtr, unitPtr(q),
+                                            arith::ConstantIntOp::create(b, s, 32));
+        Value part = LLVM::LoadOp::create(b, v4f32, remote, /*alignment=*/16);
+        total = s ? arith::AddFOp::create(b, total, part).getResult() : part;
+      }
+      forEachElementOf(i, j, total, storeOut);
+    }
+  // No workgroup leaves (and frees its shared memory) while another reads it.
+  NVVM::ClusterArriveOp::create(b, b.getUnitAttr());
+  NVVM::ClusterWaitOp::create(b, b.getUnitAttr());
+  return success();
+}
