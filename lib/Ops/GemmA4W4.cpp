@@ -290,8 +290,9 @@ static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
                         std::vector<void *> front, const PreparedWeight &w, void *out, int64_t m,
                         std::vector<void *> extra) {
   void *ws = nullptr, *counters = nullptr;
-  // Up to 8 splits sum inside a cluster, with no global scratch.
-  const bool scratch = spec.splitK > 1 && !(spec.arch == Arch::SM90A && sm90::clusterSplitK(spec.splitK));
+  // Clustered splits (Sm90Pipeline.h) sum in shared memory, no global scratch.
+  const bool scratch =
+      spec.splitK > 1 && !(spec.arch == Arch::SM90A && sm90::clusterSplitK(spec.bm, spec.splitK));
   if (scratch) {
     // Whole M tiles: sm_90a stores each workgroup's tile as its threads hold it.
     const int64_t tileRows = (m + spec.bm - 1) / spec.bm * spec.bm;

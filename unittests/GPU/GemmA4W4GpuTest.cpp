@@ -200,7 +200,8 @@ TEST_F(Gemm, RaggedM) {
 TEST_F(Gemm, SplitKIsRepeatableAndAgreesWithNoSplit) {
   // The split-K reduction leaves its counters zero: repeated calls on one
   // PreparedWeight give the same answer as the unsplit kernel, and the same bits,
-  // also after the scratch grew for a larger M (and with BM 128).
+  // also after the scratch grew for a larger M; BM 128 sums its splits in a
+  // cluster (2 and 8 workgroups), the others in the global workspace.
   OPEN_DEVICE_OR_SKIP(dev);
   const int64_t n = 1536, k = 7168;
   HostWeights w = randomWeights(rng, n, k);
@@ -208,7 +209,8 @@ TEST_F(Gemm, SplitKIsRepeatableAndAgreesWithNoSplit) {
   ASSERT_OK(prepared);
   ASSERT_GT(selectGemmA4W4Tile(Arch::SM90A, n, k, 8).splitK, 1);
   for (auto [m, bm, split] :
-       {std::tuple<int64_t, int64_t, int64_t>{8, 0, 0}, {300, 0, 4}, {600, 128, 2}, {8, 0, 0}}) {
+       {std::tuple<int64_t, int64_t, int64_t>{8, 0, 0}, {300, 0, 4}, {600, 128, 2}, {200, 128, 8},
+        {8, 0, 0}}) {
     SCOPED_TRACE(testing::Message() << "M=" << m << " seed=" << seed);
     std::vector<uint16_t> a = randomActivations(rng, m, k);
     DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * n * 2));

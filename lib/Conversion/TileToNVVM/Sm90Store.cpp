@@ -4,14 +4,14 @@
 // acc[i][j] holds (weight row g, token 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1))
 // to the rows of M that exist. Split-K tiles are first summed over their
 // splits, in split order (the result does not depend on timing):
-// - up to kMaxClusterSplits splits: the splits of a tile are one thread-block
+// - BM 128, up to kMaxClusterSplits splits (Sm90Pipeline.h): the splits of a tile are one thread-block
 //   cluster (1 x 1 x S, .reqnctapercluster); each workgroup puts its partial
 //   tile in its own shared memory, and after a cluster barrier workgroup r
 //   sums accumulator vectors q = r (mod S) of all S through distributed
 //   shared memory (mapa + ld.shared::cluster) and stores them; a second
 //   cluster barrier keeps every workgroup's shared memory alive until read.
 //   No global workspace, no atomics, the reduction spread over S SMs.
-// - more splits: partial tiles go to an f32 workspace in global memory and
+// - otherwise: partial tiles go to an f32 workspace in global memory and
 //   the last workgroup of the tile (by an atomic counter) sums them.
 //
 //===----------------------------------------------------------------------===//
@@ -73,7 +73,7 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
     forEachElement(acc->second, storeOut);
     return success();
   }
-  if (sm90::clusterSplitK(op.getSplits()))
+  if (sm90::clusterSplitK(cfg.bm, op.getSplits()))
     return storeClusterSplitK(b, acc->second, op.getSplits(), forEachElementOf, storeOut);
 
   // Split-K: each workgroup stores its partial tile, as its threads hold
