@@ -175,20 +175,18 @@ struct MeasuredTile {
   GemmA4W4Tile tile; ///< bm, splitK, bk (0: default), preQuantize
 };
 constexpr MeasuredTile kSm90Measured[] = {
-    {8448, 7168, 32, 32, {128, 2, 0, true}},   // 33.1 us (rule: 52.4)
-    {8448, 7168, 64, 64, {128, 2, 0, true}},   // 40.8 us (62.2)
-    {8448, 7168, 128, 128, {128, 2, 0, true}}, // 49.3 us (52.2)
-    {7168, 7168, 1, 1, {8, 7, 0, false}},      // 21.1 us (23.1)
-    {7168, 7168, 8, 8, {8, 7, 0, false}},      // 25.4 us (27.5)
-    {7168, 7168, 32, 32, {32, 7, 0, true}},    // 37.4 us (44.4)
-    {7168, 4224, 1, 8, {8, 11, 0, false}},     // M = 1 / 8: 19.1 / 21.4 us (20.4 / 23.7)
-    {8448, 4224, 1, 8, {8, 11, 0, false}},     // 20.5 / 22.3 us (21.9 / 25.2)
-    {1536, 7168, 1, 1, {8, 14, 256, false}},   // 11.7 us (12.5)
-    {1536, 7168, 8, 8, {8, 14, 0, false}},     // 14.4 us (14.6)
-    {1536, 7168, 128, 128, {16, 4, 0, true}},  // 30.0 us (33.2)
-    {7168, 768, 1, 1, {8, 1, 256, false}},     // 8.7 us (9.5)
-    {7168, 768, 8, 8, {8, 1, 0, true}},        // 9.5 us (11.3)
-    {7168, 768, 32, 32, {32, 1, 0, true}},     // 10.3 us (13.8)
+    {8448, 7168, 32, 64, {128, 2, 0, true}},  // M = 32 / 64: 29.7 / 30.1 us (rule: 30.0 / 37.3)
+    {7168, 7168, 1, 1, {8, 7, 0, false}},     // 21.1 us (23.1)
+    {7168, 7168, 8, 8, {8, 7, 0, false}},     // 25.4 us (27.5)
+    {7168, 7168, 32, 32, {32, 7, 0, true}},   // 37.4 us (44.4)
+    {7168, 4224, 1, 8, {8, 11, 0, false}},    // M = 1 / 8: 19.1 / 21.4 us (20.4 / 23.7)
+    {8448, 4224, 1, 8, {8, 11, 0, false}},    // 20.5 / 22.3 us (21.9 / 25.2)
+    {1536, 7168, 1, 1, {8, 14, 256, false}},  // 11.7 us (12.5)
+    {1536, 7168, 8, 8, {8, 14, 0, false}},    // 12.1 us (rule: the same)
+    {1536, 7168, 32, 32, {128, 8, 0, true}},  // 15.9 us (18.5)
+    {7168, 768, 1, 1, {8, 1, 256, false}},    // 8.7 us (9.5)
+    {7168, 768, 8, 8, {8, 1, 0, true}},       // 9.5 us (11.3)
+    {7168, 768, 32, 32, {32, 1, 0, true}},    // 10.3 us (13.8)
 };
 } // namespace
 
@@ -200,12 +198,13 @@ GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
     // Measured on the H200 (docs/Performance.md, 2026-11-30 sweeps): small
     // tiles and split-K while the output tiles leave SMs idle; on the
     // dequantized-once activations BM 128 (two warpgroups) from M = 128
-    // when N is large, else BM 32, 64 from M = 256 and 128 from M = 1024.
+    // when N is large, else from M = 33 (small N: few workgroup columns, so
+    // the weights are better converted once per 128 tokens, split over K).
     GemmA4W4Tile t;
-    t.bm = m <= 8     ? 8
-           : m <= 32  ? 16
+    t.bm = m <= 8      ? 8
+           : m <= 32   ? 16
            : n >= 4096 ? (m < 128 ? 32 : 128)
-                       : (m < 256 ? 32 : m < 1024 ? 64 : 128);
+                       : 128;
     // Quantizing inline costs every one of the N/128 workgroup columns the
     // whole activation tile; quantize once instead from M = 32 (K >= 2048)
     // or M = 64 (measured: docs/Performance.md, 2026-11-30 sweeps).
@@ -213,9 +212,25 @@ GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
     const int64_t sms = 132;
     int64_t tiles = (n / 128) * ((m + t.bm - 1) / t.bm), steps = k / 128;
     bool shortK = k < 2048; // the reduction only pays off when K is long
-    // BM 128 workgroups fill an SM alone; the rule leaves them whole (where
-    // splitting them wins, a measured entry says so: 8448x7168 M <= 128).
-    if (t.bm < 128 && tiles <= sms && !(shortK && tiles >= sms / 2)) {
+    if (t.bm == 128) {
+      // One workgroup per SM; up to 8 splits sum in a cluster
+      // (Sm90Pipeline.h). Time ~ waves x (K steps per split + ~4 steps of
+      // prologue, epilogue and reduction), the smaller split on ties: this
+      // reproduces the sweep's winners (1536x7168: 8 splits at M <= 128, 2
+      // at M = 512 and 2048; 7168x4224 M = 128: 3; 8448x7168 M = 128: 2;
+      // none for the larger grids; ...-cluster-splitk-sweep-28d54bb.log).
+      if (shortK)
+        return t;
+      const int64_t overheadSteps = 4;
+      auto cost = [&](int64_t s) {
+        return (tiles * s + sms - 1) / sms * (steps / s + overheadSteps);
+      };
+      for (int64_t s = 2; s <= sm90::kMaxClusterSplits; ++s)
+        if (steps % s == 0 && steps / s >= 2 && cost(s) < cost(t.splitK))
+          t.splitK = s;
+      return t;
+    }
+    if (tiles <= sms && !(shortK && tiles >= sms / 2)) {
       // ~4 workgroups per SM.
       int64_t perSm = 4;
       int64_t want = (perSm * sms + tiles - 1) / tiles;

@@ -52,6 +52,27 @@ TEST(TileTable, EveryChoiceVerifies) {
       }
 }
 
+// The rule's split-K for BM 128 tiles reproduces the measured winners of
+// docs/results/2026-11-30-h200-cluster-splitk-sweep-28d54bb.log, where no
+// measured entry speaks for the shape.
+TEST(TileTable, Bm128SplitsMatchTheSweep) {
+  struct Want {
+    int64_t n, k, m, bm, splitK;
+  };
+  for (Want w : {Want{1536, 7168, 128, 128, 8}, {1536, 7168, 512, 128, 2},
+                 {1536, 7168, 2048, 128, 2}, {7168, 4224, 128, 128, 3},
+                 {7168, 4224, 512, 128, 1}, {7168, 4224, 2048, 128, 1},
+                 {8448, 7168, 128, 128, 2}, {8448, 7168, 512, 128, 1},
+                 {8448, 7168, 2048, 128, 1}, {7168, 768, 128, 128, 1},
+                 {7168, 768, 2048, 128, 1}}) {
+    SCOPED_TRACE(testing::Message() << "N=" << w.n << " K=" << w.k << " M=" << w.m);
+    GemmA4W4Tile t = selectGemmA4W4Tile(Arch::SM90A, w.n, w.k, w.m);
+    EXPECT_EQ(t.bm, w.bm);
+    EXPECT_EQ(t.splitK, w.splitK);
+    EXPECT_TRUE(t.preQuantize);
+  }
+}
+
 TEST(TileTable, UnsupportedShapesSayWhy) {
   EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::SM90A, 4096, 128, 8),
                         "needs at least two 128-element K steps, got K = 128");
