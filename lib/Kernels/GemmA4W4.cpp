@@ -51,12 +51,14 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
   dsl::Index valid = m - m0; // rows of this tile that exist (M tail)
   dsl::Index kDim = tb.constant(spec.k), nDim = tb.constant(spec.n);
 
-  // Split z of split-K covers K elements [z * K/splits, (z+1) * K/splits).
+  // Split z of split-K covers K steps [z * S / splits, (z+1) * S / splits)
+  // of the S = K / BK (floors: the splits differ by at most one step).
   dsl::Index kBegin = tb.constant(0), kEnd = kDim;
   if (spec.splitK > 1) {
     dsl::Index z = tb.tileId(2);
-    kBegin = z * (spec.k / spec.splitK);
-    kEnd = kBegin + spec.k / spec.splitK;
+    const int64_t steps = spec.k / spec.bk;
+    kBegin = (z * steps / spec.splitK) * spec.bk;
+    kEnd = ((z + 1) * steps / spec.splitK) * spec.bk;
   }
   dsl::Tile acc =
       tb.loopK(kBegin, kEnd, spec.bk, tb.zero(spec.bm, spec.bn), [&](dsl::Index k0, dsl::Tile acc) {

@@ -214,19 +214,21 @@ GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
     bool shortK = k < 2048; // the reduction only pays off when K is long
     if (t.bm == 128) {
       // One workgroup per SM; up to 8 splits sum in a cluster
-      // (Sm90Pipeline.h). Time ~ waves x (K steps per split + ~4 steps of
-      // prologue, epilogue and reduction), the smaller split on ties: this
-      // reproduces the sweep's winners (1536x7168: 8 splits at M <= 128, 2
-      // at M = 512 and 2048; 7168x4224 M = 128: 3; 8448x7168 M = 128: 2;
-      // none for the larger grids; ...-cluster-splitk-sweep-28d54bb.log).
+      // (Sm90Pipeline.h), splits need not divide the K steps. Time ~ waves
+      // x (K steps of the longest split + ~4 steps of prologue, epilogue
+      // and reduction), the smaller split on ties: this reproduces the
+      // sweep's winners (1536x7168: 8 splits at M <= 128, 2 at M = 512 and
+      // 2048; 8448x7168 M = 128: 2; none for the larger grids;
+      // ...-cluster-splitk-sweep-28d54bb.log) and splits 7168x4224 M = 128's
+      // 33 steps in two (one wave of 17 instead of two of 11).
       if (shortK)
         return t;
       const int64_t overheadSteps = 4;
       auto cost = [&](int64_t s) {
-        return (tiles * s + sms - 1) / sms * (steps / s + overheadSteps);
+        return (tiles * s + sms - 1) / sms * ((steps + s - 1) / s + overheadSteps);
       };
       for (int64_t s = 2; s <= sm90::kMaxClusterSplits; ++s)
-        if (steps % s == 0 && steps / s >= 2 && cost(s) < cost(t.splitK))
+        if (steps / s >= 2 && cost(s) < cost(t.splitK))
           t.splitK = s;
       return t;
     }

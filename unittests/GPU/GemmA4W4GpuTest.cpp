@@ -209,7 +209,8 @@ TEST_F(Gemm, SplitKIsRepeatableAndAgreesWithNoSplit) {
   ASSERT_OK(prepared);
   ASSERT_GT(selectGemmA4W4Tile(Arch::SM90A, n, k, 8).splitK, 1);
   for (auto [m, bm, split] :
-       {std::tuple<int64_t, int64_t, int64_t>{8, 0, 0}, {300, 0, 4}, {600, 128, 2}, {200, 128, 8},
+       {std::tuple<int64_t, int64_t, int64_t>{8, 0, 0}, {300, 64, 4}, {600, 128, 2}, {200, 128, 8},
+        {130, 128, 3} /* 56 steps: 18, 19, 19 */,
         {8, 0, 0}}) {
     SCOPED_TRACE(testing::Message() << "M=" << m << " seed=" << seed);
     std::vector<uint16_t> a = randomActivations(rng, m, k);
@@ -294,8 +295,10 @@ TEST_F(Gemm, FoldedScalesAgreeBitForBit) {
 }
 
 TEST_F(Gemm, TileShapesAgreeBitForBit) {
-  // Every M tile (BM 128: two warpgroups, dynamic shared memory) sums each
-  // output in the same K order, so without split-K the outputs are equal.
+  // Every M tile (BM 128: two warpgroups, dynamic shared memory) and every
+  // stage count (BM 128 on two stages: two workgroups per SM, its own step
+  // order) sums each output in the same K order, so without split-K the
+  // outputs are equal.
   OPEN_DEVICE_OR_SKIP(dev);
   const int64_t n = 1536, k = 2048;
   HostWeights w = randomWeights(rng, n, k);
@@ -308,12 +311,15 @@ TEST_F(Gemm, TileShapesAgreeBitForBit) {
       DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * n * 2));
       da.upload(a);
       std::vector<uint16_t> first;
-      for (int64_t bm : {16, 32, 64, 128}) {
+      for (auto [bm, stages] : {std::pair<int64_t, int64_t>{16, 0}, {32, 0}, {64, 0}, {128, 0},
+                                {128, 2}, {128, 3}, {32, 2}}) {
         GemmA4W4Options o;
         o.bm = bm;
         o.splitK = 1;
         o.preQuantize = pre;
-        dc.fill(uint8_t(bm));
+        if (stages)
+          o.stages = stages;
+        dc.fill(uint8_t(bm + stages));
         ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), o));
         ASSERT_OK(dev.synchronize());
         std::vector<uint16_t> c = dc.download<uint16_t>(size_t(m * n));
@@ -321,8 +327,9 @@ TEST_F(Gemm, TileShapesAgreeBitForBit) {
           first = c;
           continue;
         }
-        EXPECT_EQ(bf16Differences(c, first, "BM " + std::to_string(bm), "BM 16"), 0)
-            << "BM " << bm << " differs from BM 16";
+        const std::string what =
+            "BM " + std::to_string(bm) + (stages ? ", " + std::to_string(stages) + " stages" : "");
+        EXPECT_EQ(bf16Differences(c, first, what, "BM 16"), 0) << what << " differs from BM 16";
       }
     }
 }

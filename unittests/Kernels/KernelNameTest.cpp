@@ -107,8 +107,8 @@ TEST(KernelName, MalformedNamesSayWhatIsWrong) {
       {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks4_roundup_wgfx950mfma16_sgfx950mfma16_"
        "anone_ebf16",
        "split-K is implemented for sm_90a only"},
-      {"gemm_a4w4_sm90a_n8448_k7168_bm8_bn128_bk128_ks5_roundup_wsm90mma16_ssm90mma16_anone_ebf16",
-       "split-K 5 must divide the 56 K steps"},
+      {"gemm_a4w4_sm90a_n8448_k7168_bm8_bn128_bk128_ks29_roundup_wsm90mma16_ssm90mma16_anone_ebf16",
+       "split-K 29 must leave at least 2 of the 56 K steps to every split"},
       {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks1_roundup_wx", "unknown weight layout 'x'"},
       {good + "_extra", "trailing fields"},
       {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks1_roundup_wgfx950mfma16_sgfx950mfma16_"
