@@ -111,7 +111,7 @@ private:
   using StepBody = llvm::function_ref<WeightRegs(mlir::Value iv, mlir::Value trip,
                                                  const WeightRegs &regs,
                                                  llvm::MutableArrayRef<mlir::Value> accs)>;
-  /// The scf.for both K loops share (not unrolled): accumulators and the
+  /// The do-while loop (scf.while) both K loops share: accumulators and the
   /// weights read one step ahead are loop-carried; one wgmma wait_group 0
   /// after it. Returns the final accumulators.
   llvm::SmallVector<mlir::Value> emitStepLoop(mlir::ImplicitLocOpBuilder &b, mlir::Value lb,

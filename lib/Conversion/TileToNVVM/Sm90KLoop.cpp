@@ -19,7 +19,6 @@
 #include "NvLowering.h"
 #include "mxfp4/Conversion/IndexMath.h"
 
-#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
@@ -36,28 +35,44 @@ SmallVector<Value> Sm90Emitter::emitStepLoop(ImplicitLocOpBuilder &b, Value lb, 
   const size_t nAcc = inits.size(), nWords = first.words.size();
   llvm::append_range(inits, first.words);
   llvm::append_range(inits, first.scales);
-  auto newFor = scf::ForOp::create(b, lb, ub, step, inits);
-  newFor->setAttr(
-      "loop_annotation",
-      parseAttribute("#llvm.loop_annotation<unroll = <disable = true>>", b.getContext()));
+  // A do-while loop (scf.while, the body in its "before" region): every K
+  // loop runs at least two steps (verifyKernelSpec), and without a
+  // zero-trip path the accumulators are only ever defined by wgmmas in the
+  // loop; with one (dynamic split-K bounds) ptxas serializes the wgmmas
+  // (C7515).
+  SmallVector<Value> whileInits{lb};
+  llvm::append_range(whileInits, inits);
+  SmallVector<Type> types;
+  for (Value v : whileInits)
+    types.push_back(v.getType());
+  auto loop = scf::WhileOp::create(b, types, whileInits);
+  SmallVector<Location> locs(types.size(), b.getLoc());
+  Block *before = b.createBlock(&loop.getBefore(), {}, types, locs);
+  Block *after = b.createBlock(&loop.getAfter(), {}, types, locs);
   {
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(newFor.getBody());
-    Value iv = newFor.getInductionVar();
+    b.setInsertionPointToStart(before);
+    Value iv = before->getArgument(0);
     Value trip = arith::DivUIOp::create(b, arith::SubIOp::create(b, iv, lb), step);
-    auto args = newFor.getRegionIterArgs();
+    auto args = before->getArguments().drop_front();
     SmallVector<Value> accs(args.begin(), args.begin() + nAcc);
     WeightRegs regs;
     regs.words.assign(args.begin() + nAcc, args.begin() + nAcc + nWords);
     regs.scales.assign(args.begin() + nAcc + nWords, args.end());
     WeightRegs nextRegs = body(iv, trip, regs, accs);
-    SmallVector<Value> yields(accs);
-    llvm::append_range(yields, nextRegs.words);
-    llvm::append_range(yields, nextRegs.scales);
-    scf::YieldOp::create(b, yields);
+    Value next = arith::AddIOp::create(b, iv, step);
+    SmallVector<Value> carried{next};
+    llvm::append_range(carried, accs);
+    llvm::append_range(carried, nextRegs.words);
+    llvm::append_range(carried, nextRegs.scales);
+    Value more = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, next, ub);
+    scf::ConditionOp::create(b, more, carried);
+    b.setInsertionPointToStart(after);
+    scf::YieldOp::create(b, after->getArguments());
   }
+  b.setInsertionPointAfter(loop);
   NVVM::WgmmaWaitGroupSyncOp::create(b, 0); // the last step's wgmmas
-  return SmallVector<Value>(newFor.getResults().begin(), newFor.getResults().begin() + nAcc);
+  return SmallVector<Value>(loop.getResults().begin() + 1, loop.getResults().begin() + 1 + nAcc);
 }
 
 LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) {
