@@ -34,13 +34,12 @@ LaunchGeometry CompiledKernel::geometry(int64_t m) const {
   g.grid[0] = unsigned(isQuantizer(spec.op) ? spec.k / spec.bk : spec.n / spec.bn);
   g.grid[1] = unsigned((m + spec.bm - 1) / spec.bm);
   g.grid[2] = unsigned(spec.splitK);
-  // gfx950: 4 waves of 64; gfx1250: 4 waves of 32; sm_90a: 4 warps, 8 with
-  // BM 128; sm_90a GEMMs keep activations and weight stages in dynamic
+  // gfx950: 4 waves of 64; gfx1250: 4 waves of 32; sm_90a: a warpgroup or
+  // two (Sm90Pipeline.h); sm_90a GEMMs keep activations and weight stages in dynamic
   // shared memory.
   g.block[0] = spec.arch == Arch::GFX950 ? 256 : 128;
   if (spec.arch == Arch::SM90A && !isQuantizer(spec.op)) {
-    if (spec.bm == 128)
-      g.block[0] = 256;
+    g.block[0] = unsigned(128 * sm90::gemmWarpgroups(spec.bm, spec.twoWarpgroups));
     g.sharedBytes = unsigned(
         sm90::sharedLayout(spec.bm, spec.bk, spec.op == OpKind::GemmQdqA4W4, spec.stages)
             .totalBytes());

@@ -87,6 +87,8 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
   mlir::Operation *kernel = module.lookupSymbol(spec.name());
   if (spec.foldedScales)
     kernel->setAttr(tile::kWeightScalesBelow128Attr, mlir::UnitAttr::get(module.getContext()));
+  if (spec.twoWarpgroups)
+    kernel->setAttr(tile::kTwoWarpgroupsAttr, mlir::UnitAttr::get(module.getContext()));
   if (spec.stages)
     kernel->setAttr(tile::kStagesAttr,
                     mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64),

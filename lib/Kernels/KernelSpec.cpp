@@ -93,6 +93,8 @@ std::string KernelSpec::name() const {
     s += "_fold";
   if (stages)
     s += strCat("_st", stages);
+  if (twoWarpgroups)
+    s += "_wg2";
   return s;
 }
 
@@ -266,12 +268,18 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
     s.epilogue = Epilogue::BF16DumpQuant;
   else if (*ep != "bf16")
     return p.error("unknown epilogue '", *ep, "'; expected bf16 or bf16dq");
-  // Optional variants, in this order: "fold", "st<N>".
+  // Optional variants, in this order: "fold", "st<N>", "wg2".
   bool stagesSeen = false;
   while (!p.done()) {
-    Expected<std::string_view> flag = p.next("'fold' or 'st<N>'");
+    Expected<std::string_view> flag = p.next("'fold', 'st<N>' or 'wg2'");
     if (!flag)
       return flag.takeError();
+    if (s.twoWarpgroups)
+      return p.error("has trailing fields after 'wg2': '", *flag, "'");
+    if (*flag == "wg2") {
+      s.twoWarpgroups = true;
+      continue;
+    }
     if (*flag == "fold" && !s.foldedScales && !stagesSeen) {
       s.foldedScales = true;
       continue;
@@ -285,7 +293,7 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
       continue;
     }
     return p.error("has trailing fields after the epilogue: '", *flag,
-                   "' (only 'fold', then 'st<N>', may follow it)");
+                   "' (only 'fold', then 'st<N>', then 'wg2', may follow it)");
   }
   if (Error e = verifyKernelSpec(s))
     return p.error(e.message());
@@ -339,6 +347,8 @@ static Error verifyQuantizeMx(const KernelSpec &s) {
     return fail("has no weight scales to fold");
   if (s.stages != 0)
     return fail("has no K pipeline: the stage count must be 0, got ", s.stages);
+  if (s.twoWarpgroups)
+    return fail("has no MMA warpgroups: '_wg2' does not apply");
   return Error::success();
 }
 
@@ -351,6 +361,10 @@ Error verifyKernelSpec(const KernelSpec &s) {
     return fail("folded weight scales (_fold) are an sm_90a GEMM variant, not ", arch);
   if (s.stages != 0 && s.arch != Arch::SM90A)
     return fail("a stage count (_st<N>) is an sm_90a GEMM variant, not ", arch);
+  if (s.twoWarpgroups && (s.arch != Arch::SM90A || s.op != OpKind::GemmQdqA4W4 || s.bm == 128))
+    return fail("two warpgroups (_wg2) are a variant of the sm_90a gemm_qdqa4w4 below BM 128 "
+                "(BM 128 always has two), not of ",
+                toString(s.op), " on ", arch, " with BM ", s.bm);
   const bool preQuantized = s.op == OpKind::GemmMxA4W4 || s.op == OpKind::GemmQdqA4W4;
   if (preQuantized && s.arch != Arch::SM90A)
     return fail(toString(s.op), " (pre-quantized activations) is implemented for sm_90a only, got ",

@@ -284,6 +284,8 @@ static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W
     tile.preQuantize = *o.preQuantize;
   if (o.stages)
     tile.stages = *o.stages;
+  if (o.twoWarpgroups)
+    tile.twoWarpgroups = *o.twoWarpgroups;
   return tile;
 }
 
@@ -354,6 +356,9 @@ static Expected<KernelSpec> preQuantizedSpec(OpKind op, const PreparedWeight &w,
     return spec.takeError();
   spec->splitK = tile.splitK;
   spec->stages = tile.stages;
+  // Two warpgroups are a variant of the kernel on the image only (a
+  // quantization dump takes gemm_mxa4w4 with the same tile).
+  spec->twoWarpgroups = tile.twoWarpgroups && op == OpKind::GemmQdqA4W4 && tile.bm < 128;
   if (tile.bk)
     spec->bk = tile.bk;
   if (Error e = chooseFold(*spec, w, options))

@@ -41,6 +41,9 @@ static cl::opt<int64_t> kOpt("k", cl::desc("K (reduction length)"), cl::init(716
 static cl::opt<int64_t> bmOpt("bm", cl::desc("M tile: 16 or 64"), cl::init(16));
 static cl::opt<int64_t> splitKOpt("split-k", cl::desc("split-K factor (sm_90a)"), cl::init(1));
 static cl::opt<int64_t> bkOpt("bk", cl::desc("K tile (default: the arch's)"), cl::init(0));
+static cl::opt<bool> twoWgOpt("two-warpgroups",
+                              cl::desc("sm_90a gemm_qdqa4w4 below BM 128: two warpgroups"),
+                              cl::init(false));
 static cl::opt<int64_t> stagesOpt("stages", cl::desc("sm_90a TMA stages (default: the tile's)"),
                                   cl::init(0));
 static cl::opt<bool> foldOpt("folded-scales",
@@ -108,6 +111,7 @@ int main(int argc, char **argv) {
     if (bkOpt)
       spec->bk = bkOpt;
     spec->stages = stagesOpt;
+    spec->twoWarpgroups = twoWgOpt;
     spec->foldedScales = foldOpt;
     if (Error e = verifyKernelSpec(*spec))
       return fail(e.message());

@@ -295,10 +295,10 @@ TEST_F(Gemm, FoldedScalesAgreeBitForBit) {
 }
 
 TEST_F(Gemm, TileShapesAgreeBitForBit) {
-  // Every M tile (BM 128: two warpgroups, dynamic shared memory) and every
+  // Every M tile (BM 128: two warpgroups, dynamic shared memory), every
   // stage count (BM 128 on two stages: two workgroups per SM, its own step
-  // order) sums each output in the same K order, so without split-K the
-  // outputs are equal.
+  // order) and two warpgroups below BM 128 sum each output in the same K
+  // order, so without split-K the outputs are equal.
   OPEN_DEVICE_OR_SKIP(dev);
   const int64_t n = 1536, k = 2048;
   HostWeights w = randomWeights(rng, n, k);
@@ -311,14 +311,21 @@ TEST_F(Gemm, TileShapesAgreeBitForBit) {
       DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * n * 2));
       da.upload(a);
       std::vector<uint16_t> first;
-      for (auto [bm, stages] : {std::pair<int64_t, int64_t>{16, 0}, {32, 0}, {64, 0}, {128, 0},
-                                {128, 2}, {128, 3}, {32, 2}}) {
+      // (BM, stages, two warpgroups; the image kernel only).
+      for (auto [bm, stages, wg2] :
+           {std::tuple<int64_t, int64_t, bool>{16, 0, false}, {32, 0, false}, {64, 0, false},
+            {128, 0, false}, {128, 2, false}, {128, 3, false}, {32, 2, false}, {16, 0, true},
+            {32, 0, true}, {64, 3, true}}) {
+        if (wg2 && !pre)
+          continue;
         GemmA4W4Options o;
         o.bm = bm;
         o.splitK = 1;
         o.preQuantize = pre;
         if (stages)
           o.stages = stages;
+        if (wg2)
+          o.twoWarpgroups = true;
         dc.fill(uint8_t(bm + stages));
         ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), o));
         ASSERT_OK(dev.synchronize());
@@ -327,8 +334,9 @@ TEST_F(Gemm, TileShapesAgreeBitForBit) {
           first = c;
           continue;
         }
-        const std::string what =
-            "BM " + std::to_string(bm) + (stages ? ", " + std::to_string(stages) + " stages" : "");
+        const std::string what = "BM " + std::to_string(bm) +
+                                 (stages ? ", " + std::to_string(stages) + " stages" : "") +
+                                 (wg2 ? ", two warpgroups" : "");
         EXPECT_EQ(bf16Differences(c, first, what, "BM 16"), 0) << what << " differs from BM 16";
       }
     }

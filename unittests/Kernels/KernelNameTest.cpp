@@ -220,6 +220,33 @@ TEST(KernelName, StageCount) {
   EXPECT_ERROR_CONTAINS(parseKernelName(q->name() + "_st3"), "no K pipeline");
 }
 
+TEST(KernelName, TwoWarpgroups) {
+  // gemm_qdqa4w4 below BM 128 may take two warpgroups ("_wg2", last); no
+  // other kernel can.
+  auto g = makeGemmA4W4Spec(Arch::SM90A, 1536, 7168, 32, kDefaultScaleRounding, Activation::None,
+                            {0.0f, 0.0f}, OpKind::GemmQdqA4W4);
+  ASSERT_OK(g);
+  g->foldedScales = true;
+  g->stages = 3;
+  g->twoWarpgroups = true;
+  const std::string name = g->name();
+  EXPECT_EQ(name.substr(name.size() - 13), "_fold_st3_wg2") << name;
+  auto back = parseKernelName(name);
+  ASSERT_OK(back);
+  EXPECT_TRUE(back->twoWarpgroups);
+  EXPECT_EQ(back->name(), name);
+  EXPECT_ERROR_CONTAINS(parseKernelName(name + "_fold"), "trailing fields after 'wg2'");
+  g->twoWarpgroups = false;
+  g->bm = 128;
+  EXPECT_ERROR_CONTAINS(parseKernelName(g->name() + "_wg2"), "below BM 128");
+  auto inl = makeGemmA4W4Spec(Arch::SM90A, 1536, 7168, 32);
+  ASSERT_OK(inl);
+  EXPECT_ERROR_CONTAINS(parseKernelName(inl->name() + "_wg2"), "not of gemm_a4w4");
+  auto q = makeQuantizeMxSpec(Arch::SM90A, 7168, 64);
+  ASSERT_OK(q);
+  EXPECT_ERROR_CONTAINS(parseKernelName(q->name() + "_wg2"), "no MMA warpgroups");
+}
+
 TEST(KernelName, MutatedNamesNeverCrash) {
   uint64_t seed = test::freshSeed();
   std::mt19937_64 rng(seed);

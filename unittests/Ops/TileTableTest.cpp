@@ -39,6 +39,8 @@ TEST(TileTable, EveryChoiceVerifies) {
                                      {0.0f, 0.0f}, op);
         ASSERT_OK(spec);
         spec->splitK = t.splitK;
+        spec->stages = t.stages;
+        spec->twoWarpgroups = t.twoWarpgroups && op == OpKind::GemmQdqA4W4 && t.bm < 128;
         if (t.bk)
           spec->bk = t.bk;
         ASSERT_OK(verifyKernelSpec(*spec));
@@ -47,6 +49,7 @@ TEST(TileTable, EveryChoiceVerifies) {
                                        OpKind::QdqMx));
           ASSERT_OK(makeQuantizeMxSpec(arch, k, selectQuantizeMxBm(m, k)));
           spec->op = OpKind::GemmMxA4W4; // with a quantization dump
+          spec->twoWarpgroups = false;
           ASSERT_OK(verifyKernelSpec(*spec));
         }
       }

@@ -78,6 +78,10 @@ struct KernelSpec {
   /// tile's default (Kernels/Sm90Pipeline.h). Fewer stages can let two
   /// workgroups share an SM. Named by a trailing "_st<N>".
   int64_t stages = 0;
+  /// sm_90a GEMMs on the activation image (gemm_qdqa4w4) below BM 128: two
+  /// warpgroups instead of one, each warp converting 16 weight rows instead
+  /// of 32 (as BM 128 does). Named by a trailing "_wg2".
+  bool twoWarpgroups = false;
 
   /// The canonical name (see the file comment).
   std::string name() const;

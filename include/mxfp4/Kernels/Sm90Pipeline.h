@@ -99,6 +99,13 @@ constexpr SharedLayout sharedLayout(int64_t bm, int64_t bk, bool stagedActivatio
   return {2 * bm * bk * 2, stages, chunks};
 }
 
+/// Warpgroups of a GEMM workgroup: BM 128 has two (each warp converts 16
+/// weight rows, one m64n128 wgmma per warpgroup and MMA step), smaller
+/// tiles one (32 rows per warp) unless `twoWarpgroups` asks for two.
+constexpr int64_t gemmWarpgroups(int64_t bm, bool twoWarpgroups = false) {
+  return bm == 128 || twoWarpgroups ? 2 : 1;
+}
+
 /// Workgroups of this layout that fit one SM's shared memory.
 constexpr int64_t workgroupsPerSm(const SharedLayout &l) {
   return kSmSharedBytes / (l.totalBytes() + 1024);

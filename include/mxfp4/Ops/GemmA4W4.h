@@ -96,6 +96,9 @@ struct GemmA4W4Options {
   std::optional<int64_t> bk;
   /// Override the sm_90a TMA stage count (0: the tile's default).
   std::optional<int64_t> stages;
+  /// Override whether sm_90a dequantize-once GEMMs below BM 128 use two
+  /// warpgroups.
+  std::optional<bool> twoWarpgroups;
   /// Override the table's choice between quantizing the activations inline
   /// in every workgroup (false) and once, in a separate quant_mxfp4 pass,
   /// before a gemm_mxa4w4 (true; sm_90a).
@@ -123,6 +126,7 @@ struct GemmA4W4Tile {
   int64_t bk = 0;           ///< 0: the target's default
   bool preQuantize = false; ///< quant_mxfp4 once, then gemm_mxa4w4 (sm_90a)
   int64_t stages = 0;       ///< sm_90a TMA stages; 0: the tile's default
+  bool twoWarpgroups = false; ///< sm_90a gemm_qdqa4w4 below BM 128: 8 warps
 };
 
 /// The tile for (arch, N, K, M): the one table later tuning replaces.

@@ -61,9 +61,12 @@ struct Config {
   int64_t maxRegisters = 0;
   /// TMA stages; 0: the tile's default (Kernels/Sm90Pipeline.h).
   int64_t stages = 0;
-  /// Warpgroups per workgroup: 2 for BM 128 (each warp then owns 16 weight
-  /// rows and the wgmmas are m64n128), else 1 (each warp owns 32 rows).
-  int64_t warpgroups() const { return bm == 128 ? 2 : 1; }
+  /// Two warpgroups below BM 128 (mxtile.two_warpgroups).
+  bool twoWarpgroups = false;
+  /// Warpgroups per workgroup: 2 for BM 128 or when asked (each warp then
+  /// owns 16 weight rows, one wgmma per warpgroup and MMA step), else 1
+  /// (each warp owns 32 rows).
+  int64_t warpgroups() const { return sm90::gemmWarpgroups(bm, twoWarpgroups); }
   int64_t threads() const { return 128 * warpgroups(); }
   /// m16 weight tiles per warp (wgmmas per MMA step and warpgroup).
   int64_t tilesPerWarp() const { return 2 / warpgroups(); }

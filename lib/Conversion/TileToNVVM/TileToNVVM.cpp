@@ -210,6 +210,11 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
   cfg.foldedScales = kernel->hasAttr(tile::kWeightScalesBelow128Attr);
   if (auto stages = kernel->getAttrOfType<IntegerAttr>(tile::kStagesAttr))
     cfg.stages = stages.getInt();
+  cfg.twoWarpgroups = kernel->hasAttr(tile::kTwoWarpgroupsAttr);
+  if (cfg.twoWarpgroups && !cfg.stagedActivations)
+    return kernel.emitError() << "two warpgroups below BM 128 need the activation image "
+                                 "(mxtile.load_qdq): the inline quantizer splits its chunks "
+                                 "over one warpgroup";
   if (cfg.stagedActivations && cfg.bm == 128 && sm90::workgroupsPerSm(cfg.shared()) >= 2)
     cfg.maxRegisters = 128;
   return cfg;

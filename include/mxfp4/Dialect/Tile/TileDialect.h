@@ -16,6 +16,8 @@ namespace mxfp4::tile {
 inline constexpr llvm::StringLiteral kWeightScalesBelow128Attr = "mxtile.weight_scales_below_128";
 /// On an sm_90a GEMM kernel: its TMA stage count (KernelSpec::stages; i64).
 inline constexpr llvm::StringLiteral kStagesAttr = "mxtile.stages";
+/// On an sm_90a GEMM kernel below BM 128: two warpgroups (KernelSpec::twoWarpgroups).
+inline constexpr llvm::StringLiteral kTwoWarpgroupsAttr = "mxtile.two_warpgroups";
 } // namespace mxfp4::tile
 
 #endif // MXFP4_DIALECT_TILE_TILEDIALECT_H
