@@ -208,11 +208,13 @@ TEST_F(Gemm, SplitKIsRepeatableAndAgreesWithNoSplit) {
   auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
   ASSERT_OK(prepared);
   ASSERT_GT(selectGemmA4W4Tile(Arch::SM90A, n, k, 8).splitK, 1);
-  for (auto [m, bm, split] :
-       {std::tuple<int64_t, int64_t, int64_t>{8, 0, 0}, {300, 64, 4}, {600, 128, 2}, {200, 128, 8},
-        {130, 128, 3} /* 56 steps: 18, 19, 19 */,
-        {8, 0, 0}}) {
-    SCOPED_TRACE(testing::Message() << "M=" << m << " seed=" << seed);
+  // (M, BM, split, two warpgroups on the image: 256 threads' partial tiles).
+  for (auto [m, bm, split, wg2] :
+       {std::tuple<int64_t, int64_t, int64_t, bool>{8, 0, 0, false}, {300, 64, 4, false},
+        {600, 128, 2, false}, {200, 128, 8, false},
+        {130, 128, 3, false} /* 56 steps: 18, 19, 19 */, {32, 32, 8, true}, {8, 0, 0, false}}) {
+    SCOPED_TRACE(testing::Message() << "M=" << m << " BM=" << bm << " split=" << split
+                                    << (wg2 ? " two warpgroups" : "") << " seed=" << seed);
     std::vector<uint16_t> a = randomActivations(rng, m, k);
     DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * n * 2));
     da.upload(a);
@@ -222,6 +224,9 @@ TEST_F(Gemm, SplitKIsRepeatableAndAgreesWithNoSplit) {
       single.bm = splitOpts.bm = bm;
     if (split)
       splitOpts.splitK = split;
+    if (wg2)
+      single.preQuantize = splitOpts.preQuantize = single.twoWarpgroups =
+          splitOpts.twoWarpgroups = true;
     ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), single));
     ASSERT_OK(dev.synchronize());
     std::vector<uint16_t> ref = dc.download<uint16_t>(size_t(m * n)), first;
