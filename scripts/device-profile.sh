@@ -8,13 +8,8 @@
 # PROFILE_SKIP the launches skipped (8 reaches the first tuned run when the
 # case passes --bm/--split-k/--prequant), PROFILE_METRICS adds metrics.
 set -uo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-out=${OUT:-/tmp/mxfp4-out}
-mkdir -p "$out"
-work=/tmp/mxfp4-bundle
-rm -rf "$work" && mkdir -p "$work"
-xz -dc "$root/dist/gpu-bundle.tar.xz" | tar -C "$work" -xf -
-export MXFP4_CACHE_DIR=/tmp/mxfp4-cache
+# shellcheck source=scripts/device-unpack.sh
+source "$(dirname "$0")/device-unpack.sh"
 ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
 [ -n "$ncu" ] || { echo "no ncu on this machine"; exit 1; }
 sections=${PROFILE_SECTIONS:-SpeedOfLight MemoryWorkloadAnalysis WarpStateStats Occupancy LaunchStats}

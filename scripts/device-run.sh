@@ -4,14 +4,9 @@
 # logs under $OUT, and prints a short table last.
 # Usage: scripts/device-run.sh [gtest filter] [bench args...]
 set -uo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-out=${OUT:-/tmp/mxfp4-out}
-mkdir -p "$out"
-work=/tmp/mxfp4-bundle
-rm -rf "$work" && mkdir -p "$work"
-xz -dc "$root/dist/gpu-bundle.tar.xz" | tar -C "$work" -xf -
+# shellcheck source=scripts/device-unpack.sh
+source "$(dirname "$0")/device-unpack.sh"
 echo "bundle commit $(cat "$work/COMMIT"); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
-export MXFP4_CACHE_DIR=/tmp/mxfp4-cache
 echo "== main job (README): JIT for three targets, run and check on this GPU =="
 "$work/bin/mxfp4-example-dense-gemm" 2>&1 | tee "$out/main-job.log" | tail -4
 echo "== runtime-only build: the same job served from that cache, no compiler linked =="

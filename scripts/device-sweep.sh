@@ -5,13 +5,8 @@
 # Usage: scripts/device-sweep.sh "<mxfp4-bench args>" ["<args>" ...]
 #   e.g. scripts/device-sweep.sh "--n=7168 --k=4224 --m=128 --bm=64,128 --split-k=1,3 --prequant=2"
 set -uo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-out=${OUT:-/tmp/mxfp4-out}
-mkdir -p "$out"
-work=/tmp/mxfp4-bundle
-rm -rf "$work" && mkdir -p "$work"
-xz -dc "$root/dist/gpu-bundle.tar.xz" | tar -C "$work" -xf -
-export MXFP4_CACHE_DIR=/tmp/mxfp4-cache
+# shellcheck source=scripts/device-unpack.sh
+source "$(dirname "$0")/device-unpack.sh"
 echo "bundle commit $(cat "$work/COMMIT")" | tee "$out/sweep.log"
 for case in "$@"; do
   # A hung kernel must not take the whole device budget.
