@@ -68,7 +68,9 @@ struct SharedLayout {
     return stagedActivationBytes + chunks * (kWeightBoxBytes + kScaleBoxBytes);
   }
   constexpr int64_t weightsInStage() const { return stagedActivationBytes; }
-  constexpr int64_t scalesInStage() const { return stagedActivationBytes + chunks * kWeightBoxBytes; }
+  constexpr int64_t scalesInStage() const {
+    return stagedActivationBytes + chunks * kWeightBoxBytes;
+  }
   constexpr int64_t stagesOffset() const { return activationBytes; }
   constexpr int64_t barriersOffset() const { return activationBytes + stages * stageBytes(); }
   constexpr int64_t totalBytes() const { return barriersOffset() + stages * 8; }

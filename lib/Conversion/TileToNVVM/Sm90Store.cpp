@@ -4,15 +4,17 @@
 // acc[i][j] holds (weight row g, token 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1))
 // to the rows of M that exist. Split-K tiles are first summed over their
 // splits, in split order (the result does not depend on timing):
-// - BM 128, up to kMaxClusterSplits splits (Sm90Pipeline.h): the splits of a tile are one thread-block
-//   cluster (1 x 1 x S, .reqnctapercluster); each workgroup puts its partial
-//   tile in its own shared memory, and after a cluster barrier workgroup r
-//   sums accumulator vectors q = r (mod S) of all S through distributed
-//   shared memory (mapa + ld.shared::cluster) and stores them; a second
-//   cluster barrier keeps every workgroup's shared memory alive until read.
-//   No global workspace, no atomics, the reduction spread over S SMs.
-// - otherwise: partial tiles go to an f32 workspace in global memory and
-//   the last workgroup of the tile (by an atomic counter) sums them.
+// - BM 128, up to kMaxClusterSplits splits (Sm90Pipeline.h): the splits of
+//   a tile are one thread-block cluster (1 x 1 x S, .reqnctapercluster);
+//   each workgroup puts its partial tile in its own shared memory, and after
+//   a cluster barrier workgroup r sums accumulator vectors q = r (mod S) of
+//   all S through distributed shared memory (mapa + ld.shared::cluster) and
+//   stores them; a second cluster barrier keeps every workgroup's shared
+//   memory alive until read. No global workspace, no atomics, the reduction
+//   spread over S SMs.
+// - otherwise: partial tiles go to an f32 workspace in global memory, as the
+//   threads hold them, and the last workgroup of the tile (by an atomic
+//   counter) sums them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -173,9 +175,9 @@ LogicalResult Sm90Emitter::storeClusterSplitK(ImplicitLocOpBuilder &b, ArrayRef<
   auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
   auto clusterPtr = LLVM::LLVMPointerType::get(b.getContext(), 7);
   auto unitPtr = [&](int64_t q) {
-    Value at = arith::AddIOp::create(
-        b, smemBase,
-        arith::IndexCastUIOp::create(b, b.getI64Type(), idxAdd(b, idxMul(b, tid, 16), q * threads * 16)));
+    Value offset = idxAdd(b, idxMul(b, tid, 16), q * threads * 16);
+    Value at = arith::AddIOp::create(b, smemBase,
+                                     arith::IndexCastUIOp::create(b, b.getI64Type(), offset));
     return LLVM::IntToPtrOp::create(b, sharedPtr, at).getResult();
   };
   // Every warpgroup's wgmmas have read the last stage before it is overwritten.
