@@ -161,7 +161,6 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   return success();
 }
 
-
 LogicalResult Sm90Emitter::storeClusterSplitK(ImplicitLocOpBuilder &b, ArrayRef<Value> tiles,
                                               int64_t splits, ElementsOf forEachElementOf,
                                               ElementFn storeOut) {
