@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 namespace mxfp4 {
@@ -110,6 +111,17 @@ static bool consumeFront(std::string_view &s, std::string_view prefix) {
   return true;
 }
 
+/// `digits` as a number if it is canonical: 1 to 9 digits, no leading zero.
+static std::optional<int64_t> canonicalNumber(std::string_view digits) {
+  if (digits.empty() || digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), isDigit) ||
+      (digits.size() > 1 && digits[0] == '0'))
+    return std::nullopt;
+  int64_t v = 0;
+  for (char c : digits)
+    v = v * 10 + (c - '0');
+  return v;
+}
+
 namespace {
 /// Walks the '_'-separated tokens of a name, producing errors that quote it.
 class NameParser {
@@ -140,14 +152,10 @@ public:
     if (!tok)
       return tok.takeError();
     std::string_view digits = *tok;
-    if (!consumeFront(digits, prefix) || digits.empty() || digits.size() > 9 ||
-        !std::all_of(digits.begin(), digits.end(), isDigit) ||
-        (digits.size() > 1 && digits[0] == '0'))
+    std::optional<int64_t> v;
+    if (!consumeFront(digits, prefix) || !(v = canonicalNumber(digits)))
       return error("expected '", prefix, "<number>' at field ", pos, ", got '", *tok, "'");
-    int64_t v = 0;
-    for (char c : digits)
-      v = v * 10 + (c - '0');
-    return v;
+    return *v;
   }
   /// A token `prefix<word>`; returns the word.
   Expected<std::string_view> tagged(std::string_view prefix, std::string_view what) {
@@ -284,12 +292,12 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
       s.foldedScales = true;
       continue;
     }
-    std::string_view digits = flag->substr(std::min<size_t>(2, flag->size()));
-    if (flag->substr(0, 2) == "st" && !stagesSeen && !digits.empty() && digits.size() <= 2 &&
-        std::all_of(digits.begin(), digits.end(), isDigit) && digits[0] != '0') {
+    std::string_view digits = *flag;
+    std::optional<int64_t> stages;
+    if (!stagesSeen && consumeFront(digits, "st") && (stages = canonicalNumber(digits)) &&
+        *stages != 0) {
       stagesSeen = true;
-      for (char c : digits)
-        s.stages = s.stages * 10 + (c - '0');
+      s.stages = *stages;
       continue;
     }
     return p.error("has trailing fields after the epilogue: '", *flag,

@@ -31,6 +31,16 @@ using namespace mlir;
 using namespace mxfp4;
 using namespace mxfp4::nv;
 
+/// The splits' partial vectors summed in split order (what makes split-K
+/// results independent of timing); `part(s)` loads split s's.
+static Value sumInSplitOrder(ImplicitLocOpBuilder &b, int64_t splits,
+                             llvm::function_ref<Value(int64_t s)> part) {
+  Value total = part(0);
+  for (int64_t s = 1; s < splits; ++s)
+    total = arith::AddFOp::create(b, total, part(s));
+  return total;
+}
+
 LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op) {
   auto acc = accumulators.find(op.getValue());
   if (acc == accumulators.end())
@@ -145,12 +155,9 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   NVVM::MembarOp::create(b, gpuScope);
   SmallVector<Value> totals;
   for (int64_t q = 0; q < nVec; ++q) {
-    Value total;
-    for (int64_t s = 0; s < op.getSplits(); ++s) {
-      Value part = LLVM::LoadOp::create(b, v4f32, unitPtr(c64(s), q), /*alignment=*/16);
-      total = s ? arith::AddFOp::create(b, total, part).getResult() : part;
-    }
-    totals.push_back(total);
+    totals.push_back(sumInSplitOrder(b, op.getSplits(), [&](int64_t s) -> Value {
+      return LLVM::LoadOp::create(b, v4f32, unitPtr(c64(s), q), /*alignment=*/16);
+    }));
   }
   forEachElement(totals, storeOut);
   auto resetIf = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
@@ -196,13 +203,11 @@ LogicalResult Sm90Emitter::storeClusterSplitK(ImplicitLocOpBuilder &b, ArrayRef<
       auto ifOp = scf::IfOp::create(b, mine, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      Value total;
-      for (int64_t s = 0; s < splits; ++s) {
+      Value total = sumInSplitOrder(b, splits, [&](int64_t s) -> Value {
         Value remote = NVVM::MapaOp::create(b, clusterPtr, unitPtr(q),
                                             arith::ConstantIntOp::create(b, s, 32));
-        Value part = LLVM::LoadOp::create(b, v4f32, remote, /*alignment=*/16);
-        total = s ? arith::AddFOp::create(b, total, part).getResult() : part;
-      }
+        return LLVM::LoadOp::create(b, v4f32, remote, /*alignment=*/16);
+      });
       forEachElementOf(i, j, total, storeOut);
     }
   // No workgroup leaves (and frees its shared memory) while another reads it.
