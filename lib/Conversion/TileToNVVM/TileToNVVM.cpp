@@ -126,9 +126,11 @@ FailureOr<Type> argElementType(func::FuncOp kernel, BlockArgument arg) {
   };
   for (Operation *user : arg.getUsers()) {
     LogicalResult r = success();
+    // The bf16 activations (prefetched in bulk, Sm90Quantize.cpp) and the
+    // image (copied in bulk) are addressed as pointers.
     if (auto l = dyn_cast<tile::LoadOp>(user); l && l.getBase() == arg)
-      r = agree(VectorType::get({8}, BFloat16Type::get(ctx)));
-    else if (isa<tile::LoadQdqOp>(user)) // the image, copied in bulk from its address
+      r = agree(LLVM::LLVMPointerType::get(ctx));
+    else if (isa<tile::LoadQdqOp>(user))
       r = agree(LLVM::LLVMPointerType::get(ctx));
     else if (auto mx = dyn_cast<tile::LoadMxOp>(user))
       r = agree(mx.getData() == arg ? Type(VectorType::get({4}, IntegerType::get(ctx, 32)))
@@ -248,9 +250,9 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
         FailureOr<Type> elem = argElementType(kernel, arg);
         if (failed(elem))
           return failure();
-        // TMA descriptors and the activation image are only addressed
-        // through bulk copies: plain pointers (a memref would reach them
-        // through a 32-bit index).
+        // TMA descriptors, the activations and their image are addressed
+        // by bulk copies and prefetches: plain pointers (a memref would
+        // reach them through a 32-bit index).
         if (isa<LLVM::LLVMPointerType>(*elem))
           argTypes.push_back(*elem);
         else
