@@ -261,8 +261,8 @@ static Error checkGemmArgs(const char *api, Device &dev, int64_t m, const Prepar
     return fail(api, ": M must be >= 1, got ", m);
   if (!out)
     return fail(api, ": the output pointer must not be null");
-  if (reinterpret_cast<uintptr_t>(out) % 2 != 0)
-    return fail(api, ": the output pointer must be 2-byte aligned");
+  if (reinterpret_cast<uintptr_t>(out) % 16 != 0)
+    return fail(api, ": the output pointer must be 16-byte aligned");
   if (&w.device() != &dev)
     return fail(api, ": the weights were prepared for another device");
   // Kernels index with 32 bits; the activation buffer is addressed in 16-byte units.

@@ -361,6 +361,9 @@ TEST_F(Gemm, ApiRejectsBadInput) {
   EXPECT_ERROR_CONTAINS(
       gemmA4W4(dev, nullptr, static_cast<char *>(da.get()) + 2, 4, **prepared, dc.get()),
       "16-byte aligned");
+  EXPECT_ERROR_CONTAINS(
+      gemmA4W4(dev, nullptr, da.get(), 4, **prepared, static_cast<char *>(dc.get()) + 8),
+      "output pointer must be 16-byte aligned");
   GemmA4W4Options bad;
   bad.bm = 24;
   EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), 4, **prepared, dc.get(), bad), "BM");

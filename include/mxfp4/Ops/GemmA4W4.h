@@ -133,7 +133,7 @@ struct GemmA4W4Tile {
 GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m);
 
 /// out[M, N] = quantize(a[M, K]) * W^T on `stream`. `a` and `out` are device
-/// pointers to row-major bf16 (16-byte and 2-byte aligned); M >= 1.
+/// pointers to row-major bf16 (both 16-byte aligned); M >= 1.
 Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const PreparedWeight &w,
                void *out, const GemmA4W4Options &options = {});
 

@@ -128,6 +128,13 @@ private:
                                        llvm::ArrayRef<mlir::Value> init);
   // Sm90Store.cpp
   mlir::LogicalResult lowerStore(mlir::ImplicitLocOpBuilder &b, tile::StoreOp op);
+  /// Stores the bf16 tile `tiles` through shared memory (Sm90Store.cpp):
+  /// 16-byte global stores to `out` (row-major, `ld` columns) from row
+  /// `row0`, column `col0`, for the `valid` rows that exist.
+  mlir::LogicalResult storeThroughShared(mlir::ImplicitLocOpBuilder &b,
+                                         llvm::ArrayRef<mlir::Value> tiles, mlir::Value out,
+                                         mlir::Value row0, mlir::Value col0, mlir::Value ld,
+                                         mlir::Value valid);
   using ElementFn = llvm::function_ref<void(mlir::Value acc, mlir::Value at)>;
   using ElementsOf =
       llvm::function_ref<void(int64_t i, int64_t j, mlir::Value vec, ElementFn body)>;

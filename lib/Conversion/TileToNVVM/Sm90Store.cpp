@@ -1,8 +1,12 @@
 //===- Sm90Store.cpp - The epilogue on sm_90a: output stores, split-K -----===//
 //
-// Each thread stores its accumulator fragments (lane mapping of NvLowering.h:
-// acc[i][j] holds (weight row g, token 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1))
-// to the rows of M that exist. Split-K tiles are first summed over their
+// The accumulator fragments (lane mapping of NvLowering.h: acc[i][j] holds
+// (weight row g, token 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1)) pass through
+// shared memory on their way out: each thread writes its bf16 values into a
+// BM x 128 tile there, and the tile leaves in 16-byte stores, 256
+// contiguous bytes per token row, for the rows of M that exist (written
+// from the fragments, a warp's bf16 stores would cover four 16-byte pieces
+// of four rows). Split-K tiles are first summed over their
 // splits, in split order (the result does not depend on timing):
 // - BM 128, up to kMaxClusterSplits splits (Sm90Pipeline.h): the splits of
 //   a tile are one thread-block cluster (1 x 1 x S, .reqnctapercluster);
@@ -31,6 +35,60 @@ using namespace mlir;
 using namespace mxfp4;
 using namespace mxfp4::nv;
 
+/// Element `at` (index) of the `elem` array at global pointer `base`.
+static Value elementPtr(ImplicitLocOpBuilder &b, Value base, Type elem, Value at) {
+  Value at64 = arith::IndexCastUIOp::create(b, b.getI64Type(), at);
+  return LLVM::GEPOp::create(b, base.getType(), elem, base, ArrayRef<LLVM::GEPArg>{at64});
+}
+
+/// Bytes between the token rows of an output tile staged in shared memory:
+/// 128 bf16 and 16 bytes more, which put the 4 tokens of a warp's stores on
+/// different banks.
+static constexpr int64_t kStagedRowBytes = 128 * 2 + 16;
+
+LogicalResult Sm90Emitter::storeThroughShared(ImplicitLocOpBuilder &b, ArrayRef<Value> tiles,
+                                              Value out, Value row0, Value col0, Value ldv,
+                                              Value valid) {
+  if (cfg.bm * kStagedRowBytes > cfg.shared().barriersOffset())
+    return emitError(b.getLoc()) << "the staged output tile (" << cfg.bm * kStagedRowBytes
+                                 << " bytes) does not fit the workgroup's shared memory";
+  // Every warpgroup's wgmmas have read the last buffers before they are
+  // overwritten.
+  gpu::BarrierOp::create(b);
+  Value col = idxAdd(b, idxMul(b, warp, 16 * cfg.tilesPerWarp()), g);
+  for (int64_t i = 0; i < cfg.tilesPerWarp(); ++i)
+    for (int64_t j = 0; j < cfg.tokenTiles(); ++j)
+      for (int64_t e = 0; e < 4; ++e) {
+        // Element e = 2 hh + tt: (weight row g + 8 hh, token 2t + tt).
+        Value v = vector::ExtractOp::create(b, tiles[i * cfg.tokenTiles() + j],
+                                            ArrayRef<int64_t>{e});
+        v = arith::TruncFOp::create(b, b.getBF16Type(), v);
+        Value token = idxAdd(b, idxMul(b, t, 2), j * 8 + e % 2);
+        Value at = idxAdd(b, idxMul(b, token, kStagedRowBytes),
+                          idxMul(b, idxAdd(b, col, i * 16 + (e / 2) * 8), 2));
+        LLVM::StoreOp::create(b, v, sharedPtr(b, at), /*alignment=*/2);
+      }
+  gpu::BarrierOp::create(b);
+  // 16-byte unit u of the tile: token u / 16, columns 8 (u % 16) + 0..7.
+  auto v4i32 = VectorType::get({4}, b.getI32Type());
+  Value rows = arith::MinUIOp::create(b, valid, idxConst(b, cfg.bm));
+  for (int64_t u0 = 0; u0 < cfg.bm * 16; u0 += cfg.threads()) {
+    Value u = idxAdd(b, tid, u0);
+    Value row = idxDiv(b, u, 16), unit = idxRem(b, u, 16);
+    Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, rows);
+    auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value v = LLVM::LoadOp::create(
+        b, v4i32, sharedPtr(b, idxAdd(b, idxMul(b, row, kStagedRowBytes), idxMul(b, unit, 16))),
+        /*alignment=*/16);
+    Value at = idxAdd(b, arith::MulIOp::create(b, idxAdd(b, row0, row), ldv),
+                      idxAdd(b, col0, idxMul(b, unit, 8)));
+    LLVM::StoreOp::create(b, v, elementPtr(b, out, b.getBF16Type(), at), /*alignment=*/16);
+  }
+  return success();
+}
+
 /// The splits' partial vectors summed in split order (what makes split-K
 /// results independent of timing); `part(s)` loads split s's.
 static Value sumInSplitOrder(ImplicitLocOpBuilder &b, int64_t splits,
@@ -47,10 +105,13 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
     return op.emitOpError() << "on sm_90a only accumulator tiles can be stored";
   if (op.getScatter())
     return op.emitOpError() << "scattered stores (MoE) are not lowered for sm_90a yet";
-  Value base = mapping.lookup(op.getBase()), row0 = mapping.lookup(op.getRow()),
-        col0 = mapping.lookup(op.getCol()), ldv = mapping.lookup(op.getLd()),
-        valid = mapping.lookup(op.getValidRows());
-  Type elem = cast<MemRefType>(base.getType()).getElementType();
+  Value row0 = mapping.lookup(op.getRow()), col0 = mapping.lookup(op.getCol()),
+        ldv = mapping.lookup(op.getLd()), valid = mapping.lookup(op.getValidRows());
+  // The output is a plain pointer argument (TileToNVVM.cpp): 16-byte
+  // stores need its address.
+  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  Value out = LLVM::AddrSpaceCastOp::create(b, globalPtr, mapping.lookup(op.getBase()));
+  Type elem = cast<MemRefType>(op.getBase().getType()).getElementType();
   Value nrow = idxAdd(b, idxAdd(b, col0, idxMul(b, warp, 16 * cfg.tilesPerWarp())), g);
   /// Calls `body(value, index)` for each valid output element of
   /// accumulator vector (i, j) `vec` of this thread.
@@ -79,9 +140,12 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   auto storeOut = [&](Value v, Value at) {
     if (elem.isBF16())
       v = arith::TruncFOp::create(b, b.getBF16Type(), v);
-    memref::StoreOp::create(b, v, base, ValueRange{at});
+    LLVM::StoreOp::create(b, v, elementPtr(b, out, elem, at),
+                          /*alignment=*/elem.getIntOrFloatBitWidth() / 8);
   };
   if (!op.getWorkspace()) {
+    if (elem.isBF16())
+      return storeThroughShared(b, acc->second, out, row0, col0, ldv, valid);
     forEachElement(acc->second, storeOut);
     return success();
   }
@@ -99,7 +163,6 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   // release/acquire pattern through the counter), and unlike atomic or
   // volatile ones they are free to overlap.
   auto i64 = b.getI64Type();
-  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
   auto v4f32 = VectorType::get({4}, b.getF32Type());
   Value ws = LLVM::AddrSpaceCastOp::create(b, globalPtr, mapping.lookup(op.getWorkspace()));
   Value counters = mapping.lookup(op.getCounters());

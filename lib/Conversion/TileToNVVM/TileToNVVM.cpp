@@ -144,9 +144,9 @@ FailureOr<Type> argElementType(func::FuncOp kernel, BlockArgument arg) {
       r = agree(q.getQdq() == arg || q.getDumpData() == arg ? Type(IntegerType::get(ctx, 32))
                                                             : Type(IntegerType::get(ctx, 8)));
     else if (auto s = dyn_cast<tile::StoreOp>(user))
-      r = agree(s.getBase() == arg        ? cast<MemRefType>(arg.getType()).getElementType()
-                : s.getWorkspace() == arg ? Type(LLVM::LLVMPointerType::get(ctx))
-                                          : Type(IntegerType::get(ctx, 32)));
+      r = agree(s.getBase() == arg || s.getWorkspace() == arg
+                    ? Type(LLVM::LLVMPointerType::get(ctx))
+                    : Type(IntegerType::get(ctx, 32)));
     else
       return user->emitOpError()
              << "uses a kernel buffer in a way the sm_90a lowering does not know";
@@ -250,8 +250,9 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
         FailureOr<Type> elem = argElementType(kernel, arg);
         if (failed(elem))
           return failure();
-        // TMA descriptors, the activations and their image are addressed
-        // by bulk copies and prefetches: plain pointers (a memref would
+        // TMA descriptors, the activations, their image and the output
+        // are addressed by bulk copies, prefetches and 16-byte stores:
+        // plain pointers (a memref would
         // reach them through a 32-bit index).
         if (isa<LLVM::LLVMPointerType>(*elem))
           argTypes.push_back(*elem);
