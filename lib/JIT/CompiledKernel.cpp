@@ -40,9 +40,15 @@ LaunchGeometry CompiledKernel::geometry(int64_t m) const {
   g.block[0] = spec.arch == Arch::GFX950 ? 256 : 128;
   if (spec.arch == Arch::SM90A && !isQuantizer(spec.op)) {
     g.block[0] = unsigned(128 * sm90::gemmWarpgroups(spec.bm, spec.twoWarpgroups));
-    g.sharedBytes = unsigned(
-        sm90::sharedLayout(spec.bm, spec.bk, spec.op == OpKind::GemmQdqA4W4, spec.stages)
-            .totalBytes());
+    const sm90::SharedLayout layout = sm90::sharedLayout(
+        spec.bm, spec.bk, spec.op == OpKind::GemmQdqA4W4, spec.stages, spec.persistent);
+    g.sharedBytes = unsigned(layout.totalBytes());
+    if (spec.persistent) {
+      // Tile t is N tile t % (N / BN), M tile t / (N / BN) (TileToNVVM.cpp).
+      g.grid[0] *= g.grid[1];
+      g.grid[1] = 1;
+      g.persistentPerSm = unsigned(sm90::workgroupsPerSm(layout));
+    }
     // gemm_qdqa4w4 waits for qdq_mxfp4's image after its prologue.
     g.programmaticDependent = spec.op == OpKind::GemmQdqA4W4;
   }

@@ -89,6 +89,10 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
     kernel->setAttr(tile::kWeightScalesBelow128Attr, mlir::UnitAttr::get(module.getContext()));
   if (spec.twoWarpgroups)
     kernel->setAttr(tile::kTwoWarpgroupsAttr, mlir::UnitAttr::get(module.getContext()));
+  if (spec.persistent)
+    kernel->setAttr(tile::kPersistentAttr,
+                    mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64),
+                                           spec.n / spec.bn));
   if (spec.stages)
     kernel->setAttr(tile::kStagesAttr,
                     mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64),

@@ -96,6 +96,8 @@ std::string KernelSpec::name() const {
     s += strCat("_st", stages);
   if (twoWarpgroups)
     s += "_wg2";
+  if (persistent)
+    s += "_ps";
   return s;
 }
 
@@ -276,12 +278,18 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
     s.epilogue = Epilogue::BF16DumpQuant;
   else if (*ep != "bf16")
     return p.error("unknown epilogue '", *ep, "'; expected bf16 or bf16dq");
-  // Optional variants, in this order: "fold", "st<N>", "wg2".
+  // Optional variants, in this order: "fold", "st<N>", "wg2", "ps".
   bool stagesSeen = false;
   while (!p.done()) {
-    Expected<std::string_view> flag = p.next("'fold', 'st<N>' or 'wg2'");
+    Expected<std::string_view> flag = p.next("'fold', 'st<N>', 'wg2' or 'ps'");
     if (!flag)
       return flag.takeError();
+    if (s.persistent)
+      return p.error("has trailing fields after 'ps': '", *flag, "'");
+    if (*flag == "ps") {
+      s.persistent = true;
+      continue;
+    }
     if (s.twoWarpgroups)
       return p.error("has trailing fields after 'wg2': '", *flag, "'");
     if (*flag == "wg2") {
@@ -357,6 +365,8 @@ static Error verifyQuantizeMx(const KernelSpec &s) {
     return fail("has no K pipeline: the stage count must be 0, got ", s.stages);
   if (s.twoWarpgroups)
     return fail("has no MMA warpgroups: '_wg2' does not apply");
+  if (s.persistent)
+    return fail("has no tile loop: '_ps' does not apply");
   return Error::success();
 }
 
@@ -373,6 +383,10 @@ Error verifyKernelSpec(const KernelSpec &s) {
     return fail("two warpgroups (_wg2) are a variant of the sm_90a gemm_qdqa4w4 below BM 128 "
                 "(BM 128 always has two), not of ",
                 toString(s.op), " on ", arch, " with BM ", s.bm);
+  if (s.persistent && (s.arch != Arch::SM90A || s.op != OpKind::GemmQdqA4W4 || s.splitK != 1))
+    return fail("a persistent grid (_ps) is a variant of the sm_90a gemm_qdqa4w4 without "
+                "split-K, not of ",
+                toString(s.op), " on ", arch, " with split-K ", s.splitK);
   const bool preQuantized = s.op == OpKind::GemmMxA4W4 || s.op == OpKind::GemmQdqA4W4;
   if (preQuantized && s.arch != Arch::SM90A)
     return fail(toString(s.op), " (pre-quantized activations) is implemented for sm_90a only, got ",
@@ -395,9 +409,15 @@ Error verifyKernelSpec(const KernelSpec &s) {
     if (s.bm * s.bk > 128 * 128)
       return fail("gemm_a4w4 on sm_90a: BM x BK = ", s.bm * s.bk,
                   " exceeds the 64 KiB of shared memory (at most 16384)");
+    const sm90::SharedLayout layout =
+        sm90::sharedLayout(s.bm, s.bk, s.op == OpKind::GemmQdqA4W4, s.stages, s.persistent);
+    // A persistent workgroup issues the next tile's first S - 1 steps from
+    // inside this tile's loop.
+    if (s.persistent && s.k / s.bk < layout.stages - 1)
+      return fail("gemm_qdqa4w4 on sm_90a: a persistent grid needs at least ",
+                  layout.stages - 1, " K steps (its stages less one), got ", s.k / s.bk);
     if (s.stages != 0) {
-      const int64_t bytes =
-          sm90::sharedLayout(s.bm, s.bk, s.op == OpKind::GemmQdqA4W4, s.stages).totalBytes();
+      const int64_t bytes = layout.totalBytes();
       if (s.stages < 2 || s.stages > 8 || bytes > sm90::kMaxSharedBytes)
         return fail("gemm_a4w4 on sm_90a: stages must be 2..8 and fit ",
                     sm90::kMaxSharedBytes / 1024, " KiB of shared memory; ", s.stages,

@@ -287,6 +287,8 @@ static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W
     tile.stages = *o.stages;
   if (o.twoWarpgroups)
     tile.twoWarpgroups = *o.twoWarpgroups;
+  if (o.persistent)
+    tile.persistent = *o.persistent;
   return tile;
 }
 
@@ -360,6 +362,7 @@ static Expected<KernelSpec> preQuantizedSpec(OpKind op, const PreparedWeight &w,
   // Two warpgroups are a variant of the kernel on the image only (a
   // quantization dump takes gemm_mxa4w4 with the same tile).
   spec->twoWarpgroups = tile.twoWarpgroups && op == OpKind::GemmQdqA4W4 && tile.bm < 128;
+  spec->persistent = tile.persistent && op == OpKind::GemmQdqA4W4 && tile.splitK == 1;
   if (tile.bk)
     spec->bk = tile.bk;
   if (Error e = chooseFold(*spec, w, options))

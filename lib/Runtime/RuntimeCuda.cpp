@@ -7,6 +7,7 @@
 
 #include "mxfp4/Runtime/Device.h"
 
+#include <algorithm>
 #include <dlfcn.h>
 #include <mutex>
 #include <unordered_map>
@@ -23,6 +24,7 @@ using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
 constexpr int kComputeMajor = 75, kComputeMinor = 76; // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_*
+constexpr int kMultiprocessorCount = 16;              // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
 constexpr int kMaxDynamicShared = 8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 constexpr int kProgrammaticStreamSerialization = 6; // CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_...
 
@@ -147,8 +149,9 @@ Error check(CUresult r, const char *call, std::string_view kernel = "") {
 
 class CudaDevice final : public Device {
 public:
-  CudaDevice(CUdevice dev, CUcontext ctx, std::string name, Arch arch)
-      : dev(dev), ctx(ctx), devName(std::move(name)), devArch(arch) {}
+  CudaDevice(CUdevice dev, CUcontext ctx, std::string name, Arch arch, int multiprocessors)
+      : dev(dev), ctx(ctx), devName(std::move(name)), devArch(arch),
+        multiprocessors(multiprocessors) {}
 
   Arch arch() const override { return devArch; }
   std::string name() const override { return devName; }
@@ -194,11 +197,15 @@ public:
   }
   Error synchronize() override { return check(api().cuCtxSynchronize(), "cuCtxSynchronize"); }
 
-  Error launch(const CompiledKernel &k, const LaunchGeometry &g, void **args,
+  Error launch(const CompiledKernel &k, const LaunchGeometry &geometry, void **args,
                void *stream) override {
     Expected<CUfunction> fn = function(k);
     if (!fn)
       return fn.takeError();
+    LaunchGeometry g = geometry;
+    // A persistent grid: as many workgroups as are resident at once.
+    if (g.persistentPerSm && multiprocessors > 0)
+      g.grid[0] = std::min(g.grid[0], g.persistentPerSm * unsigned(multiprocessors));
     if (g.programmaticDependent && api().cuLaunchKernelEx) {
       // May start while the previous kernel in the stream runs: the kernel
       // waits for it (griddepcontrol.wait) after its prologue.
@@ -279,6 +286,7 @@ private:
   CUcontext ctx;
   std::string devName;
   Arch devArch;
+  int multiprocessors; ///< 0 if the driver did not say
   std::mutex mutex;
   std::unordered_map<std::string, CUfunction> functions;
 };
@@ -304,6 +312,8 @@ Expected<std::unique_ptr<Device>> openCudaDevice(int ordinal) {
   int major = 0, minor = 0;
   (void)api.cuDeviceGetAttribute(&major, kComputeMajor, dev);
   (void)api.cuDeviceGetAttribute(&minor, kComputeMinor, dev);
+  int multiprocessors = 0;
+  (void)api.cuDeviceGetAttribute(&multiprocessors, kMultiprocessorCount, dev);
   if (major != 9 || minor != 0)
     return Error(std::string(name) + " is sm_" + std::to_string(major) + std::to_string(minor) +
                  "; mxfp4-jit's NVIDIA target is sm_90a (H100/H200)");
@@ -312,7 +322,7 @@ Expected<std::unique_ptr<Device>> openCudaDevice(int ordinal) {
     return e;
   if (auto e = check(api.cuCtxSetCurrent(ctx), "cuCtxSetCurrent"))
     return e;
-  return std::make_unique<CudaDevice>(dev, ctx, name, Arch::SM90A);
+  return std::make_unique<CudaDevice>(dev, ctx, name, Arch::SM90A, multiprocessors);
 }
 
 } // namespace mxfp4

@@ -44,6 +44,9 @@ static cl::opt<int64_t> bkOpt("bk", cl::desc("K tile (default: the arch's)"), cl
 static cl::opt<bool> twoWgOpt("two-warpgroups",
                               cl::desc("sm_90a gemm_qdqa4w4 below BM 128: two warpgroups"),
                               cl::init(false));
+static cl::opt<bool> persistentOpt("persistent",
+                                   cl::desc("sm_90a gemm_qdqa4w4: a persistent grid"),
+                                   cl::init(false));
 static cl::opt<int64_t> stagesOpt("stages", cl::desc("sm_90a TMA stages (default: the tile's)"),
                                   cl::init(0));
 static cl::opt<bool> foldOpt("folded-scales",
@@ -112,6 +115,7 @@ int main(int argc, char **argv) {
       spec->bk = bkOpt;
     spec->stages = stagesOpt;
     spec->twoWarpgroups = twoWgOpt;
+    spec->persistent = persistentOpt;
     spec->foldedScales = foldOpt;
     if (Error e = verifyKernelSpec(*spec))
       return fail(e.message());

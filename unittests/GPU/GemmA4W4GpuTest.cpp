@@ -347,6 +347,48 @@ TEST_F(Gemm, TileShapesAgreeBitForBit) {
     }
 }
 
+TEST_F(Gemm, PersistentGridAgreesBitForBit) {
+  // A persistent grid takes several tiles per workgroup (here up to four:
+  // more tiles than resident workgroups), its stages counting steps across
+  // tiles and receiving the next tile's first steps early; each output sums
+  // in the same K order as one tile per workgroup, so the outputs are equal.
+  OPEN_DEVICE_OR_SKIP(dev);
+  const int64_t n = 1536;
+  for (int64_t k : {512, 768, 2048})
+    for (int64_t m : {129, 2047, 4000}) {
+      SCOPED_TRACE(testing::Message() << "K=" << k << " M=" << m << " seed=" << seed);
+      HostWeights w = randomWeights(rng, n, k);
+      auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
+      ASSERT_OK(prepared);
+      std::vector<uint16_t> a = randomActivations(rng, m, k);
+      DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * n * 2));
+      da.upload(a);
+      std::vector<uint16_t> first;
+      for (auto [persistent, stages] :
+           {std::pair<bool, int64_t>{false, 0}, {true, 0}, {true, 2}, {true, 3}}) {
+        if (persistent && stages - 1 > k / 128)
+          continue;
+        GemmA4W4Options o;
+        o.bm = 128;
+        o.splitK = 1;
+        o.preQuantize = true;
+        o.persistent = persistent;
+        if (stages)
+          o.stages = stages;
+        dc.fill(uint8_t(0x5A + stages + persistent));
+        ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), o));
+        ASSERT_OK(dev.synchronize());
+        std::vector<uint16_t> c = dc.download<uint16_t>(size_t(m * n));
+        if (first.empty()) {
+          first = c;
+          continue;
+        }
+        const std::string what = "persistent, " + std::to_string(stages) + " stages";
+        EXPECT_EQ(bf16Differences(c, first, what, "one tile per workgroup"), 0) << what;
+      }
+    }
+}
+
 TEST_F(Gemm, ApiRejectsBadInput) {
   OPEN_DEVICE_OR_SKIP(dev);
   HostWeights w = randomWeights(rng, 256, 512);

@@ -247,6 +247,39 @@ TEST(KernelName, TwoWarpgroups) {
   EXPECT_ERROR_CONTAINS(parseKernelName(q->name() + "_wg2"), "no MMA warpgroups");
 }
 
+TEST(KernelName, Persistent) {
+  // gemm_qdqa4w4 without split-K may run as a persistent grid ("_ps", last);
+  // it needs K steps for the look-ahead of its stages and room for its
+  // output tile next to them.
+  auto g = makeGemmA4W4Spec(Arch::SM90A, 7168, 768, 128, kDefaultScaleRounding,
+                            Activation::None, {0.0f, 0.0f}, OpKind::GemmQdqA4W4);
+  ASSERT_OK(g);
+  g->foldedScales = true;
+  g->stages = 3;
+  g->persistent = true;
+  const std::string name = g->name();
+  EXPECT_EQ(name.substr(name.size() - 12), "_fold_st3_ps") << name;
+  auto back = parseKernelName(name);
+  ASSERT_OK(back);
+  EXPECT_TRUE(back->persistent);
+  EXPECT_EQ(back->name(), name);
+  EXPECT_ERROR_CONTAINS(parseKernelName(name + "_fold"), "trailing fields after 'ps'");
+  g->stages = 5; // 5 x 40.5 KiB of stages and the 34 KiB output tile
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "stages must be 2..8 and fit");
+  g->stages = 0;
+  g->k = 256; // 2 steps, 4 stages
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "needs at least 3 K steps");
+  g->k = 768;
+  g->splitK = 2;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "without split-K");
+  auto inl = makeGemmA4W4Spec(Arch::SM90A, 7168, 768, 128);
+  ASSERT_OK(inl);
+  EXPECT_ERROR_CONTAINS(parseKernelName(inl->name() + "_ps"), "not of gemm_a4w4");
+  auto q = makeQuantizeMxSpec(Arch::SM90A, 7168, 64);
+  ASSERT_OK(q);
+  EXPECT_ERROR_CONTAINS(parseKernelName(q->name() + "_ps"), "no tile loop");
+}
+
 TEST(KernelName, MutatedNamesNeverCrash) {
   uint64_t seed = test::freshSeed();
   std::mt19937_64 rng(seed);

@@ -85,6 +85,21 @@ TEST(Sm90Pipeline, StagedActivationsFitAndAlign) {
   EXPECT_EQ(k.geometry(300).sharedBytes, unsigned(sm90::sharedLayout(128, 128, true).totalBytes()));
   // It waits for qdq_mxfp4 itself: launched as its programmatic dependent.
   EXPECT_TRUE(k.geometry(300).programmaticDependent);
+  EXPECT_EQ(k.geometry(300).persistentPerSm, 0u);
+  // Persistent: one linear grid of all 66 x 3 tiles, which the launch may
+  // shrink to the resident workgroups; the output tile has its own region
+  // between the four stages and the barriers.
+  k.spec.persistent = true;
+  LaunchGeometry g = k.geometry(300);
+  EXPECT_EQ(g.grid[0], 66u * 3u);
+  EXPECT_EQ(g.grid[1], 1u);
+  EXPECT_EQ(g.persistentPerSm, 1u);
+  const sm90::SharedLayout p = sm90::sharedLayout(128, 128, true, 0, /*persistent=*/true);
+  EXPECT_EQ(p.stages, 4);
+  EXPECT_EQ(p.outputOffset(), 4 * p.stageBytes());
+  EXPECT_EQ(p.barriersOffset(), p.outputOffset() + 128 * sm90::kStagedRowBytes);
+  EXPECT_EQ(g.sharedBytes, unsigned(p.totalBytes()));
+  EXPECT_LE(p.totalBytes(), sm90::kMaxSharedBytes);
 }
 
 // The activation image is a permutation of whole 128-row blocks, and a

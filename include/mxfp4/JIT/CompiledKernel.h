@@ -36,6 +36,9 @@ struct LaunchGeometry {
   /// be launched before that kernel finishes (CUDA programmatic dependent
   /// launch; runtimes without it launch as usual).
   bool programmaticDependent = false;
+  /// A persistent kernel loops over grid[0] tiles: the launch may shrink
+  /// grid[0] to this many workgroups per multiprocessor (0: not persistent).
+  unsigned persistentPerSm = 0;
 };
 
 struct CompiledKernel {

@@ -82,6 +82,11 @@ struct KernelSpec {
   /// warpgroups instead of one, each warp converting 16 weight rows instead
   /// of 32 (as BM 128 does). Named by a trailing "_wg2".
   bool twoWarpgroups = false;
+  /// sm_90a gemm_qdqa4w4 without split-K: a persistent grid, one or two
+  /// workgroups per SM, each looping over output tiles; its TMA stages
+  /// receive the next tile's first K steps while it finishes one, so no
+  /// tile waits for its first copies. Named by a trailing "_ps".
+  bool persistent = false;
 
   /// The canonical name (see the file comment).
   std::string name() const;

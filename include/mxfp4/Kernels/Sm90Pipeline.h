@@ -7,6 +7,7 @@
 //   [activations: 2 buffers of BM x BK bf16]      (none with staged activations)
 //   [stages: S x ([BM x BK bf16 activations, staged kernels only],
 //                 BK/128 weight boxes of 8 KiB, then BK/128 scale boxes of 512 B)]
+//   [persistent kernels: the output tile, BM x kStagedRowBytes]
 //   [S mbarriers of 8 bytes]
 //
 // Kernels that quantize (or dequantize MXFP4) in the K loop write the
@@ -58,11 +59,20 @@ constexpr bool clusterSplitK(int64_t bm, int64_t splits) {
   return bm == 128 && splits > 1 && splits <= kMaxClusterSplits;
 }
 
+/// Bytes between the token rows of an output tile staged in shared memory
+/// on its way out (Conversion/TileToNVVM/Sm90Store.cpp): 128 bf16 and 16
+/// bytes more, which put the 4 tokens of a warp's stores on different banks.
+inline constexpr int64_t kStagedRowBytes = 128 * 2 + 16;
+
 struct SharedLayout {
   int64_t activationBytes; ///< both activation buffers, at offset 0
   int64_t stages;          ///< weight stages (K steps in flight)
   int64_t chunks;          ///< 128-K chunks per stage (BK / 128)
   int64_t stagedActivationBytes = 0; ///< a step's activations in each stage
+  /// The output tile's own region after the stages (persistent kernels,
+  /// whose stages already receive the next tile while one is stored);
+  /// other kernels stage it from byte 0.
+  int64_t outputBytes = 0;
   /// One stage: its activations (if staged), weight boxes, then scale boxes.
   constexpr int64_t stageBytes() const {
     return stagedActivationBytes + chunks * (kWeightBoxBytes + kScaleBoxBytes);
@@ -72,7 +82,8 @@ struct SharedLayout {
     return stagedActivationBytes + chunks * kWeightBoxBytes;
   }
   constexpr int64_t stagesOffset() const { return activationBytes; }
-  constexpr int64_t barriersOffset() const { return activationBytes + stages * stageBytes(); }
+  constexpr int64_t outputOffset() const { return activationBytes + stages * stageBytes(); }
+  constexpr int64_t barriersOffset() const { return outputOffset() + outputBytes; }
   constexpr int64_t totalBytes() const { return barriersOffset() + stages * 8; }
 };
 
@@ -81,24 +92,27 @@ struct SharedLayout {
 /// BM <= 32 workgroups share an SM; BM 128 keeps five steps, the most with
 /// which two of its workgroups still share an SM.
 /// With `stagedActivations` each stage also holds the step's BM x BK bf16
-/// activations: BM 128 keeps five stages (202.5 KiB, one workgroup per SM),
-/// smaller tiles as many as fit 74 KiB (three workgroups per SM), 3..6 (the
-/// staged K loop refills a stage one step after its wgmmas: 3 keep one
-/// workgroup busy). `stages` (KernelSpec::stages) overrides the count: 2
-/// stages of BM 128 let two workgroups share an SM and hide each other's
-/// waits.
+/// activations: BM 128 keeps five stages (202.5 KiB, one workgroup per SM;
+/// four when `persistent` adds its output region), smaller tiles as many as
+/// fit 74 KiB (three workgroups per SM), 3..6 (the staged K loop refills a
+/// stage one step after its wgmmas: 3 keep one workgroup busy). `stages`
+/// (KernelSpec::stages) overrides the count: 2 stages of BM 128 let two
+/// workgroups share an SM and hide each other's waits.
 constexpr SharedLayout sharedLayout(int64_t bm, int64_t bk, bool stagedActivations = false,
-                                    int64_t stages = 0) {
+                                    int64_t stages = 0, bool persistent = false) {
   const int64_t chunks = bk / 128;
+  const int64_t output = persistent ? bm * kStagedRowBytes : 0;
   if (stagedActivations) {
-    SharedLayout l{0, 0, chunks, bm * bk * 2};
+    SharedLayout l{0, 0, chunks, bm * bk * 2, output};
     int64_t fit = 74 * 1024 / l.stageBytes();
-    l.stages = stages ? stages : bm == 128 ? 5 : (fit < 3 ? 3 : (fit > 6 ? 6 : fit));
+    l.stages = stages                 ? stages
+               : bm == 128            ? (persistent ? 4 : 5)
+                                      : (fit < 3 ? 3 : (fit > 6 ? 6 : fit));
     return l;
   }
   if (!stages)
     stages = bm == 128 ? 5 : (chunks == 1 ? 4 : 3);
-  return {2 * bm * bk * 2, stages, chunks};
+  return {2 * bm * bk * 2, stages, chunks, 0, output};
 }
 
 /// Warpgroups of a GEMM workgroup: BM 128 has two (each warp converts 16

@@ -99,6 +99,9 @@ struct GemmA4W4Options {
   /// Override whether sm_90a dequantize-once GEMMs below BM 128 use two
   /// warpgroups.
   std::optional<bool> twoWarpgroups;
+  /// Override whether sm_90a dequantize-once GEMMs without split-K run as a
+  /// persistent grid (workgroups looping over output tiles).
+  std::optional<bool> persistent;
   /// Override the table's choice between quantizing the activations inline
   /// in every workgroup (false) and once, in a separate quant_mxfp4 pass,
   /// before a gemm_mxa4w4 (true; sm_90a).
@@ -127,6 +130,7 @@ struct GemmA4W4Tile {
   bool preQuantize = false; ///< quant_mxfp4 once, then gemm_mxa4w4 (sm_90a)
   int64_t stages = 0;       ///< sm_90a TMA stages; 0: the tile's default
   bool twoWarpgroups = false; ///< sm_90a gemm_qdqa4w4 below BM 128: 8 warps
+  bool persistent = false;    ///< sm_90a gemm_qdqa4w4 without split-K: a persistent grid
 };
 
 /// The tile for (arch, N, K, M): the one table later tuning replaces.

@@ -39,6 +39,7 @@
 #include "mxfp4/Dialect/Tile/TileOps.h"
 #include "mxfp4/Kernels/Sm90Pipeline.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
@@ -63,6 +64,12 @@ struct Config {
   int64_t stages = 0;
   /// Two warpgroups below BM 128 (mxtile.two_warpgroups).
   bool twoWarpgroups = false;
+  /// A persistent grid (mxtile.persistent): each workgroup loops over the
+  /// output tiles, its stages receiving the next tile's first steps while
+  /// it finishes one (TileToNVVM.cpp, Sm90StagedKLoop.cpp); 0: one tile per
+  /// workgroup, else the number of N tiles.
+  int64_t persistentTilesX = 0;
+  bool persistent() const { return persistentTilesX != 0; }
   /// Warpgroups per workgroup: 2 for BM 128 or when asked (each warp then
   /// owns 16 weight rows, one wgmma per warpgroup and MMA step), else 1
   /// (each warp owns 32 rows).
@@ -72,7 +79,7 @@ struct Config {
   int64_t tilesPerWarp() const { return 2 / warpgroups(); }
   /// Shared memory of a GEMM workgroup (dynamic: it exceeds 48 KiB).
   sm90::SharedLayout shared() const {
-    return sm90::sharedLayout(bm, bk, stagedActivations, stages);
+    return sm90::sharedLayout(bm, bk, stagedActivations, stages, persistent());
   }
 
   int64_t chunksPerStep() const { return bk / 128; }
@@ -104,9 +111,17 @@ public:
   /// Lowers one op of the kernel body.
   mlir::LogicalResult lower(mlir::ImplicitLocOpBuilder &b, mlir::Operation *op);
 
+  /// The persistent kernel (Sm90Persistent.cpp): the body of `kernel`
+  /// lowered inside the loop over this workgroup's tiles.
+  mlir::LogicalResult lowerPersistent(mlir::ImplicitLocOpBuilder &b, mlir::func::FuncOp kernel);
+
   mlir::IRMapping mapping;
 
 private:
+  /// Coordinate `id` of linear tile `tile` of a persistent kernel.
+  mlir::Value tileCoordinate(mlir::ImplicitLocOpBuilder &b, tile::TileIdOp id, mlir::Value tile);
+  /// `v` (index math of the kernel body) as it is for linear tile `tile`.
+  mlir::Value valueForTile(mlir::ImplicitLocOpBuilder &b, mlir::Value v, mlir::Value tile);
   mlir::LogicalResult lowerKLoop(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop);
   /// One K step of a pipelined loop: given the induction variable, the trip
   /// number, this step's weight registers and the accumulators (updated in
@@ -203,9 +218,15 @@ private:
   /// later the activations, so the weights need not wait for the kernel
   /// that writes the image (griddepcontrol.wait between the two).
   enum class StageParts { All, Weights, Activations };
+  /// Persistent kernels: `slot` is the workgroup's step counted across
+  /// tiles (its stage and phase; default `st`), `tile` the linear tile
+  /// whose step it is (default this one), and `enable` a further condition.
+  struct StageTarget {
+    mlir::Value slot, tile, enable;
+  };
   void issueStage(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop, tile::LoadWeightOp w,
                   mlir::Value st, mlir::Value steps, tile::LoadQdqOp act = {},
-                  StageParts parts = StageParts::All);
+                  StageParts parts = StageParts::All, StageTarget target = {});
   /// Waits for step `st`'s stage to land and reads this thread's fragments.
   WeightRegs loadWeights(mlir::ImplicitLocOpBuilder &b, mlir::Value st);
   /// A pointer to byte `offset` of shared memory.
@@ -234,6 +255,9 @@ private:
   /// Accumulator tiles: tilesPerWarp() x tokenTiles() vector<4xf32>, [i][j].
   llvm::DenseMap<mlir::Value, llvm::SmallVector<mlir::Value>> accumulators;
   mlir::Value tid, lane, warp, g, t;
+  /// Persistent kernels: this workgroup's tile iteration, its linear tile,
+  /// the next one it takes, and the number of tiles.
+  mlir::Value tileIter, currentTile, nextTile, tileCount;
 };
 
 // Sm90Mma.cpp: E2M1/E8M0 -> BF16 in registers.

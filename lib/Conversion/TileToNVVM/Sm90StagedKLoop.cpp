@@ -15,7 +15,9 @@
 // every warpgroup is past step ks-1; start step ks+S-1 into stage
 // (ks+S-1) % S = (ks-1) % S. With two stages (S-1 = 1) that is step ks+1,
 // so the barrier and its copies come before its weights are read.
-// After the loop one wait drains the last wgmmas.
+// After the loop one wait drains the last wgmmas. A persistent kernel
+// (Sm90Persistent.cpp) counts stages across its tiles and, once a tile's
+// steps run out, issues the next tile's first steps instead.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,28 +42,54 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
   Value lb = mapping.lookup(loop.getLowerBound()), ub = mapping.lookup(loop.getUpperBound()),
         step = mapping.lookup(loop.getStep());
   Value steps = arith::DivUIOp::create(b, arith::SubIOp::create(b, ub, lb), step);
+  // A persistent kernel counts steps across its tiles (Sm90Persistent.cpp):
+  // this tile's step st is the workgroup's step base + st.
+  const bool persistent = cfg.persistent();
+  Value base = persistent ? arith::MulIOp::create(b, tileIter, steps).getResult() : Value();
+  auto slot = [&](Value st) { return persistent ? idxAdd(b, base, st) : st; };
   // Step st's activations, weights and scales start their trip into stage st % S.
   auto issue = [&](Value st, StageParts parts = StageParts::All) {
     issueStage(b, loop, weight, st, steps, act, parts);
   };
+  // Step st of this tile, S - 1 steps ahead; past the last, a persistent
+  // kernel's next tile's step st - steps (if it has a next tile).
+  auto issueAhead = [&](Value st) {
+    if (!persistent)
+      return issue(st);
+    issueStage(b, loop, weight, st, steps, act, StageParts::All, {slot(st), Value(), Value()});
+    Value past = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, st, steps);
+    Value more = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, nextTile, tileCount);
+    issueStage(b, loop, weight, arith::SubIOp::create(b, st, steps), steps, act,
+               StageParts::All, {slot(st), nextTile, arith::AndIOp::create(b, past, more)});
+  };
 
-  initStages(b);
-  // The prologue's weights start before the wait for the kernel that writes
-  // the image (qdq_mxfp4; launched as its programmatic dependent, this
-  // kernel may start before it ends), the activations after it.
-  for (int64_t st = 0; st + 1 < stages; ++st)
-    issue(idxConst(b, st), StageParts::Weights);
-  NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
-  for (int64_t st = 0; st + 1 < stages; ++st)
-    issue(idxConst(b, st), StageParts::Activations);
-  WeightRegs first = loadWeights(b, idxConst(b, 0));
+  if (persistent) {
+    // Barriers and the wait for the image come before the tile loop; later
+    // tiles' first steps were issued by the tile before.
+    Value firstTile = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tileIter, idxConst(b, 0));
+    for (int64_t st = 0; st + 1 < stages; ++st)
+      issueStage(b, loop, weight, idxConst(b, st), steps, act, StageParts::All,
+                 {idxConst(b, st), Value(), firstTile});
+  } else {
+    initStages(b);
+    // The prologue's weights start before the wait for the kernel that
+    // writes the image (qdq_mxfp4; launched as its programmatic dependent,
+    // this kernel may start before it ends), the activations after it.
+    for (int64_t st = 0; st + 1 < stages; ++st)
+      issue(idxConst(b, st), StageParts::Weights);
+    NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
+    for (int64_t st = 0; st + 1 < stages; ++st)
+      issue(idxConst(b, st), StageParts::Activations);
+  }
+  WeightRegs first = loadWeights(b, slot(idxConst(b, 0)));
 
   auto body = [&](Value, Value trip, const WeightRegs &regs,
                   MutableArrayRef<Value> accs) -> WeightRegs {
     // The stage's activations start at its first byte (a word offset from
     // shared byte 0, as mmaStep wants).
-    Value stageWords = idxAdd(b, idxMul(b, idxRem(b, trip, stages), l.stageBytes() / 4),
-                              l.stagesOffset() / 4);
+    Value stageWords =
+        idxAdd(b, idxMul(b, idxRem(b, slot(trip), stages), l.stageBytes() / 4),
+               l.stagesOffset() / 4);
     // Once it has issued step ks's wgmmas, step ks-1's, the last readers
     // of their stage, have completed (Sm90Wgmma.cpp).
     mmaStep(b, regs, stageWords, accs);
@@ -71,12 +99,12 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
       // start now, and is waited for at once (two workgroups per SM hide
       // each other's waits).
       gpu::BarrierOp::create(b);
-      issue(idxAdd(b, trip, 1));
-      return loadWeights(b, nextTrip);
+      issueAhead(idxAdd(b, trip, 1));
+      return loadWeights(b, slot(nextTrip));
     }
-    WeightRegs nextRegs = loadWeights(b, nextTrip);
+    WeightRegs nextRegs = loadWeights(b, slot(nextTrip));
     gpu::BarrierOp::create(b);
-    issue(idxAdd(b, trip, stages - 1));
+    issueAhead(idxAdd(b, trip, stages - 1));
     return nextRegs;
   };
   accumulators[loop.getResult(0)] =

@@ -41,19 +41,19 @@ static Value elementPtr(ImplicitLocOpBuilder &b, Value base, Type elem, Value at
   return LLVM::GEPOp::create(b, base.getType(), elem, base, ArrayRef<LLVM::GEPArg>{at64});
 }
 
-/// Bytes between the token rows of an output tile staged in shared memory:
-/// 128 bf16 and 16 bytes more, which put the 4 tokens of a warp's stores on
-/// different banks.
-static constexpr int64_t kStagedRowBytes = 128 * 2 + 16;
-
 LogicalResult Sm90Emitter::storeThroughShared(ImplicitLocOpBuilder &b, ArrayRef<Value> tiles,
                                               Value out, Value row0, Value col0, Value ldv,
                                               Value valid) {
-  if (cfg.bm * kStagedRowBytes > cfg.shared().barriersOffset())
+  using sm90::kStagedRowBytes;
+  // Persistent kernels have a region of their own (their stages receive
+  // the next tile meanwhile); the others reuse the K loop's buffers.
+  const sm90::SharedLayout l = cfg.shared();
+  const int64_t region = cfg.persistent() ? l.outputOffset() : 0;
+  if (region + cfg.bm * kStagedRowBytes > l.barriersOffset())
     return emitError(b.getLoc()) << "the staged output tile (" << cfg.bm * kStagedRowBytes
                                  << " bytes) does not fit the workgroup's shared memory";
-  // Every warpgroup's wgmmas have read the last buffers before they are
-  // overwritten.
+  // Every warpgroup's wgmmas have read the last buffers (or the previous
+  // tile's stores the region) before they are overwritten.
   gpu::BarrierOp::create(b);
   Value col = idxAdd(b, idxMul(b, warp, 16 * cfg.tilesPerWarp()), g);
   for (int64_t i = 0; i < cfg.tilesPerWarp(); ++i)
@@ -66,6 +66,7 @@ LogicalResult Sm90Emitter::storeThroughShared(ImplicitLocOpBuilder &b, ArrayRef<
         Value token = idxAdd(b, idxMul(b, t, 2), j * 8 + e % 2);
         Value at = idxAdd(b, idxMul(b, token, kStagedRowBytes),
                           idxMul(b, idxAdd(b, col, i * 16 + (e / 2) * 8), 2));
+        at = idxAdd(b, at, region);
         LLVM::StoreOp::create(b, v, sharedPtr(b, at), /*alignment=*/2);
       }
   gpu::BarrierOp::create(b);
@@ -80,7 +81,9 @@ LogicalResult Sm90Emitter::storeThroughShared(ImplicitLocOpBuilder &b, ArrayRef<
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
     Value v = LLVM::LoadOp::create(
-        b, v4i32, sharedPtr(b, idxAdd(b, idxMul(b, row, kStagedRowBytes), idxMul(b, unit, 16))),
+        b, v4i32,
+        sharedPtr(b, idxAdd(b, idxAdd(b, idxMul(b, row, kStagedRowBytes), idxMul(b, unit, 16)),
+                            region)),
         /*alignment=*/16);
     Value at = idxAdd(b, arith::MulIOp::create(b, idxAdd(b, row0, row), ldv),
                       idxAdd(b, col0, idxMul(b, unit, 8)));

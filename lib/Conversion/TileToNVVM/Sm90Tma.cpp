@@ -52,11 +52,14 @@ void Sm90Emitter::initStages(ImplicitLocOpBuilder &b) {
 }
 
 void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::LoadWeightOp w,
-                             Value st, Value steps, tile::LoadQdqOp act, StageParts parts) {
+                             Value st, Value steps, tile::LoadQdqOp act, StageParts parts,
+                             StageTarget target) {
   const sm90::SharedLayout l = cfg.shared();
   Value go = arith::AndIOp::create(
       b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0)),
       arith::CmpIOp::create(b, arith::CmpIPredicate::ult, st, steps));
+  if (target.enable)
+    go = arith::AndIOp::create(b, go, target.enable);
   auto ifOp = scf::IfOp::create(b, go, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
@@ -68,8 +71,13 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
                                    arith::MulIOp::create(b, st, mapping.lookup(loop.getStep())));
   Value chunk0 = idxDiv(b, valueAt(b, w.getCol(), loop, iv), 128);
 
-  Value stage = idxRem(b, st, l.stages);
+  Value stage = idxRem(b, target.slot ? target.slot : st, l.stages);
   Value bar = sharedPtr(b, idxAdd(b, idxMul(b, stage, 8), l.barriersOffset()));
+  // The tile's rows of weights and activations (another tile's in a
+  // persistent kernel's look-ahead).
+  auto tileValue = [&](Value v) {
+    return target.tile ? valueForTile(b, v, target.tile) : mapping.lookup(v);
+  };
   // The whole stage's bytes, before any of its copies can complete.
   if (parts != StageParts::Activations)
     NVVM::MBarrierArriveExpectTxOp::create(b, Type(), bar,
@@ -81,7 +89,7 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
     Value weightMap = mapping.lookup(w.getDescriptors());
     Value scaleMap = LLVM::GEPOp::create(b, weightMap.getType(), b.getI8Type(), weightMap,
                                          ArrayRef<LLVM::GEPArg>{sm90::kDescriptorBytes});
-    Value n0 = mapping.lookup(w.getRow());
+    Value n0 = tileValue(w.getRow());
     Value tile = toI32(idxDiv(b, n0, 16)), group = toI32(idxDiv(b, n0, 32));
     Value zero = arith::ConstantIntOp::create(b, 0, 32);
     auto mode = NVVM::TMALoadModeAttr::get(b.getContext(), NVVM::TMALoadMode::TILE);
@@ -102,7 +110,7 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
   // The activations: per chunk and MMA step, the tile's BM x 32-byte slab of
   // its 128-row image block, to the stage's slab (chunk, s) (one 32 KiB copy
   // per chunk when BM is the whole block).
-  Value m0 = mapping.lookup(act.getRow());
+  Value m0 = tileValue(act.getRow());
   // The image is a plain pointer argument (TileToNVVM.cpp): 64-bit
   // addresses, which the 32-bit index type cannot hold.
   auto global = LLVM::LLVMPointerType::get(b.getContext(), 1);

@@ -57,7 +57,8 @@ Value Sm90Emitter::valueAt(ImplicitLocOpBuilder &b, Value v, scf::ForOp loop, Va
 LogicalResult Sm90Emitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
   b.setLoc(op->getLoc());
   if (auto id = dyn_cast<tile::TileIdOp>(op)) {
-    mapping.map(id.getResult(), lowerTileId(b, id));
+    mapping.map(id.getResult(),
+                cfg.persistent() ? tileCoordinate(b, id, currentTile) : lowerTileId(b, id));
     return success();
   }
   if (auto z = dyn_cast<tile::ZeroOp>(op)) {
@@ -213,6 +214,12 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
   if (auto stages = kernel->getAttrOfType<IntegerAttr>(tile::kStagesAttr))
     cfg.stages = stages.getInt();
   cfg.twoWarpgroups = kernel->hasAttr(tile::kTwoWarpgroupsAttr);
+  if (auto tiles = kernel->getAttrOfType<IntegerAttr>(tile::kPersistentAttr)) {
+    cfg.persistentTilesX = tiles.getInt();
+    if (!cfg.stagedActivations || cfg.persistentTilesX < 1)
+      return kernel.emitError() << "a persistent grid needs the activation image "
+                                   "(mxtile.load_qdq) and a positive N tile count";
+  }
   if (cfg.twoWarpgroups && !cfg.stagedActivations)
     return kernel.emitError() << "two warpgroups below BM 128 need the activation image "
                                  "(mxtile.load_qdq): the inline quantizer splits its chunks "
@@ -328,11 +335,18 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
     // once every quantizer workgroup runs; it waits for our results itself.
     if (cfg->quantizeOnly)
       NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::launch_dependents);
-    for (Operation &op : kernel.getBody().front())
-      if (failed(emitter.lower(b, &op))) {
+    if (cfg->persistent()) {
+      if (failed(emitter.lowerPersistent(b, kernel))) {
         func.erase();
         return failure();
       }
+    } else {
+      for (Operation &op : kernel.getBody().front())
+        if (failed(emitter.lower(b, &op))) {
+          func.erase();
+          return failure();
+        }
+    }
     kernel.erase();
     return success();
   }

@@ -18,6 +18,10 @@ inline constexpr llvm::StringLiteral kWeightScalesBelow128Attr = "mxtile.weight_
 inline constexpr llvm::StringLiteral kStagesAttr = "mxtile.stages";
 /// On an sm_90a GEMM kernel below BM 128: two warpgroups (KernelSpec::twoWarpgroups).
 inline constexpr llvm::StringLiteral kTwoWarpgroupsAttr = "mxtile.two_warpgroups";
+/// On an sm_90a GEMM kernel: a persistent grid (KernelSpec::persistent); the
+/// value (i64) is the number of N tiles, tile t being N tile t % that and M
+/// tile t / that.
+inline constexpr llvm::StringLiteral kPersistentAttr = "mxtile.persistent";
 } // namespace mxfp4::tile
 
 #endif // MXFP4_DIALECT_TILE_TILEDIALECT_H
