@@ -222,8 +222,16 @@ GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
       // 2048; 8448x7168 M = 128: 2; none for the larger grids;
       // ...-cluster-splitk-sweep-28d54bb.log) and splits 7168x4224 M = 128's
       // 33 steps in two (one wave of 17 instead of two of 11).
-      if (shortK)
+      if (shortK) {
+        // Few K steps per tile: a persistent grid hides each tile's first
+        // copies behind the previous tile (7168x768 M = 512 / 2048: 19.0 /
+        // 51.8 -> 18.0 / 45.6 us; longer K gains nothing measurable:
+        // ...-persistent-sweep-53ed2ea.log).
+        // (It issues the next tile's first S - 1 steps from inside a tile.)
+        const int64_t lookAhead = sm90::sharedLayout(128, 128, true, 0, true).stages - 1;
+        t.persistent = t.preQuantize && steps <= 8 && steps >= lookAhead;
         return t;
+      }
       const int64_t overheadSteps = 4;
       auto cost = [&](int64_t s) {
         return (tiles * s + sms - 1) / sms * ((steps + s - 1) / s + overheadSteps);

@@ -41,6 +41,7 @@ TEST(TileTable, EveryChoiceVerifies) {
         spec->splitK = t.splitK;
         spec->stages = t.stages;
         spec->twoWarpgroups = t.twoWarpgroups && op == OpKind::GemmQdqA4W4 && t.bm < 128;
+        spec->persistent = t.persistent && op == OpKind::GemmQdqA4W4 && t.splitK == 1;
         if (t.bk)
           spec->bk = t.bk;
         ASSERT_OK(verifyKernelSpec(*spec));
@@ -50,6 +51,7 @@ TEST(TileTable, EveryChoiceVerifies) {
           ASSERT_OK(makeQuantizeMxSpec(arch, k, selectQuantizeMxBm(m, k)));
           spec->op = OpKind::GemmMxA4W4; // with a quantization dump
           spec->twoWarpgroups = false;
+          spec->persistent = false;
           ASSERT_OK(verifyKernelSpec(*spec));
         }
       }
@@ -73,6 +75,8 @@ TEST(TileTable, Bm128SplitsMatchTheSweep) {
     EXPECT_EQ(t.bm, w.bm);
     EXPECT_EQ(t.splitK, w.splitK);
     EXPECT_TRUE(t.preQuantize);
+    // A persistent grid where tiles have few K steps (...-persistent-sweep-53ed2ea.log).
+    EXPECT_EQ(t.persistent, w.k == 768);
   }
 }
 

@@ -61,10 +61,9 @@ LogicalResult Sm90Emitter::lowerPersistent(ImplicitLocOpBuilder &b, func::FuncOp
     return kernel.emitError() << "a persistent kernel needs its M argument";
   Value rows = arith::IndexCastUIOp::create(b, b.getIndexType(), m);
   tileCount = idxMul(b, idxDiv(b, idxAdd(b, rows, cfg.bm - 1), cfg.bm), cfg.persistentTilesX);
-  // Once per workgroup: the stage barriers, and the wait for the kernel
-  // that writes the image (qdq_mxfp4) before any of it is copied.
+  // Once per workgroup: the stage barriers. (The first tile's prologue
+  // waits for the kernel that writes the image, Sm90StagedKLoop.cpp.)
   initStages(b);
-  NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
   Value first = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value stride = gpu::GridDimOp::create(b, gpu::Dimension::x);
   Value mine = arith::DivUIOp::create(

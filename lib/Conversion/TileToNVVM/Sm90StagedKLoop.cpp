@@ -63,23 +63,29 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
                StageParts::All, {slot(st), nextTile, arith::AndIOp::create(b, past, more)});
   };
 
-  if (persistent) {
-    // Barriers and the wait for the image come before the tile loop; later
-    // tiles' first steps were issued by the tile before.
-    Value firstTile = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tileIter, idxConst(b, 0));
-    for (int64_t st = 0; st + 1 < stages; ++st)
-      issueStage(b, loop, weight, idxConst(b, st), steps, act, StageParts::All,
-                 {idxConst(b, st), Value(), firstTile});
-  } else {
-    initStages(b);
-    // The prologue's weights start before the wait for the kernel that
-    // writes the image (qdq_mxfp4; launched as its programmatic dependent,
-    // this kernel may start before it ends), the activations after it.
+  // The prologue's weights start before the wait for the kernel that
+  // writes the image (qdq_mxfp4; launched as its programmatic dependent,
+  // this kernel may start before it ends), the activations after it. A
+  // persistent kernel set its barriers up before the tile loop, and only
+  // its first tile has a prologue: later tiles' first steps were issued by
+  // the tile before.
+  auto prologue = [&] {
     for (int64_t st = 0; st + 1 < stages; ++st)
       issue(idxConst(b, st), StageParts::Weights);
     NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
     for (int64_t st = 0; st + 1 < stages; ++st)
       issue(idxConst(b, st), StageParts::Activations);
+  };
+  if (persistent) {
+    auto firstTile = scf::IfOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tileIter, idxConst(b, 0)),
+        /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(firstTile.thenBlock());
+    prologue();
+  } else {
+    initStages(b);
+    prologue();
   }
   WeightRegs first = loadWeights(b, slot(idxConst(b, 0)));
 
