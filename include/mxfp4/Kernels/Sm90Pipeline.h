@@ -8,7 +8,7 @@
 //   [stages: S x ([BM x BK bf16 activations, staged kernels only],
 //                 BK/128 weight boxes of 8 KiB, then BK/128 scale boxes of 512 B)]
 //   [persistent kernels: the output tile, BM x kStagedRowBytes]
-//   [S mbarriers of 8 bytes ("full"); staged kernels: S + 1 more ("empty")]
+//   [S mbarriers of 8 bytes]
 //
 // Kernels that quantize (or dequantize MXFP4) in the K loop write the
 // activations into the two buffers themselves. Kernels on activations that
@@ -73,10 +73,6 @@ struct SharedLayout {
   /// whose stages already receive the next tile while one is stored);
   /// other kernels stage it from byte 0.
   int64_t outputBytes = 0;
-  /// Kernels on the activation image also have one "empty" mbarrier per
-  /// stage, on which every thread releases a stage it is done with, and a
-  /// spare one for the arrivals that release none (Sm90StagedKLoop.cpp).
-  bool emptyBarriers = false;
   /// One stage: its activations (if staged), weight boxes, then scale boxes.
   constexpr int64_t stageBytes() const {
     return stagedActivationBytes + chunks * (kWeightBoxBytes + kScaleBoxBytes);
@@ -88,13 +84,7 @@ struct SharedLayout {
   constexpr int64_t stagesOffset() const { return activationBytes; }
   constexpr int64_t outputOffset() const { return activationBytes + stages * stageBytes(); }
   constexpr int64_t barriersOffset() const { return outputOffset() + outputBytes; }
-  /// Stage s's "full" barrier (its copies landed) and "empty" barrier.
-  constexpr int64_t fullBarrier(int64_t s) const { return barriersOffset() + 8 * s; }
-  constexpr int64_t emptyBarrier(int64_t s) const { return barriersOffset() + 8 * (stages + s); }
-  constexpr int64_t spareBarrier() const { return emptyBarrier(stages); }
-  constexpr int64_t totalBytes() const {
-    return barriersOffset() + 8 * (emptyBarriers ? 2 * stages + 1 : stages);
-  }
+  constexpr int64_t totalBytes() const { return barriersOffset() + stages * 8; }
 };
 
 /// The layout of a BM x BK GEMM workgroup. Four steps of 128 K (three of
@@ -113,7 +103,7 @@ constexpr SharedLayout sharedLayout(int64_t bm, int64_t bk, bool stagedActivatio
   const int64_t chunks = bk / 128;
   const int64_t output = persistent ? bm * kStagedRowBytes : 0;
   if (stagedActivations) {
-    SharedLayout l{0, 0, chunks, bm * bk * 2, output, /*emptyBarriers=*/true};
+    SharedLayout l{0, 0, chunks, bm * bk * 2, output};
     int64_t fit = 74 * 1024 / l.stageBytes();
     l.stages = stages                 ? stages
                : bm == 128            ? (persistent ? 4 : 5)

@@ -210,9 +210,6 @@ private:
   /// Thread 0 initialises the stage barriers; a proxy fence and a barrier
   /// publish them.
   void initStages(mlir::ImplicitLocOpBuilder &b);
-  /// Waits until the mbarrier at byte `offset` of shared memory completes
-  /// its phase of parity `parity` (i32).
-  void waitBarrier(mlir::ImplicitLocOpBuilder &b, mlir::Value offset, mlir::Value parity);
   /// Thread 0 starts the TMA copies of the weights and scales of K step `st`
   /// of `loop` (counted from its first step; none when st >= `steps`) into
   /// stage st % S; with `act`, also the bulk copies of the step's

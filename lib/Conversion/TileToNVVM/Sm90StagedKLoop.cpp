@@ -99,47 +99,18 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
     // Once it has issued step ks's wgmmas, step ks-1's, the last readers
     // of their stage, have completed (Sm90Wgmma.cpp).
     mmaStep(b, regs, stageWords, accs);
-    // So this thread is done with step ks-1's stage: it releases it (the
-    // first step has none to release and arrives on the spare barrier).
-    Value now = slot(trip);
-    Value prev = idxAdd(b, idxMul(b, idxRem(b, idxAdd(b, now, stages - 1), stages), 8),
-                        l.emptyBarrier(0));
-    Value isFirst = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, now, idxConst(b, 0));
-    NVVM::MBarrierArriveOp::create(
-        b, Type(), sharedPtr(b, arith::SelectOp::create(b, isFirst, idxConst(b, l.spareBarrier()),
-                                                        prev)),
-        Value(), NVVM::MemScopeKindAttr(), BoolAttr());
-    // Thread 0 refills a stage once every thread has released it; the
-    // others go on (no workgroup barrier in the loop).
-    auto refill = [&](Value st) {
-      Value p = slot(st);
-      auto ifOp = scf::IfOp::create(
-          b,
-          arith::AndIOp::create(
-              b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0)),
-              arith::CmpIOp::create(b, arith::CmpIPredicate::uge, p, idxConst(b, stages))),
-          /*withElseRegion=*/false);
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(ifOp.thenBlock());
-        // Step p - S's release completes phase p / S - 1 of the barrier.
-        Value parity = arith::IndexCastUIOp::create(
-            b, b.getI32Type(), idxRem(b, idxAdd(b, idxDiv(b, p, stages), 1), 2));
-        waitBarrier(b, idxAdd(b, idxMul(b, idxRem(b, p, stages), 8), l.emptyBarrier(0)),
-                    parity);
-      }
-      issueAhead(st);
-    };
     Value nextTrip = arith::MinUIOp::create(b, idxAdd(b, trip, 1), idxAdd(b, steps, -1));
     if (stages == 2) {
       // Step ks+1 goes into the stage step ks-1 just left: it can only
       // start now, and is waited for at once (two workgroups per SM hide
       // each other's waits).
-      refill(idxAdd(b, trip, 1));
+      gpu::BarrierOp::create(b);
+      issueAhead(idxAdd(b, trip, 1));
       return loadWeights(b, slot(nextTrip));
     }
     WeightRegs nextRegs = loadWeights(b, slot(nextTrip));
-    refill(idxAdd(b, trip, stages - 1));
+    gpu::BarrierOp::create(b);
+    issueAhead(idxAdd(b, trip, stages - 1));
     return nextRegs;
   };
   accumulators[loop.getResult(0)] =

@@ -42,23 +42,13 @@ void Sm90Emitter::initStages(ImplicitLocOpBuilder &b) {
     b.setInsertionPointToStart(ifOp.thenBlock());
     Value one = arith::ConstantIntOp::create(b, 1, 32);
     for (int64_t s = 0; s < l.stages; ++s)
-      NVVM::MBarrierInitOp::create(b, sharedPtr(b, idxConst(b, l.fullBarrier(s))), one, Value());
-    // Every thread arrives once it is done with a stage (and the spare).
-    Value threads = arith::ConstantIntOp::create(b, cfg.threads(), 32);
-    if (l.emptyBarriers)
-      for (int64_t s = 0; s <= l.stages; ++s)
-        NVVM::MBarrierInitOp::create(b, sharedPtr(b, idxConst(b, l.emptyBarrier(s))), threads,
-                                     Value());
+      NVVM::MBarrierInitOp::create(b, sharedPtr(b, idxConst(b, l.barriersOffset() + 8 * s)), one,
+                                   Value());
     // The async proxy (TMA's complete_tx) must see the initialised barriers.
     NVVM::FenceMbarrierInitOp::create(b);
     fenceProxyAsync(b);
   }
   gpu::BarrierOp::create(b);
-}
-
-void Sm90Emitter::waitBarrier(ImplicitLocOpBuilder &b, Value offset, Value parity) {
-  NVVM::MBarrierTryWaitParityOp::create(b, sharedPtr(b, offset), parity,
-                                        arith::ConstantIntOp::create(b, kWaitTicks, 32));
 }
 
 void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::LoadWeightOp w,
@@ -82,7 +72,7 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
   Value chunk0 = idxDiv(b, valueAt(b, w.getCol(), loop, iv), 128);
 
   Value stage = idxRem(b, target.slot ? target.slot : st, l.stages);
-  Value bar = sharedPtr(b, idxAdd(b, idxMul(b, stage, 8), l.fullBarrier(0)));
+  Value bar = sharedPtr(b, idxAdd(b, idxMul(b, stage, 8), l.barriersOffset()));
   // The tile's rows of weights and activations (another tile's in a
   // persistent kernel's look-ahead).
   auto tileValue = [&](Value v) {
@@ -150,7 +140,9 @@ WeightRegs Sm90Emitter::loadWeights(ImplicitLocOpBuilder &b, Value st) {
   Value stage = idxRem(b, st, l.stages);
   Value parity = arith::IndexCastUIOp::create(b, b.getI32Type(),
                                               idxRem(b, idxDiv(b, st, l.stages), 2));
-  waitBarrier(b, idxAdd(b, idxMul(b, stage, 8), l.fullBarrier(0)), parity);
+  NVVM::MBarrierTryWaitParityOp::create(
+      b, sharedPtr(b, idxAdd(b, idxMul(b, stage, 8), l.barriersOffset())), parity,
+      arith::ConstantIntOp::create(b, kWaitTicks, 32));
   // Warp w's rows are tiles w * tiles + i of the stage's 8 (16-row tiles of
   // 1 KiB: 16-byte unit (tile * 2 + h) * 32 + lane) and scale group
   // w * tiles / 2 of 4 (32 words each).
