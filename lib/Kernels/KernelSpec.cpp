@@ -397,8 +397,15 @@ Error verifyKernelSpec(const KernelSpec &s) {
   if (s.arch == Arch::SM90A) {
     if (s.bn != 128)
       return fail("gemm_a4w4 on sm_90a: BN must be 128 (4 warps x 32 weight rows), got ", s.bn);
-    if (s.bm != 8 && s.bm != 16 && s.bm != 32 && s.bm != 64 && s.bm != 128)
-      return fail("gemm_a4w4 on sm_90a: BM must be 8, 16, 32, 64 or 128, got ", s.bm);
+    const bool staged = s.op == OpKind::GemmQdqA4W4;
+    if (s.bm != 8 && s.bm != 16 && s.bm != 32 && s.bm != 64 && s.bm != 128 &&
+        !(staged && s.bm == 256))
+      return fail("gemm_a4w4 on sm_90a: BM must be 8, 16, 32, 64 or 128 (or 256 for "
+                  "gemm_qdqa4w4), got ",
+                  s.bm);
+    if (s.bm == 256 && (s.bk != 128 || s.persistent))
+      return fail("gemm_qdqa4w4 on sm_90a: BM 256 takes BK 128 and no persistent grid (its "
+                  "72.5 KiB stages leave no room for the output tile)");
     // The K loop is pipelined over at least two steps (validated on the H200).
     if (s.k > 0 && s.k / s.bk < 2)
       return fail("gemm_a4w4 on sm_90a needs at least two ", s.bk,
@@ -406,7 +413,8 @@ Error verifyKernelSpec(const KernelSpec &s) {
     if (s.splitK < 1 || s.k / s.bk / s.splitK < 2)
       return fail("gemm_a4w4 on sm_90a: split-K ", s.splitK, " must leave at least 2 of the ",
                   s.k / s.bk, " K steps to every split");
-    if (s.bm * s.bk > 128 * 128)
+    // The activations' two buffers (the image's kernels stage them instead).
+    if (!staged && s.bm * s.bk > 128 * 128)
       return fail("gemm_a4w4 on sm_90a: BM x BK = ", s.bm * s.bk,
                   " exceeds the 64 KiB of shared memory (at most 16384)");
     const sm90::SharedLayout layout =

@@ -62,8 +62,10 @@ Expected<std::pair<void *, void *>> PreparedWeight::activationScratch(int64_t m)
 }
 
 Expected<void *> PreparedWeight::qdqScratch(int64_t m) const {
-  // The image holds whole 128-row blocks (Kernels/Sm90Pipeline.h).
-  const int64_t rows = sm90::activationImageElements(m, cols) / cols;
+  // The image holds whole 128-row blocks (Kernels/Sm90Pipeline.h); a BM 256
+  // tile reads two, so the scratch holds whole pairs (rows past M are never
+  // written and their outputs never stored).
+  const int64_t rows = (m + 255) / 256 * 256;
   Expected<std::pair<void *, void *>> s = grow(qdq, rows, size_t(cols) * 2, 0, /*zeroed=*/false);
   if (!s)
     return s.takeError();

@@ -212,7 +212,8 @@ TEST_F(Gemm, SplitKIsRepeatableAndAgreesWithNoSplit) {
   for (auto [m, bm, split, wg2] :
        {std::tuple<int64_t, int64_t, int64_t, bool>{8, 0, 0, false}, {300, 64, 4, false},
         {600, 128, 2, false}, {200, 128, 8, false},
-        {130, 128, 3, false} /* 56 steps: 18, 19, 19 */, {32, 32, 8, true}, {8, 0, 0, false}}) {
+        {130, 128, 3, false} /* 56 steps: 18, 19, 19 */, {32, 32, 8, true}, {600, 256, 2, false},
+        {300, 256, 5, false}, {8, 0, 0, false}}) {
     SCOPED_TRACE(testing::Message() << "M=" << m << " BM=" << bm << " split=" << split
                                     << (wg2 ? " two warpgroups" : "") << " seed=" << seed);
     std::vector<uint16_t> a = randomActivations(rng, m, k);
@@ -224,9 +225,11 @@ TEST_F(Gemm, SplitKIsRepeatableAndAgreesWithNoSplit) {
       single.bm = splitOpts.bm = bm;
     if (split)
       splitOpts.splitK = split;
+    // Two warpgroups below BM 128 and BM 256 exist on the activation image.
+    if (wg2 || bm == 256)
+      single.preQuantize = splitOpts.preQuantize = true;
     if (wg2)
-      single.preQuantize = splitOpts.preQuantize = single.twoWarpgroups =
-          splitOpts.twoWarpgroups = true;
+      single.twoWarpgroups = splitOpts.twoWarpgroups = true;
     ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), single));
     ASSERT_OK(dev.synchronize());
     std::vector<uint16_t> ref = dc.download<uint16_t>(size_t(m * n)), first;
@@ -300,7 +303,7 @@ TEST_F(Gemm, FoldedScalesAgreeBitForBit) {
 }
 
 TEST_F(Gemm, TileShapesAgreeBitForBit) {
-  // Every M tile (BM 128: two warpgroups, dynamic shared memory), every
+  // Every M tile (BM 128 and 256: two warpgroups, dynamic shared memory), every
   // stage count (BM 128 on two stages: two workgroups per SM, its own step
   // order) and two warpgroups below BM 128 sum each output in the same K
   // order, so without split-K the outputs are equal.
@@ -320,8 +323,8 @@ TEST_F(Gemm, TileShapesAgreeBitForBit) {
       for (auto [bm, stages, wg2] :
            {std::tuple<int64_t, int64_t, bool>{16, 0, false}, {32, 0, false}, {64, 0, false},
             {128, 0, false}, {128, 2, false}, {128, 3, false}, {32, 2, false}, {16, 0, true},
-            {32, 0, true}, {64, 3, true}}) {
-        if (wg2 && !pre)
+            {32, 0, true}, {64, 3, true}, {256, 0, false}, {256, 2, false}}) {
+        if ((wg2 || bm == 256) && !pre)
           continue;
         GemmA4W4Options o;
         o.bm = bm;

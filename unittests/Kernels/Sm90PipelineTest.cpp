@@ -102,6 +102,32 @@ TEST(Sm90Pipeline, StagedActivationsFitAndAlign) {
   EXPECT_LE(p.totalBytes(), sm90::kMaxSharedBytes);
 }
 
+// BM 256 on the image: three stages of 64 KiB of activations and 8.5 KiB
+// of weights, two warpgroups, its staged output tile and split-K partial
+// tile fit, M tiles of 256 rows.
+TEST(Sm90Pipeline, Bm256OnTheImageFits) {
+  const sm90::SharedLayout l = sm90::sharedLayout(256, 128, /*stagedActivations=*/true);
+  EXPECT_EQ(l.stages, 3);
+  EXPECT_EQ(l.stageBytes(), 256 * 128 * 2 + 8192 + 512);
+  EXPECT_LE(l.totalBytes(), sm90::kMaxSharedBytes);
+  EXPECT_LE(256 * sm90::kStagedRowBytes, l.barriersOffset());
+  EXPECT_LE(32 * 256 * 16, l.barriersOffset()); // 32 vectors of 256 threads
+  EXPECT_EQ(sm90::gemmWarpgroups(256), 2);
+  EXPECT_TRUE(sm90::clusterSplitK(256, 2));
+  Expected<KernelSpec> spec = makeGemmA4W4Spec(Arch::SM90A, 7168, 4224, 256,
+                                               kDefaultScaleRounding, Activation::None,
+                                               {0.0f, 0.0f}, OpKind::GemmQdqA4W4);
+  ASSERT_OK(spec);
+  CompiledKernel k;
+  k.spec = *spec;
+  EXPECT_EQ(k.geometry(600).grid[1], 3u);
+  EXPECT_EQ(k.geometry(600).block[0], 256u);
+  EXPECT_EQ(k.geometry(600).sharedBytes, unsigned(l.totalBytes()));
+  EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::SM90A, 7168, 4224, 256), "256 for gemm_qdqa4w4");
+  spec->persistent = true;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*spec), "BM 256 takes BK 128 and no persistent grid");
+}
+
 // The activation image is a permutation of whole 128-row blocks, and a
 // BM-row tile's slab of one MMA step is BM x 32 contiguous bytes: K in
 // steps of 16 per slab, each thread t's word in the core matrix of its row.

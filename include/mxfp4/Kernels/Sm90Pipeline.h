@@ -47,7 +47,7 @@ inline constexpr int64_t kDescriptorBytes = 128;
 /// KiB, 1 KiB of it reserved per resident workgroup).
 inline constexpr int64_t kMaxSharedBytes = 227 * 1024;
 inline constexpr int64_t kSmSharedBytes = 228 * 1024;
-/// Split-K of BM 128 tiles with at most this many splits sums them inside a
+/// Split-K of BM 128 (and 256) tiles with at most this many splits sums them inside a
 /// thread-block cluster (the portable cluster size), through distributed
 /// shared memory; other tiles go through a global workspace. A cluster's
 /// workgroups must share a GPC: clusters of small tiles, several per SM,
@@ -56,7 +56,7 @@ inline constexpr int64_t kSmSharedBytes = 228 * 1024;
 /// vs 35.4; docs/Performance.md).
 inline constexpr int64_t kMaxClusterSplits = 8;
 constexpr bool clusterSplitK(int64_t bm, int64_t splits) {
-  return bm == 128 && splits > 1 && splits <= kMaxClusterSplits;
+  return bm >= 128 && splits > 1 && splits <= kMaxClusterSplits;
 }
 
 /// Bytes between the token rows of an output tile staged in shared memory
@@ -92,7 +92,8 @@ struct SharedLayout {
 /// BM <= 32 workgroups share an SM; BM 128 keeps five steps, the most with
 /// which two of its workgroups still share an SM.
 /// With `stagedActivations` each stage also holds the step's BM x BK bf16
-/// activations: BM 128 keeps five stages (202.5 KiB, one workgroup per SM;
+/// activations: BM 256 keeps three (217.5 KiB), BM 128 five (202.5 KiB,
+/// one workgroup per SM;
 /// four when `persistent` adds its output region), smaller tiles as many as
 /// fit 74 KiB (three workgroups per SM), 3..6 (the staged K loop refills a
 /// stage one step after its wgmmas: 3 keep one workgroup busy). `stages`
@@ -106,6 +107,7 @@ constexpr SharedLayout sharedLayout(int64_t bm, int64_t bk, bool stagedActivatio
     SharedLayout l{0, 0, chunks, bm * bk * 2, output};
     int64_t fit = 74 * 1024 / l.stageBytes();
     l.stages = stages                 ? stages
+               : bm == 256            ? 3
                : bm == 128            ? (persistent ? 4 : 5)
                                       : (fit < 3 ? 3 : (fit > 6 ? 6 : fit));
     return l;
@@ -115,11 +117,12 @@ constexpr SharedLayout sharedLayout(int64_t bm, int64_t bk, bool stagedActivatio
   return {2 * bm * bk * 2, stages, chunks, 0, output};
 }
 
-/// Warpgroups of a GEMM workgroup: BM 128 has two (each warp converts 16
-/// weight rows, one m64n128 wgmma per warpgroup and MMA step), smaller
-/// tiles one (32 rows per warp) unless `twoWarpgroups` asks for two.
+/// Warpgroups of a GEMM workgroup: BM 128 and 256 have two (each warp
+/// converts 16 weight rows, one m64n128 or m64n256 wgmma per warpgroup and
+/// MMA step), smaller tiles one (32 rows per warp) unless `twoWarpgroups`
+/// asks for two.
 constexpr int64_t gemmWarpgroups(int64_t bm, bool twoWarpgroups = false) {
-  return bm == 128 || twoWarpgroups ? 2 : 1;
+  return bm >= 128 || twoWarpgroups ? 2 : 1;
 }
 
 /// Workgroups of this layout that fit one SM's shared memory.

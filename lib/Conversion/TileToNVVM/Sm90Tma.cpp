@@ -20,6 +20,8 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mxfp4;
 using namespace mxfp4::nv;
@@ -109,30 +111,40 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
     return;
   // The activations: per chunk and MMA step, the tile's BM x 32-byte slab of
   // its 128-row image block, to the stage's slab (chunk, s) (one 32 KiB copy
-  // per chunk when BM is the whole block).
+  // per chunk when BM is the whole block; BM 256: each of its two blocks'
+  // 4 KiB slabs to its half of the stage's 8 KiB slab).
   Value m0 = tileValue(act.getRow());
   // The image is a plain pointer argument (TileToNVVM.cpp): 64-bit
   // addresses, which the 32-bit index type cannot hold.
   auto global = LLVM::LLVMPointerType::get(b.getContext(), 1);
   Value image = LLVM::AddrSpaceCastOp::create(b, global, mapping.lookup(act.getData()));
-  Value blockChunks = arith::MulIOp::create(b, idxDiv(b, m0, sm90::kImageBlockRows),
-                                            idxDiv(b, mapping.lookup(act.getLd()), 128));
+  Value block0 = idxDiv(b, m0, sm90::kImageBlockRows);
+  Value blockChunks = idxDiv(b, mapping.lookup(act.getLd()), 128); // 128-K chunks per block
   Value groupBytes = idxMul(b, idxDiv(b, idxRem(b, m0, sm90::kImageBlockRows), 8), 256);
   const int64_t slabBytes = cfg.slabBytes(), imageSlabBytes = sm90::kImageBlockRows * 32;
+  // BM 128 takes a whole block (one copy of its 8 slabs per chunk), BM 256
+  // two (per step, each block's slab to its half of the stage's slab).
   const bool whole = cfg.bm == sm90::kImageBlockRows;
-  for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
-    Value slab0 = idxMul(b, idxAdd(b, blockChunks, idxAdd(b, chunk0, kc)), 8);
-    for (int64_t s = 0; s < (whole ? 1 : 8); ++s) {
-      Value from = arith::IndexCastUIOp::create(
-          b, b.getI64Type(),
-          idxAdd(b, idxMul(b, idxAdd(b, slab0, s), imageSlabBytes), groupBytes));
-      Value src = LLVM::GEPOp::create(b, global, b.getI8Type(), image, ArrayRef<LLVM::GEPArg>{from});
-      Value dst = sharedPtr(b, idxAdd(b, stageStart, (kc * 8 + s) * slabBytes));
-      NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
-          b, dst, src, bar, arith::ConstantIntOp::create(b, whole ? 8 * slabBytes : slabBytes, 32),
-          Value(), Value());
+  const int64_t blocks = std::max<int64_t>(cfg.bm / sm90::kImageBlockRows, 1);
+  for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc)
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      // Slab 0 of chunk chunk0 + kc of image block block0 + blk.
+      Value block = idxAdd(b, block0, blk);
+      Value slab0 = idxMul(
+          b, idxAdd(b, arith::MulIOp::create(b, block, blockChunks), idxAdd(b, chunk0, kc)), 8);
+      for (int64_t s = 0; s < (whole ? 1 : 8); ++s) {
+        Value from = arith::IndexCastUIOp::create(
+            b, b.getI64Type(),
+            idxAdd(b, idxMul(b, idxAdd(b, slab0, s), imageSlabBytes), groupBytes));
+        Value src =
+            LLVM::GEPOp::create(b, global, b.getI8Type(), image, ArrayRef<LLVM::GEPArg>{from});
+        const int64_t to = (kc * 8 + s) * slabBytes + blk * imageSlabBytes;
+        const int64_t bytes = whole ? 8 * slabBytes : (blocks > 1 ? imageSlabBytes : slabBytes);
+        NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
+            b, sharedPtr(b, idxAdd(b, stageStart, to)), src, bar,
+            arith::ConstantIntOp::create(b, bytes, 32), Value(), Value());
+      }
     }
-  }
 }
 
 WeightRegs Sm90Emitter::loadWeights(ImplicitLocOpBuilder &b, Value st) {
