@@ -215,6 +215,21 @@ GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
     const int64_t sms = 132;
     int64_t tiles = (n / 128) * ((m + t.bm - 1) / t.bm), steps = k / 128;
     bool shortK = k < 2048; // the reduction only pays off when K is long
+    if (t.bm == 128 && t.preQuantize) {
+      // On the image, BM 256 feeds each converted weight fragment to twice
+      // the tokens: ~5 % less time per FLOP at equal waves, but half the
+      // tiles. Taken when its tiles fill at least 3/4 of a wave and its
+      // rounds of tiles, at 2 x 0.95 the time each, beat BM 128's (the
+      // sweep's winners: 8448x7168 M = 512 / 1024 / 2048, 7168x4224 M = 512
+      // / 1024, 7168x768 M = 512; not 7168x4224 / 7168x768 M = 2048 or
+      // 1536x7168; ...-bm256-sweep-*.log).
+      const int64_t tiles256 = (n / 128) * ((m + 255) / 256);
+      auto rounds = [&](int64_t t) { return (t + sms - 1) / sms; };
+      if (4 * tiles256 >= 3 * sms && 19 * rounds(tiles256) < 10 * rounds(tiles)) {
+        t.bm = 256;
+        return t;
+      }
+    }
     if (t.bm == 128) {
       // One workgroup per SM; up to 8 splits sum in a cluster
       // (Sm90Pipeline.h), splits need not divide the K steps. Time ~ waves
@@ -362,9 +377,11 @@ static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
 static Expected<KernelSpec> preQuantizedSpec(OpKind op, const PreparedWeight &w,
                                              const GemmA4W4Tile &tile,
                                              const GemmA4W4Options &options) {
-  Expected<KernelSpec> spec = makeGemmA4W4Spec(w.arch(), w.n(), w.k(), tile.bm,
-                                               kDefaultScaleRounding, Activation::None,
-                                               {0.0f, 0.0f}, op);
+  // BM 256 exists on the image only; the MXFP4-activation GEMM (also what a
+  // quantization dump runs) takes the same tile at BM 128.
+  const int64_t bm = op == OpKind::GemmQdqA4W4 ? tile.bm : std::min<int64_t>(tile.bm, 128);
+  Expected<KernelSpec> spec = makeGemmA4W4Spec(w.arch(), w.n(), w.k(), bm, kDefaultScaleRounding,
+                                               Activation::None, {0.0f, 0.0f}, op);
   if (!spec)
     return spec.takeError();
   spec->splitK = tile.splitK;

@@ -50,6 +50,7 @@ TEST(TileTable, EveryChoiceVerifies) {
                                        OpKind::QdqMx));
           ASSERT_OK(makeQuantizeMxSpec(arch, k, selectQuantizeMxBm(m, k)));
           spec->op = OpKind::GemmMxA4W4; // with a quantization dump
+          spec->bm = std::min<int64_t>(spec->bm, 128);
           spec->twoWarpgroups = false;
           spec->persistent = false;
           ASSERT_OK(verifyKernelSpec(*spec));
@@ -64,11 +65,14 @@ TEST(TileTable, Bm128SplitsMatchTheSweep) {
   struct Want {
     int64_t n, k, m, bm, splitK;
   };
+  // BM 256 where it won (...-bm256-sweep-*.log).
   for (Want w : {Want{1536, 7168, 128, 128, 8}, {1536, 7168, 512, 128, 2},
                  {1536, 7168, 2048, 128, 2}, {7168, 4224, 128, 128, 2},
-                 {7168, 4224, 512, 128, 1}, {7168, 4224, 2048, 128, 1},
-                 {8448, 7168, 128, 128, 2}, {8448, 7168, 512, 128, 1},
-                 {8448, 7168, 2048, 128, 1}, {7168, 768, 128, 128, 1},
+                 {7168, 4224, 512, 256, 1}, {7168, 4224, 1024, 256, 1},
+                 {7168, 4224, 2048, 128, 1}, {8448, 7168, 128, 128, 2},
+                 {8448, 7168, 256, 128, 1}, {8448, 7168, 512, 256, 1},
+                 {8448, 7168, 1024, 256, 1}, {8448, 7168, 2048, 256, 1},
+                 {7168, 768, 128, 128, 1}, {7168, 768, 512, 256, 1},
                  {7168, 768, 2048, 128, 1}}) {
     SCOPED_TRACE(testing::Message() << "N=" << w.n << " K=" << w.k << " M=" << w.m);
     GemmA4W4Tile t = selectGemmA4W4Tile(Arch::SM90A, w.n, w.k, w.m);
@@ -76,7 +80,7 @@ TEST(TileTable, Bm128SplitsMatchTheSweep) {
     EXPECT_EQ(t.splitK, w.splitK);
     EXPECT_TRUE(t.preQuantize);
     // A persistent grid where tiles have few K steps (...-persistent-sweep-53ed2ea.log).
-    EXPECT_EQ(t.persistent, w.k == 768);
+    EXPECT_EQ(t.persistent, w.k == 768 && w.bm == 128);
   }
 }
 
