@@ -65,7 +65,8 @@ Expected<void *> PreparedWeight::qdqScratch(int64_t m) const {
   // The image holds whole 128-row blocks (Kernels/Sm90Pipeline.h); a BM 256
   // tile reads two, so the scratch holds whole pairs (rows past M are never
   // written and their outputs never stored).
-  const int64_t rows = (m + 255) / 256 * 256;
+  const int64_t pair = 2 * sm90::kImageBlockRows;
+  const int64_t rows = (m + pair - 1) / pair * pair;
   Expected<std::pair<void *, void *>> s = grow(qdq, rows, size_t(cols) * 2, 0, /*zeroed=*/false);
   if (!s)
     return s.takeError();

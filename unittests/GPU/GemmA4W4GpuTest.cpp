@@ -38,6 +38,20 @@ namespace {
 
 class Gemm : public SeededTest {};
 
+/// Runs gemmA4W4 on `da` (M rows) into `dc`, poisoned with `poison` first,
+/// and returns the M x N output.
+Expected<std::vector<uint16_t>> poisonedGemm(Device &dev, const DeviceBuffer &da,
+                                             DeviceBuffer &dc, int64_t m, int64_t n,
+                                             const PreparedWeight &w, const GemmA4W4Options &o,
+                                             uint8_t poison) {
+  dc.fill(poison);
+  if (Error e = gemmA4W4(dev, nullptr, da.get(), m, w, dc.get(), o))
+    return std::move(e);
+  if (Error e = dev.synchronize())
+    return std::move(e);
+  return dc.download<uint16_t>(size_t(m * n));
+}
+
 TEST_F(Gemm, InlineQuantizationMatchesTheCpuQuantizer) {
   OPEN_DEVICE_OR_SKIP(dev);
   const int64_t n = 256, k = 1024;
@@ -234,10 +248,9 @@ TEST_F(Gemm, SplitKIsRepeatableAndAgreesWithNoSplit) {
     ASSERT_OK(dev.synchronize());
     std::vector<uint16_t> ref = dc.download<uint16_t>(size_t(m * n)), first;
     for (int rep = 0; rep < 3; ++rep) {
-      dc.fill(0xFF);
-      ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), splitOpts));
-      ASSERT_OK(dev.synchronize());
-      std::vector<uint16_t> got = dc.download<uint16_t>(size_t(m * n));
+      auto run = poisonedGemm(dev, da, dc, m, n, **prepared, splitOpts, 0xFF);
+      ASSERT_OK(run);
+      std::vector<uint16_t> got = std::move(*run);
       int64_t far = 0;
       for (size_t i = 0; i < got.size(); ++i) {
         double x = bf16ToFloat(got[i]), y = bf16ToFloat(ref[i]);
@@ -282,10 +295,9 @@ TEST_F(Gemm, FoldedScalesAgreeBitForBit) {
         o.splitK = 1;
         if (!fold)
           o.foldScales = false;
-        dc.fill(uint8_t(0xA5 + fold));
-        ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), o));
-        ASSERT_OK(dev.synchronize());
-        out[fold] = dc.download<uint16_t>(size_t(m * n));
+        auto c = poisonedGemm(dev, da, dc, m, n, **prepared, o, uint8_t(0xA5 + fold));
+        ASSERT_OK(c);
+        out[fold] = std::move(*c);
       }
       EXPECT_EQ(bf16Differences(out[1], out[0], "folded", "unfolded"), 0);
       expectMatchesQdq(rng, a, w, m, out[1]);
@@ -334,18 +346,16 @@ TEST_F(Gemm, TileShapesAgreeBitForBit) {
           o.stages = stages;
         if (wg2)
           o.twoWarpgroups = true;
-        dc.fill(uint8_t(bm + stages));
-        ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), o));
-        ASSERT_OK(dev.synchronize());
-        std::vector<uint16_t> c = dc.download<uint16_t>(size_t(m * n));
+        auto c = poisonedGemm(dev, da, dc, m, n, **prepared, o, uint8_t(bm + stages));
+        ASSERT_OK(c);
         if (first.empty()) {
-          first = c;
+          first = std::move(*c);
           continue;
         }
         const std::string what = "BM " + std::to_string(bm) +
                                  (stages ? ", " + std::to_string(stages) + " stages" : "") +
                                  (wg2 ? ", two warpgroups" : "");
-        EXPECT_EQ(bf16Differences(c, first, what, "BM 16"), 0) << what << " differs from BM 16";
+        EXPECT_EQ(bf16Differences(*c, first, what, "BM 16"), 0) << what << " differs from BM 16";
       }
     }
 }
@@ -378,16 +388,15 @@ TEST_F(Gemm, PersistentGridAgreesBitForBit) {
         o.persistent = persistent;
         if (stages)
           o.stages = stages;
-        dc.fill(uint8_t(0x5A + stages + persistent));
-        ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), o));
-        ASSERT_OK(dev.synchronize());
-        std::vector<uint16_t> c = dc.download<uint16_t>(size_t(m * n));
+        auto c = poisonedGemm(dev, da, dc, m, n, **prepared, o,
+                              uint8_t(0x5A + stages + persistent));
+        ASSERT_OK(c);
         if (first.empty()) {
-          first = c;
+          first = std::move(*c);
           continue;
         }
         const std::string what = "persistent, " + std::to_string(stages) + " stages";
-        EXPECT_EQ(bf16Differences(c, first, what, "one tile per workgroup"), 0) << what;
+        EXPECT_EQ(bf16Differences(*c, first, what, "one tile per workgroup"), 0) << what;
       }
     }
 }

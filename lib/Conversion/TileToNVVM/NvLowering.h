@@ -165,11 +165,6 @@ private:
   /// The activation chunks of one step starting at K element `col`.
   llvm::SmallVector<mlir::Value> loadActivations(mlir::ImplicitLocOpBuilder &b, tile::LoadOp op,
                                                  mlir::Value col);
-  /// Starts the L2 prefetch of the tile's activation rows (below M), K
-  /// [col, col + cols): one bulk prefetch per row, so the K loop's loads,
-  /// issued one step ahead, wait on L2 instead of memory.
-  void prefetchActivations(mlir::ImplicitLocOpBuilder &b, tile::LoadOp op, mlir::Value col,
-                           mlir::Value cols);
   /// Quantizes, dequantizes and stores `chunks` (from loadActivations at `col`)
   /// into shared memory at word offset `buffer` (null: not at all, the
   /// quantizer kernels); writes the dump or the activation image if asked.

@@ -179,10 +179,6 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
 
   // Prologue: S steps of weights in flight, step 0's activations converted
   // and its weights read; once every thread has read stage 0 it refills.
-  // Decode tiles read their activations with a step's latency each: all of
-  // them start towards L2 first. (BM 128 tiles have compute to hide it.)
-  if (inlineQuant && cfg.bm < 128)
-    prefetchActivations(b, load, colAt(lb), arith::SubIOp::create(b, colAt(ub), colAt(lb)));
   initStages(b);
   for (int64_t st = 0; st < stages; ++st)
     issue(idxConst(b, st));

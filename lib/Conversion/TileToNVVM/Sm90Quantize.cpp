@@ -21,8 +21,6 @@
 #include "mxfp4/Conversion/IndexMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -66,16 +64,6 @@ void Sm90Emitter::storeChunk(ImplicitLocOpBuilder &b, const QuantCoords &q, Arra
   }
 }
 
-/// The activations are a plain pointer argument (TileToNVVM.cpp), so the
-/// L2 prefetch below can address them: element `unit` (8 bf16) of it.
-static Value activationUnit(ImplicitLocOpBuilder &b, Value base, Value unit) {
-  auto global = LLVM::LLVMPointerType::get(b.getContext(), 1);
-  Value ptr = LLVM::AddrSpaceCastOp::create(b, global, base);
-  Value at = arith::IndexCastUIOp::create(b, b.getI64Type(), unit);
-  return LLVM::GEPOp::create(b, global, VectorType::get({8}, b.getBF16Type()), ptr,
-                             ArrayRef<LLVM::GEPArg>{at});
-}
-
 SmallVector<Value> Sm90Emitter::loadActivations(ImplicitLocOpBuilder &b, tile::LoadOp op,
                                                 Value col) {
   Value base = mapping.lookup(op.getBase()), row0 = mapping.lookup(op.getRow()),
@@ -89,29 +77,11 @@ SmallVector<Value> Sm90Emitter::loadActivations(ImplicitLocOpBuilder &b, tile::L
     QuantCoords q = quantCoords(b, r);
     Value row = idxAdd(b, row0, arith::MinUIOp::create(b, q.row, lastRow));
     Value at = idxAdd(b, arith::MulIOp::create(b, row, units), idxAdd(b, colUnit, q.col8));
-    Value x = LLVM::LoadOp::create(b, v8, activationUnit(b, base, at), /*alignment=*/16);
+    Value x = memref::LoadOp::create(b, base, ValueRange{at});
     Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, q.row, valid);
     chunks.push_back(arith::SelectOp::create(b, ok, x, zero));
   }
   return chunks;
-}
-
-void Sm90Emitter::prefetchActivations(ImplicitLocOpBuilder &b, tile::LoadOp op, Value col,
-                                      Value cols) {
-  Value base = mapping.lookup(op.getBase()), row0 = mapping.lookup(op.getRow()),
-        ldv = mapping.lookup(op.getLd()), valid = mapping.lookup(op.getValidRows());
-  Value live = arith::AndIOp::create(
-      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid, idxConst(b, cfg.bm)),
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid, valid));
-  auto ifOp = scf::IfOp::create(b, live, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(ifOp.thenBlock());
-  // Row tid's K range: 16-byte aligned (gemmA4W4 checks the pointer, K and
-  // BK are multiples of 128), as the bulk prefetch needs.
-  Value at = idxAdd(b, arith::MulIOp::create(b, idxAdd(b, row0, tid), idxDiv(b, ldv, 8)),
-                    idxDiv(b, col, 8));
-  Value bytes = arith::IndexCastUIOp::create(b, b.getI32Type(), idxMul(b, cols, 2));
-  NVVM::CpAsyncBulkPrefetchOp::create(b, activationUnit(b, base, at), bytes, Value());
 }
 
 void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,

@@ -127,11 +127,9 @@ FailureOr<Type> argElementType(func::FuncOp kernel, BlockArgument arg) {
   };
   for (Operation *user : arg.getUsers()) {
     LogicalResult r = success();
-    // The bf16 activations (prefetched in bulk, Sm90Quantize.cpp) and the
-    // image (copied in bulk) are addressed as pointers.
     if (auto l = dyn_cast<tile::LoadOp>(user); l && l.getBase() == arg)
-      r = agree(LLVM::LLVMPointerType::get(ctx));
-    else if (isa<tile::LoadQdqOp>(user))
+      r = agree(VectorType::get({8}, BFloat16Type::get(ctx)));
+    else if (isa<tile::LoadQdqOp>(user)) // the image, copied in bulk from its address
       r = agree(LLVM::LLVMPointerType::get(ctx));
     else if (auto mx = dyn_cast<tile::LoadMxOp>(user))
       r = agree(mx.getData() == arg ? Type(VectorType::get({4}, IntegerType::get(ctx, 32)))
@@ -264,10 +262,9 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
         FailureOr<Type> elem = argElementType(kernel, arg);
         if (failed(elem))
           return failure();
-        // TMA descriptors, the activations, their image and the output
-        // are addressed by bulk copies, prefetches and 16-byte stores:
-        // plain pointers (a memref would
-        // reach them through a 32-bit index).
+        // TMA descriptors, the activation image and the output are
+        // addressed by bulk copies and 16-byte stores: plain pointers (a
+        // memref would reach them through a 32-bit index).
         if (isa<LLVM::LLVMPointerType>(*elem))
           argTypes.push_back(*elem);
         else
