@@ -14,7 +14,8 @@
 // the n8 token tiles. With BM 128, two warpgroups share the activation tile
 // and each of the 8 warps owns 16 rows (one m64n128 wgmma per warpgroup and
 // step), halving the weight conversions per MMA; BM 256 (on the activation
-// image only) does the same with one m64n256 wgmma, halving them again. Inside each 128-K chunk, MMA step s, thread t =
+// image only) does the same with one m64n256 wgmma, halving them again.
+// Inside each 128-K chunk, MMA step s, thread t =
 // lane%4 and register half h (a0/a1: h = 0, a2/a3: h = 1) use k = 32t + 8(s/2) + 2(s%2) + h + {0,
 // 4}: the same permutation on both operands, so each thread's weight bytes for a row are 16
 // contiguous bytes and one E8M0 scale (the sm90-mma16 layouts), and each bf16x2 register is the

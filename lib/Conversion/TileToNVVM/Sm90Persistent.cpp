@@ -65,9 +65,9 @@ LogicalResult Sm90Emitter::lowerPersistent(ImplicitLocOpBuilder &b, func::FuncOp
   initStages(b);
   Value first = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value stride = gpu::GridDimOp::create(b, gpu::Dimension::x);
+  Value left = arith::SubIOp::create(b, tileCount, first);
   Value mine = arith::DivUIOp::create(
-      b, arith::AddIOp::create(b, arith::SubIOp::create(b, tileCount, first), idxAdd(b, stride, -1)),
-      stride);
+      b, arith::AddIOp::create(b, left, idxAdd(b, stride, -1)), stride);
   Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, first, tileCount);
   mine = arith::SelectOp::create(b, any, mine, idxConst(b, 0));
   auto loop = scf::ForOp::create(b, idxConst(b, 0), mine, idxConst(b, 1));
