@@ -6,7 +6,9 @@
 // seed (MXFP4_TEST_SEED replays); outputs are poisoned first.
 //
 //  - the inline quantization matches the CPU quantizer byte for byte
-//    (codes and scales) for all four rounding modes, with adversarial blocks;
+//    (codes and scales) for all four rounding modes, with adversarial blocks
+//    and blocks of every scale, and without the dump (the packed bf16 path)
+//    the GEMM's output is bit for bit the same;
 //  - the GEMM matches the float64 QDQ reference within
 //    (K * 2^-24 + 2^-8) * sum_k |a_k w_k| (FP32 accumulation, BF16 output) on
 //    the seed's 24 points and ragged M, and never writes rows >= M;
@@ -64,6 +66,7 @@ TEST_F(Gemm, InlineQuantizationMatchesTheCpuQuantizer) {
                    << std::string(toString(mode)) << " M=" << m << " seed=" << seed);
       std::vector<uint16_t> a = randomActivations(rng, m, k);
       plantAdversarialBlocks(a, m, k);
+      plantScaleSweep(rng, a, m, k);
       DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * n * 2)), codes(dev, size_t(m * k / 2)),
           scales(dev, size_t(m * k / 32));
       da.upload(a);
@@ -91,6 +94,15 @@ TEST_F(Gemm, InlineQuantizationMatchesTheCpuQuantizer) {
                         << " cpu " << int(cpu->scales[i]);
           break;
         }
+      // Without the dump, most blocks take the packed bf16 path (E2M1Grid.h)
+      // instead of the f32 one: the MMA must see the same operands.
+      std::vector<uint16_t> withDump = dc.download<uint16_t>(size_t(m * n));
+      opts.dumpCodes = nullptr;
+      opts.dumpScales = nullptr;
+      auto packed = poisonedGemm(dev, da, dc, m, n, **prepared, opts, 0xFF);
+      ASSERT_OK(packed);
+      EXPECT_EQ(0, std::memcmp(packed->data(), withDump.data(), withDump.size() * 2))
+          << "the packed quantizer path changed the GEMM's output";
     }
 }
 

@@ -4,8 +4,8 @@
 // already-quantized activations, through the public API:
 //
 //  - quantizeMxfp4 writes the CPU quantizer's codes and scales byte for byte
-//    (all four rounding modes, adversarial blocks, ragged M) and nothing
-//    past row M;
+//    (all four rounding modes, adversarial blocks, blocks of every scale,
+//    ragged M) and nothing past row M;
 //  - qdqMxfp4 writes the dequantized values into the activation image, bit
 //    for bit, and not the image's padding rows;
 //  - gemmA4W4 through qdq_mxfp4 + gemm_qdqa4w4 and through quant_mxfp4 +
@@ -56,6 +56,7 @@ TEST_F(QuantizeMx, MatchesTheCpuQuantizer) {
                                         << " seed=" << seed);
         std::vector<uint16_t> a = randomActivations(rng, m, k);
         plantAdversarialBlocks(a, m, k);
+        plantScaleSweep(rng, a, m, k);
         // One guard row after each output: must keep its poison.
         DeviceBuffer da(dev, a.size() * 2), codes(dev, size_t((m + 1) * k / 2)),
             scales(dev, size_t((m + 1) * k / 32));

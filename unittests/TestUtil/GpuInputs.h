@@ -6,6 +6,7 @@
 #include "mxfp4/Format/Quantize.h"
 #include "mxfp4/Support/BF16.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -54,6 +55,25 @@ inline void plantAdversarialBlocks(std::vector<uint16_t> &a, int64_t m, int64_t 
   block(0, 4, [](int64_t i) { return floatToBf16(i == 5 ? INFINITY : 1.0f); }); // Inf
   block(0, 5, [](int64_t i) { return floatToBf16(i == 7 ? -INFINITY : 0.25f); });
   block(0, 6, [](int64_t i) { return floatToBf16(0.75f * float(i % 9) - 3.0f); }); // ties
+}
+
+/// Fills every third row from row 1 with blocks of every scale: block j of
+/// them has its largest exponent at 2^(-133 + j % 262) (bf16 subnormals to
+/// the largest finite binade) and elements of random sign and mantissa up to
+/// 9 binades below it, so each E8M0 code and both quantizer paths get used.
+inline void plantScaleSweep(std::mt19937_64 &rng, std::vector<uint16_t> &a, int64_t m, int64_t k) {
+  int64_t j = 0;
+  for (int64_t r = 1; r < m; r += 3)
+    for (int64_t b = 0; b < k / 32; ++b, ++j) {
+      const int64_t top = j % 262 - 6; // biased exponent field of the largest element
+      for (int64_t i = 0; i < 32; ++i) {
+        const uint64_t bits = rng();
+        int64_t e = i == 0 ? top : top - int64_t(bits % 10);
+        e = std::max<int64_t>(0, std::min<int64_t>(254, e));
+        a[size_t(r * k + b * 32 + i)] =
+            uint16_t((bits >> 8 & 0x8000) | uint64_t(e) << 7 | (bits >> 40 & 0x7F));
+      }
+    }
 }
 
 } // namespace mxfp4::test

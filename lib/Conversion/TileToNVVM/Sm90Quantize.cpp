@@ -6,8 +6,9 @@
 // K = kc*128 + 32t + 8p. The four lanes p = 0..3 (lane xor 4, xor 8) hold one
 // 32-block: two shuffles finish its |x| maximum. The E8M0 code follows the
 // op's rounding mode (E8M0Emitter, the CPU quantizer's integer formulas), the
-// E2M1 codes are RNE with saturation by float arithmetic (sm_90 has no FP4
-// convert), and the dequantized BF16 values go to shared memory in the
+// E2M1 codes are RNE with saturation by bf16x2 arithmetic where the scale
+// keeps everything normal, else (and for the codes of a dump) by f32
+// arithmetic (sm_90 has no FP4 convert), and the dequantized BF16 values go to shared memory in the
 // wgmma core-matrix layout of NvLowering.h (four 4-byte stores per chunk).
 // Rows past M read as zero (their loads are clamped to a valid row); warps
 // with no row below M store zeros without quantizing. The quantizer kernels
@@ -21,6 +22,7 @@
 #include "mxfp4/Conversion/IndexMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -84,8 +86,23 @@ SmallVector<Value> Sm90Emitter::loadActivations(ImplicitLocOpBuilder &b, tile::L
   return chunks;
 }
 
-void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
-                                 ArrayRef<Value> chunks, Value col, Value buffer) {
+namespace {
+/// A chunk quantized by the exact path: its dequantized words (word j holds
+/// elements j and j + 4), E2M1 magnitude codes, sign bits and NaN scale.
+struct ExactChunk {
+  SmallVector<Value> words;
+  Value codes, sign, nanScale;
+};
+} // namespace
+
+/// Scale codes whose E2M1 grid (steps of 2^(s-1)), values (below 8 * 2^s:
+/// every rounding mode's scale is above amax / 8) and rounding constants
+/// (up to 2^(s+8)) are all normal bf16: the packed path's domain.
+static constexpr int64_t kGridMinCode = 127 - 119, kGridMaxCode = 127 + 115;
+
+/// Any scale, NaN and Inf included: x * 2^-s in f32, RNE onto the E2M1
+/// grid with saturation, times 2^s.
+static ExactChunk quantizeExactly(ImplicitLocOpBuilder &b, Value x, Value code) {
   auto i32 = b.getI32Type();
   auto v8f = VectorType::get({8}, b.getF32Type());
   auto v8i = VectorType::get({8}, i32);
@@ -96,6 +113,105 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
   auto splatF = [&](float v) {
     return arith::ConstantOp::create(b, v8f, DenseElementsAttr::get(v8f, v)).getResult();
   };
+  ExactChunk out;
+  out.nanScale = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, code, c32(0xFF));
+  // x * 2^(127 - s) is exact in f32 (s = 254 needs the subnormal 2^-127).
+  Value invBits = arith::ShLIOp::create(b, arith::SubIOp::create(b, c32(254), code), c32(23));
+  Value is254 = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, code, c32(254));
+  invBits = arith::SelectOp::create(b, is254, c32(0x00400000), invBits);
+  Value inv =
+      vector::BroadcastOp::create(b, v8f, arith::BitcastOp::create(b, b.getF32Type(), invBits));
+  Value scale = vector::BroadcastOp::create(b, v8f, emitDequantScale(b, b.getLoc(), code));
+  Value scaled = arith::MulFOp::create(b, arith::ExtFOp::create(b, v8f, x), inv);
+  Value bits = arith::BitcastOp::create(b, v8i, scaled);
+  out.sign = arith::AndIOp::create(b, bits, splatI(int32_t(0x80000000u)));
+  Value a = arith::BitcastOp::create(b, v8f, arith::AndIOp::create(b, bits, splatI(0x7FFFFFFF)));
+  // RNE onto {0, .5, 1, 1.5, 2, 3, 4, 6} with saturation, arithmetically:
+  // below 1 the grid is the multiples of 0.5, which adding and subtracting
+  // 2^22 (f32 ulp 0.5) rounds to, ties to even; from 1 on it is the floats
+  // with one mantissa bit (add half an ulp of that precision, plus the
+  // kept bit for ties to even, and truncate), capped at 6. A NaN element
+  // makes the block's scale NaN, so its value is NaN whatever this gives,
+  // and its codes are dumped as 0.
+  Value small = arith::SubFOp::create(b, arith::AddFOp::create(b, a, splatF(4194304.0f)),
+                                      splatF(4194304.0f));
+  Value aBits = arith::BitcastOp::create(b, v8i, a);
+  Value keep = arith::AndIOp::create(b, arith::ShRUIOp::create(b, aBits, splatI(22)), splatI(1));
+  Value rounded = arith::AndIOp::create(
+      b, arith::AddIOp::create(b, arith::AddIOp::create(b, aBits, splatI(0x1FFFFF)), keep),
+      splatI(int32_t(0xFFC00000u)));
+  // Non-negative floats order like their bits: an integer min caps at 6.
+  Value big = arith::BitcastOp::create(
+      b, v8f, arith::MinUIOp::create(b, rounded, splatI(0x40C00000)));
+  Value below1 = arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, a, splatF(1.0f));
+  Value mags = arith::SelectOp::create(b, below1, small, big);
+  // The E2M1 codes (for the dump): 2a below 1, else 2 + 2e + m from the
+  // exponent and mantissa bit of the result.
+  out.codes = arith::SelectOp::create(
+      b, below1, arith::FPToSIOp::create(b, v8i, arith::MulFOp::create(b, mags, splatF(2.0f))),
+      arith::SubIOp::create(b,
+                            arith::ShRUIOp::create(b, arith::BitcastOp::create(b, v8i, mags),
+                                                   splatI(22)),
+                            splatI(252)));
+  Value signedQ = arith::BitcastOp::create(
+      b, v8f, arith::OrIOp::create(b, arith::BitcastOp::create(b, v8i, mags), out.sign));
+  Value deq = arith::TruncFOp::create(b, VectorType::get({8}, b.getBF16Type()),
+                                      arith::MulFOp::create(b, signedQ, scale));
+  // Word j of the chunk holds elements (j, j + 4) (NvLowering.h).
+  Value pairs =
+      vector::ShuffleOp::create(b, deq, deq, ArrayRef<int64_t>{0, 4, 1, 5, 2, 6, 3, 7});
+  Value words = vector::BitCastOp::create(b, VectorType::get({4}, i32), pairs);
+  for (int64_t w = 0; w < 4; ++w)
+    out.words.push_back(vector::ExtractOp::create(b, words, ArrayRef<int64_t>{w}));
+  return out;
+}
+
+/// The dequantized words of chunk `x` for a scale code in [kGridMinCode,
+/// kGridMaxCode], two bf16 lanes per instruction. The E2M1 grid times 2^s
+/// has steps of 2^(max(e, s) - 1) at |x| of exponent e; adding and
+/// subtracting C = 2^(max(e, s) + 6) rounds to them in bf16 (an 8-bit
+/// significand: C's ulp is that step, and RNE's ties to even are E2M1's).
+/// Then the cap 6 * 2^s, and the sign back on (-0 stays -0, as exactly).
+static SmallVector<Value> qdqOnBf16Grid(ImplicitLocOpBuilder &b, Value x, Value code) {
+  auto i32 = b.getI32Type();
+  auto c32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 32).getResult(); };
+  auto bothLanes = [&](Value half) {
+    return arith::MulIOp::create(b, half, c32(0x00010001)).getResult();
+  };
+  // bf16 2^s is the code in the exponent field; 6 * 2^s = 1.5 * 2^(s+2).
+  Value scale = bothLanes(arith::ShLIOp::create(b, code, c32(7)));
+  Value cap = bothLanes(arith::OrIOp::create(
+      b, arith::ShLIOp::create(b, arith::AddIOp::create(b, code, c32(2)), c32(7)), c32(0x40)));
+  Value pairs = vector::ShuffleOp::create(b, x, x, ArrayRef<int64_t>{0, 4, 1, 5, 2, 6, 3, 7});
+  Value words = vector::BitCastOp::create(b, VectorType::get({4}, i32), pairs);
+  static constexpr const char *kGridAsm = "{\n"
+                                          ".reg .b32 a, e, q;\n"
+                                          "and.b32 a, $1, 0x7FFF7FFF;\n"
+                                          "and.b32 e, $1, 0x7F807F80;\n"
+                                          "max.bf16x2 e, e, $2;\n"
+                                          "add.u32 e, e, 0x03000300;\n"
+                                          "add.rn.bf16x2 q, a, e;\n"
+                                          "sub.rn.bf16x2 q, q, e;\n"
+                                          "min.bf16x2 q, q, $3;\n"
+                                          "and.b32 a, $1, 0x80008000;\n"
+                                          "or.b32 $0, q, a;\n"
+                                          "}";
+  SmallVector<Value> out;
+  for (int64_t w = 0; w < 4; ++w) {
+    Value word = vector::ExtractOp::create(b, words, ArrayRef<int64_t>{w});
+    auto op = LLVM::InlineAsmOp::create(b, i32, ValueRange{word, scale, cap},
+                                        b.getStringAttr(kGridAsm), b.getStringAttr("=r,r,r,r"),
+                                        UnitAttr(), UnitAttr(), LLVM::TailCallKindAttr(),
+                                        LLVM::AsmDialectAttr(), ArrayAttr());
+    out.push_back(op.getRes());
+  }
+  return out;
+}
+
+void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
+                                 ArrayRef<Value> chunks, Value col, Value buffer) {
+  auto i32 = b.getI32Type();
+  auto c32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 32).getResult(); };
   tile::LoadOp load = op.getInput().getDefiningOp<tile::LoadOp>();
   Value valid = mapping.lookup(load.getValidRows());
   for (auto [r, x] : llvm::enumerate(chunks)) {
@@ -125,59 +241,28 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
       amax = arith::MaxUIOp::create(b, amax, sh.getShuffleResult());
     }
     Value code =
-        emitScaleFromAmax(b, b.getLoc(), arith::ShLIOp::create(b, amax, c32(16)), op.getRounding());
-    Value nanScale = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, code, c32(0xFF));
-    // x * 2^(127 - s) is exact in f32 (s = 254 needs the subnormal 2^-127).
-    Value invBits = arith::ShLIOp::create(b, arith::SubIOp::create(b, c32(254), code), c32(23));
-    Value is254 = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, code, c32(254));
-    invBits = arith::SelectOp::create(b, is254, c32(0x00400000), invBits);
-    Value inv =
-        vector::BroadcastOp::create(b, v8f, arith::BitcastOp::create(b, b.getF32Type(), invBits));
-    Value scale = vector::BroadcastOp::create(b, v8f, emitDequantScale(b, b.getLoc(), code));
-    Value scaled = arith::MulFOp::create(b, arith::ExtFOp::create(b, v8f, x), inv);
-    Value bits = arith::BitcastOp::create(b, v8i, scaled);
-    Value sign = arith::AndIOp::create(b, bits, splatI(int32_t(0x80000000u)));
-    Value a = arith::BitcastOp::create(b, v8f, arith::AndIOp::create(b, bits, splatI(0x7FFFFFFF)));
-    // RNE onto {0, .5, 1, 1.5, 2, 3, 4, 6} with saturation, arithmetically:
-    // below 1 the grid is the multiples of 0.5, which adding and subtracting
-    // 2^22 (f32 ulp 0.5) rounds to, ties to even; from 1 on it is the floats
-    // with one mantissa bit (add half an ulp of that precision, plus the
-    // kept bit for ties to even, and truncate), capped at 6. A NaN element
-    // makes the block's scale NaN, so its value is NaN whatever this gives,
-    // and its codes are dumped as 0.
-    Value small = arith::SubFOp::create(b, arith::AddFOp::create(b, a, splatF(4194304.0f)),
-                                        splatF(4194304.0f));
-    Value aBits = arith::BitcastOp::create(b, v8i, a);
-    Value keep = arith::AndIOp::create(b, arith::ShRUIOp::create(b, aBits, splatI(22)), splatI(1));
-    Value rounded = arith::AndIOp::create(
-        b, arith::AddIOp::create(b, arith::AddIOp::create(b, aBits, splatI(0x1FFFFF)), keep),
-        splatI(int32_t(0xFFC00000u)));
-    // Non-negative floats order like their bits: an integer min caps at 6.
-    Value big = arith::BitcastOp::create(
-        b, v8f, arith::MinUIOp::create(b, rounded, splatI(0x40C00000)));
-    Value below1 = arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, a, splatF(1.0f));
-    Value mags = arith::SelectOp::create(b, below1, small, big);
-    // The E2M1 codes (for the dump): 2a below 1, else 2 + 2e + m from the
-    // exponent and mantissa bit of the result.
-    Value codes = arith::SelectOp::create(
-        b, below1, arith::FPToSIOp::create(b, v8i, arith::MulFOp::create(b, mags, splatF(2.0f))),
-        arith::SubIOp::create(b,
-                              arith::ShRUIOp::create(b, arith::BitcastOp::create(b, v8i, mags),
-                                                     splatI(22)),
-                              splatI(252)));
-    Value signedQ = arith::BitcastOp::create(
-        b, v8f, arith::OrIOp::create(b, arith::BitcastOp::create(b, v8i, mags), sign));
-    Value deq = arith::TruncFOp::create(b, VectorType::get({8}, b.getBF16Type()),
-                                        arith::MulFOp::create(b, signedQ, scale));
-    // Word j of the chunk holds elements (j, j + 4) (NvLowering.h).
-    Value pairs =
-        vector::ShuffleOp::create(b, deq, deq, ArrayRef<int64_t>{0, 4, 1, 5, 2, 6, 3, 7});
-    Value words = vector::BitCastOp::create(b, VectorType::get({4}, i32), pairs);
+        emitScaleFromAmax(b, b.getLoc(), arith::ShLIOp::create(b, amax, c32(16)),
+                          op.getRounding());
     SmallVector<Value> w4;
-    for (int64_t w = 0; w < 4; ++w)
-      w4.push_back(vector::ExtractOp::create(b, words, ArrayRef<int64_t>{w}));
-    if (op.getDumpData())
-      dumpChunk(b, op, q, codes, sign, nanScale, code, col);
+    if (op.getDumpData()) {
+      ExactChunk exact = quantizeExactly(b, x, code);
+      w4 = exact.words;
+      dumpChunk(b, op, q, exact.codes, exact.sign, exact.nanScale, code, col);
+    } else {
+      // Scales whose grid and values stay normal bf16 take the packed path.
+      Value onGrid = arith::CmpIOp::create(
+          b, arith::CmpIPredicate::ult, arith::SubIOp::create(b, code, c32(kGridMinCode)),
+          c32(kGridMaxCode - kGridMinCode + 1));
+      auto gridIf = scf::IfOp::create(b, SmallVector<Type>(4, i32), onGrid, /*withElse=*/true);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(gridIf.thenBlock());
+        scf::YieldOp::create(b, qdqOnBf16Grid(b, x, code));
+        b.setInsertionPointToStart(gridIf.elseBlock());
+        scf::YieldOp::create(b, quantizeExactly(b, x, code).words);
+      }
+      w4.assign(gridIf.getResults().begin(), gridIf.getResults().end());
+    }
     if (op.getQdq())
       storeImageChunk(b, op, q, w4, col);
     scf::YieldOp::create(b, w4);
