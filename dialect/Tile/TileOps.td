@@ -70,7 +70,11 @@ def Tile_QuantizeOp : Tile_Op<"quantize", [AttrSizedOperandSegments]> {
     codes and scales stand for (exact), for rows below `validRows`, in the
     target's activation image of a matrix of `ld` columns (sm_90a: the wgmma
     operand layout of Kernels/Sm90Pipeline.h, `activationImageIndex`).
-    `mxtile.load_qdq` reads them back as an MXFP4 tile.
+    `mxtile.load_qdq` reads them back as an MXFP4 tile. With `ready` too
+    (a counter per 128-column chunk of the matrix), once the tile's values
+    are written and visible at device scope the workgroup adds 1 to the
+    counter of each chunk it covers (release), so a consumer may read a
+    chunk as soon as its counter reaches a target (`load_qdq ... after`).
 
     ```mlir
     %q, %s = mxtile.quantize %a {rounding = #mxtile<rounding roundup>}
@@ -80,11 +84,12 @@ def Tile_QuantizeOp : Tile_Op<"quantize", [AttrSizedOperandSegments]> {
   let arguments = (ins Tile_FloatTile:$input, Tile_RoundingAttr:$rounding,
                        Optional<MemRefRankOf<[I8], [1]>>:$dumpData,
                        Optional<MemRefRankOf<[I8], [1]>>:$dumpScales,
-                       Optional<MemRefRankOf<[BF16], [1]>>:$qdq);
+                       Optional<MemRefRankOf<[BF16], [1]>>:$qdq,
+                       Optional<MemRefRankOf<[I32], [1]>>:$ready);
   let results = (outs Tile_FP4Tile:$data, Tile_ScaleTile:$scales);
   let assemblyFormat = [{
     $input (`dump` `(` $dumpData^ `,` $dumpScales `:` type($dumpData) `,` type($dumpScales) `)`)?
-    (`qdq` `(` $qdq^ `:` type($qdq) `)`)?
+    (`qdq` `(` $qdq^ `:` type($qdq) `)`)? (`ready` `(` $ready^ `:` type($ready) `)`)?
     attr-dict `:` type($input) `->` type($data) `,` type($scales)
   }];
   let hasVerifier = 1;
@@ -115,7 +120,7 @@ def Tile_LoadMxOp : Tile_Op<"load_mx", [MemoryEffects<[MemRead]>]> {
   let hasVerifier = 1;
 }
 
-def Tile_LoadQdqOp : Tile_Op<"load_qdq", [MemoryEffects<[MemRead]>]> {
+def Tile_LoadQdqOp : Tile_Op<"load_qdq", [MemoryEffects<[MemRead]>, AttrSizedOperandSegments]> {
   let summary = "Load an MXFP4 tile stored dequantized (BF16 activation image)";
   let description = [{
     Rows `row ..` and elements `col ..` of a BF16 matrix with `ld` columns,
@@ -126,16 +131,23 @@ def Tile_LoadQdqOp : Tile_Op<"load_qdq", [MemoryEffects<[MemRead]>]> {
     `validRows` are unspecified (the image's padding): only results of rows
     below it may be stored, which `mxtile.store`'s own mask ensures.
 
+    With `after %ready reaches %target`, each 128-column chunk is read only
+    once its counter in `ready` (what `mxtile.quantize ... ready` counts)
+    has reached `target` (modulo 2^32: counters only grow), so this may run
+    while the image is being written.
+
     ```mlir
     %q, %s = mxtile.load_qdq %A[%m0, %k0] ld %c7168 rows %valid
         : memref<?xbf16> -> !mxtile.tile<64x128xf4E2M1FN>, !mxtile.tile<64x4xf8E8M0FNU>
     ```
   }];
   let arguments = (ins MemRefRankOf<[BF16], [1]>:$data, Index:$row, Index:$col, Index:$ld,
-                       Index:$validRows);
+                       Index:$validRows, Optional<MemRefRankOf<[I32], [1]>>:$ready,
+                       Optional<Index>:$readyTarget);
   let results = (outs Tile_FP4Tile:$result, Tile_ScaleTile:$resultScales);
   let assemblyFormat = [{
-    $data `[` $row `,` $col `]` `ld` $ld `rows` $validRows attr-dict
+    $data `[` $row `,` $col `]` `ld` $ld `rows` $validRows
+    (`after` $ready^ `reaches` $readyTarget `:` type($ready))? attr-dict
     `:` type($data) `->` type($result) `,` type($resultScales)
   }];
   let hasVerifier = 1;

@@ -15,7 +15,7 @@ namespace mxfp4 {
 
 PreparedWeight::~PreparedWeight() {
   for (void *p : {data, scales, descriptors, splitK.first, splitK.second, activations.first,
-                  activations.second, qdq.first})
+                  activations.second, qdq.first, readyCounters})
     dev->free(p);
 }
 
@@ -71,6 +71,21 @@ Expected<void *> PreparedWeight::qdqScratch(int64_t m) const {
   if (!s)
     return s.takeError();
   return s->first;
+}
+
+Expected<std::pair<void *, uint32_t>> PreparedWeight::qdqReady(int64_t m) const {
+  if (!readyCounters) {
+    const size_t bytes = size_t(cols / 128) * 4;
+    Expected<void *> p = dev->alloc(bytes);
+    if (!p)
+      return p.takeError();
+    if (Error e = dev->fill(*p, 0, bytes)) {
+      dev->free(*p);
+      return e;
+    }
+    readyCounters = *p;
+  }
+  return std::make_pair(readyCounters, readyTotal + uint32_t(qdqMxfp4RowBlocks(m, cols)));
 }
 
 Expected<std::pair<void *, void *>> PreparedWeight::splitKScratch(int64_t m,
@@ -336,7 +351,7 @@ static Error chooseFold(KernelSpec &spec, const PreparedWeight &w, const GemmA4W
 /// then W, its scales, C, M, the extra arguments and the split-K scratch.
 static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
                         std::vector<void *> front, const PreparedWeight &w, void *out, int64_t m,
-                        std::vector<void *> extra) {
+                        std::vector<void *> extra, std::optional<uint32_t> readyTarget = {}) {
   void *ws = nullptr, *counters = nullptr;
   // Clustered splits (Sm90Pipeline.h) sum in shared memory, no global scratch.
   const bool scratch =
@@ -366,6 +381,9 @@ static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
   args.push_back(&m32);
   for (void *&p : extra)
     args.push_back(&p);
+  uint32_t target = readyTarget.value_or(0);
+  if (readyTarget)
+    args.push_back(&target);
   if (spec.splitK > 1) {
     args.push_back(&ws);
     args.push_back(&counters);
@@ -432,15 +450,22 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
   GemmA4W4Tile tile = chooseTile(w, m, options);
   if (tile.preQuantize && !dump && options.dequantizeOnce.value_or(true)) {
     // Quantize and dequantize once; the GEMM's K loop then only moves them.
-    Expected<void *> q = w.qdqScratch(m);
-    if (!q)
-      return q.takeError();
-    if (Error e = qdqMxfp4(dev, stream, a, m, w.k(), *q, options.rounding, w.arch()))
-      return e;
+    // The GEMM reads each chunk of the image as soon as its ready counter
+    // says it is written (Conversion/TileToNVVM/Sm90Ready.cpp).
     Expected<KernelSpec> spec = preQuantizedSpec(OpKind::GemmQdqA4W4, w, tile, options);
     if (!spec)
       return spec.takeError();
-    return launchGemm(dev, stream, *spec, {*q}, w, out, m, {});
+    Expected<void *> q = w.qdqScratch(m);
+    if (!q)
+      return q.takeError();
+    Expected<std::pair<void *, uint32_t>> ready = w.qdqReady(m);
+    if (!ready)
+      return ready.takeError();
+    if (Error e = qdqMxfp4(dev, stream, a, m, w.k(), *q, options.rounding, w.arch(),
+                           ready->first))
+      return e;
+    w.qdqLaunched(ready->second);
+    return launchGemm(dev, stream, *spec, {*q}, w, out, m, {ready->first}, ready->second);
   }
   if (tile.preQuantize) {
     // Quantize once (into the dump buffers when asked: same format), then

@@ -24,7 +24,8 @@ int64_t selectQuantizeMxBm(int64_t m, int64_t k) {
 /// activation image) after the checks both share.
 static Error launchQuantizer(const char *api, OpKind op, Device &dev, void *stream, const void *a,
                              int64_t m, int64_t k, std::vector<void *> outputs,
-                             ScaleRounding rounding, std::optional<Arch> archOpt) {
+                             ScaleRounding rounding, std::optional<Arch> archOpt,
+                             void *readyCounters = nullptr) {
   auto fail = [&](const auto &...parts) { return makeError(api, ": ", parts...); };
   if (m < 1)
     return fail("M must be >= 1, got ", m);
@@ -56,6 +57,8 @@ static Error launchQuantizer(const char *api, OpKind op, Device &dev, void *stre
   std::vector<void *> args{&aPtr};
   for (void *&p : outputs)
     args.push_back(&p);
+  if (op == OpKind::QdqMx)
+    args.push_back(&readyCounters);
   args.push_back(&m32);
   return dev.launch(**kernel, (*kernel)->geometry(m), args.data(), stream);
 }
@@ -66,9 +69,17 @@ Error quantizeMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t
                          {codes, scales}, rounding, arch);
 }
 
+int64_t qdqMxfp4RowBlocks(int64_t m, int64_t k) {
+  const int64_t bm = selectQuantizeMxBm(m, k);
+  return (m + bm - 1) / bm;
+}
+
 Error qdqMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t k, void *out,
-               ScaleRounding rounding, std::optional<Arch> arch) {
-  return launchQuantizer("qdqMxfp4", OpKind::QdqMx, dev, stream, a, m, k, {out}, rounding, arch);
+               ScaleRounding rounding, std::optional<Arch> arch, void *readyCounters) {
+  if (reinterpret_cast<uintptr_t>(readyCounters) % 4 != 0)
+    return makeError("qdqMxfp4: the ready counters must be 4-byte aligned");
+  return launchQuantizer("qdqMxfp4", OpKind::QdqMx, dev, stream, a, m, k, {out}, rounding, arch,
+                         readyCounters);
 }
 
 } // namespace mxfp4

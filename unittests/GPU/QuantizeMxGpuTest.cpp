@@ -7,7 +7,10 @@
 //    (all four rounding modes, adversarial blocks, blocks of every scale,
 //    ragged M) and nothing past row M;
 //  - qdqMxfp4 writes the dequantized values into the activation image, bit
-//    for bit, and not the image's padding rows;
+//    for bit, and not the image's padding rows, and grows each ready
+//    counter by its row blocks;
+//  - the GEMM that reads the image while qdq_mxfp4 writes it (ready
+//    counters) is bit for bit the inline kernel, call after call;
 //  - gemmA4W4 through qdq_mxfp4 + gemm_qdqa4w4 and through quant_mxfp4 +
 //    gemm_mxa4w4 is bit-identical to the inline-quantizing kernel (same
 //    dequantized operands, same MMA order), BM 128 included;
@@ -136,6 +139,61 @@ TEST_F(QuantizeMx, PreQuantizedGemmIsBitIdenticalToInline) {
     }
 }
 
+TEST_F(QuantizeMx, ReadyCountersGrowByTheRowBlocks) {
+  OPEN_DEVICE_OR_SKIP(dev);
+  const int64_t k = 1024;
+  for (int64_t m : {1, 300, 2048}) {
+    SCOPED_TRACE(testing::Message() << "M=" << m << " seed=" << seed);
+    std::vector<uint16_t> a = randomActivations(rng, m, k);
+    DeviceBuffer da(dev, a.size() * 2), qdq(dev, size_t(sm90::activationImageElements(m, k)) * 2),
+        ready(dev, size_t(k / 128) * 4);
+    da.upload(a);
+    ready.fill(0);
+    for (int call = 0; call < 2; ++call)
+      ASSERT_OK(qdqMxfp4(dev, nullptr, da.get(), m, k, qdq.get(), kDefaultScaleRounding,
+                         std::nullopt, ready.get()));
+    ASSERT_OK(dev.synchronize());
+    for (uint32_t c : ready.download<uint32_t>(size_t(k / 128)))
+      EXPECT_EQ(c, uint32_t(2 * qdqMxfp4RowBlocks(m, k)));
+  }
+}
+
+// The GEMM on the image reads each chunk as soon as its ready counter says
+// it is written, while qdq_mxfp4 still runs: over repeated calls with fresh
+// inputs (the counters keep growing) at the M where they overlap most, it
+// stays bit for bit the inline kernel.
+TEST_F(QuantizeMx, GemmReadsTheImageAsItIsWritten) {
+  OPEN_DEVICE_OR_SKIP(dev);
+  struct Shape {
+    int64_t n, k;
+  };
+  for (Shape s : {Shape{1536, 7168}, Shape{7168, 4224}}) {
+    HostWeights w = randomWeights(rng, s.n, s.k);
+    auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, s.n, s.k);
+    ASSERT_OK(prepared);
+    for (int64_t m : {2048, 1000, 2048}) {
+      SCOPED_TRACE(testing::Message() << "N=" << s.n << " K=" << s.k << " M=" << m
+                                      << " seed=" << seed);
+      std::vector<uint16_t> a = randomActivations(rng, m, s.k);
+      DeviceBuffer da(dev, a.size() * 2), inl(dev, size_t(m * s.n * 2)),
+          pre(dev, size_t(m * s.n * 2));
+      da.upload(a);
+      inl.fill(0xFF);
+      pre.fill(0x7F);
+      GemmA4W4Options o; // the table's tile: the image, BM 128 or 256
+      ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, pre.get(), o));
+      o.preQuantize = false;
+      o.bm = 128;
+      ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, inl.get(), o));
+      ASSERT_OK(dev.synchronize());
+      std::vector<uint16_t> x = inl.download<uint16_t>(size_t(m * s.n)),
+                            y = pre.download<uint16_t>(size_t(m * s.n));
+      EXPECT_EQ(bf16Differences(y, x, "on the image", "inline", /*nanMatchesNaN=*/true), 0)
+          << "outputs differ";
+    }
+  }
+}
+
 TEST_F(QuantizeMx, GemmOnCpuQuantizedActivationsMatchesTheReference) {
   OPEN_DEVICE_OR_SKIP(dev);
   const int64_t n = 1536, k = 768;
@@ -192,6 +250,9 @@ TEST_F(QuantizeMx, ApiRejectsBadInput) {
   EXPECT_ERROR_CONTAINS(qdqMxfp4(dev, nullptr, da.get(), 4, k, nullptr), "qdqMxfp4: the input and output pointers must not be null");
   EXPECT_ERROR_CONTAINS(qdqMxfp4(dev, nullptr, da.get(), 4, k, qdqPtr + 8), "output pointer must be 16-byte aligned");
   EXPECT_ERROR_CONTAINS(qdqMxfp4(dev, nullptr, da.get(), 0, k, qdq.get()), "M must be >= 1");
+  EXPECT_ERROR_CONTAINS(qdqMxfp4(dev, nullptr, da.get(), 4, k, qdq.get(), kDefaultScaleRounding,
+                                 std::nullopt, qdqPtr + 2),
+                        "ready counters must be 4-byte aligned");
   EXPECT_ERROR_CONTAINS(
       gemmMxA4W4(dev, nullptr, codesPtr + 1, scales.get(), 4, **prepared, dc.get()),
       "4-byte aligned");

@@ -69,10 +69,13 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
   // persistent kernel set its barriers up before the tile loop, and only
   // its first tile has a prologue: later tiles' first steps were issued by
   // the tile before.
+  // With ready counters each chunk's copies wait for that chunk instead
+  // (Sm90Ready.cpp).
   auto prologue = [&] {
     for (int64_t st = 0; st + 1 < stages; ++st)
       issue(idxConst(b, st), StageParts::Weights);
-    NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
+    if (!act.getReady())
+      NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
     for (int64_t st = 0; st + 1 < stages; ++st)
       issue(idxConst(b, st), StageParts::Activations);
   };

@@ -8,7 +8,8 @@
 // try_wait.parity on that parity. A stage is refilled only after a
 // workgroup barrier that follows every thread's reads of it (Sm90KLoop.cpp,
 // Sm90StagedKLoop.cpp). Kernels on the activation image also copy the
-// step's activations into the front of the stage, in the same phase.
+// step's activations into the front of the stage, in the same phase,
+// each chunk once the quantizer has written it (Sm90Ready.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -126,7 +127,10 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
   // two (per step, each block's slab to its half of the stage's slab).
   const bool whole = cfg.bm == sm90::kImageBlockRows;
   const int64_t blocks = std::max<int64_t>(cfg.bm / sm90::kImageBlockRows, 1);
-  for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc)
+  for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
+    // The image may still be being written: this chunk once it is (Sm90Ready.cpp).
+    if (act.getReady())
+      waitReady(b, act, idxAdd(b, chunk0, kc));
     for (int64_t blk = 0; blk < blocks; ++blk) {
       // Slab 0 of chunk chunk0 + kc of image block block0 + blk.
       Value block = idxAdd(b, block0, blk);
@@ -145,6 +149,7 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
             arith::ConstantIntOp::create(b, bytes, 32), Value(), Value());
       }
     }
+  }
 }
 
 WeightRegs Sm90Emitter::loadWeights(ImplicitLocOpBuilder &b, Value st) {

@@ -60,6 +60,8 @@ LogicalResult QuantizeOp::verify() {
   if (getDumpData() && getQdq())
     return emitOpError() << "writes either the codes and scales (dump) or the dequantized "
                             "values (qdq), not both";
+  if (getReady() && !getQdq())
+    return emitOpError() << "counts ready chunks (ready) only of the dequantized values (qdq)";
   TileType in = getInput().getType(), data = getData().getType(), scales = getScales().getType();
   if (in.getCols() % kBlock != 0)
     return emitOpError() << "quantizes along columns in blocks of 32, but the tile has "
@@ -91,6 +93,8 @@ LogicalResult LoadMxOp::verify() {
 }
 
 LogicalResult LoadQdqOp::verify() {
+  if (bool(getReady()) != bool(getReadyTarget()))
+    return emitOpError() << "waits for ready chunks with both a counter buffer and a target";
   return verifyMxTile(*this, getResult().getType(), getResultScales().getType());
 }
 
