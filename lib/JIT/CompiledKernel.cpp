@@ -30,11 +30,9 @@ double CompiledKernel::compileMs() const {
 
 LaunchGeometry CompiledKernel::geometry(int64_t m) const {
   LaunchGeometry g;
-  // The quantizer has one workgroup per BM x BK block (row blocks in x:
-  // chunk by chunk); GEMMs one per output tile.
-  const unsigned rowBlocks = unsigned((m + spec.bm - 1) / spec.bm);
-  g.grid[0] = isQuantizer(spec.op) ? rowBlocks : unsigned(spec.n / spec.bn);
-  g.grid[1] = isQuantizer(spec.op) ? unsigned(spec.k / spec.bk) : rowBlocks;
+  // The quantizer has one workgroup per BM x BK block; GEMMs one per output tile.
+  g.grid[0] = unsigned(isQuantizer(spec.op) ? spec.k / spec.bk : spec.n / spec.bn);
+  g.grid[1] = unsigned((m + spec.bm - 1) / spec.bm);
   g.grid[2] = unsigned(spec.splitK);
   // gfx950: 4 waves of 64; gfx1250: 4 waves of 32; sm_90a: a warpgroup or
   // two (Sm90Pipeline.h); sm_90a GEMMs keep activations and weight stages in dynamic
@@ -51,7 +49,7 @@ LaunchGeometry CompiledKernel::geometry(int64_t m) const {
       g.grid[1] = 1;
       g.persistentPerSm = unsigned(sm90::workgroupsPerSm(layout));
     }
-    // gemm_qdqa4w4 reads qdq_mxfp4's image chunk by chunk as it is written.
+    // gemm_qdqa4w4 reads qdq_mxfp4's image block by block as it is written.
     g.programmaticDependent = spec.op == OpKind::GemmQdqA4W4;
   }
   return g;

@@ -15,7 +15,7 @@ namespace mxfp4 {
 
 PreparedWeight::~PreparedWeight() {
   for (void *p : {data, scales, descriptors, splitK.first, splitK.second, activations.first,
-                  activations.second, qdq.first, readyCounters})
+                  activations.second, qdq.first, readyFlags})
     dev->free(p);
 }
 
@@ -74,8 +74,10 @@ Expected<void *> PreparedWeight::qdqScratch(int64_t m) const {
 }
 
 Expected<std::pair<void *, uint32_t>> PreparedWeight::qdqReady(int64_t m) const {
-  if (!readyCounters) {
-    const size_t bytes = size_t(cols / 128) * 4;
+  const int64_t blocks = (m + sm90::kImageBlockRows - 1) / sm90::kImageBlockRows;
+  if (blocks > readyBlocks) {
+    const int64_t want = std::max<int64_t>(blocks, 2 * readyBlocks);
+    const size_t bytes = size_t(want) * 8;
     Expected<void *> p = dev->alloc(bytes);
     if (!p)
       return p.takeError();
@@ -83,9 +85,18 @@ Expected<std::pair<void *, uint32_t>> PreparedWeight::qdqReady(int64_t m) const 
       dev->free(*p);
       return e;
     }
-    readyCounters = *p;
+    // The old flags may still be read by work queued on the stream.
+    if (Error e = dev->synchronize()) {
+      dev->free(*p);
+      return e;
+    }
+    dev->free(readyFlags);
+    readyFlags = *p;
+    readyBlocks = want;
   }
-  return std::make_pair(readyCounters, readyTotal + uint32_t(qdqMxfp4RowBlocks(m, cols)));
+  // Flags start at 0: epochs skip it.
+  const uint32_t next = readyEpoch + 1 == 0 ? 1 : readyEpoch + 1;
+  return std::make_pair(readyFlags, next);
 }
 
 Expected<std::pair<void *, void *>> PreparedWeight::splitKScratch(int64_t m,
@@ -351,7 +362,7 @@ static Error chooseFold(KernelSpec &spec, const PreparedWeight &w, const GemmA4W
 /// then W, its scales, C, M, the extra arguments and the split-K scratch.
 static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
                         std::vector<void *> front, const PreparedWeight &w, void *out, int64_t m,
-                        std::vector<void *> extra, std::optional<uint32_t> readyTarget = {}) {
+                        std::vector<void *> extra, std::optional<uint32_t> readyEpoch = {}) {
   void *ws = nullptr, *counters = nullptr;
   // Clustered splits (Sm90Pipeline.h) sum in shared memory, no global scratch.
   const bool scratch =
@@ -381,9 +392,9 @@ static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
   args.push_back(&m32);
   for (void *&p : extra)
     args.push_back(&p);
-  uint32_t target = readyTarget.value_or(0);
-  if (readyTarget)
-    args.push_back(&target);
+  uint32_t epoch = readyEpoch.value_or(0);
+  if (readyEpoch)
+    args.push_back(&epoch);
   if (spec.splitK > 1) {
     args.push_back(&ws);
     args.push_back(&counters);
@@ -450,8 +461,8 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
   GemmA4W4Tile tile = chooseTile(w, m, options);
   if (tile.preQuantize && !dump && options.dequantizeOnce.value_or(true)) {
     // Quantize and dequantize once; the GEMM's K loop then only moves them.
-    // The GEMM reads each chunk of the image as soon as its ready counter
-    // says it is written (Conversion/TileToNVVM/Sm90Ready.cpp).
+    // The GEMM reads a tile's rows of the image as soon as the quantizer
+    // has flagged them written (Conversion/TileToNVVM/Sm90Ready.cpp).
     Expected<KernelSpec> spec = preQuantizedSpec(OpKind::GemmQdqA4W4, w, tile, options);
     if (!spec)
       return spec.takeError();
@@ -462,7 +473,7 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
     if (!ready)
       return ready.takeError();
     if (Error e = qdqMxfp4(dev, stream, a, m, w.k(), *q, options.rounding, w.arch(),
-                           ready->first))
+                           ready->first, ready->second))
       return e;
     w.qdqLaunched(ready->second);
     return launchGemm(dev, stream, *spec, {*q}, w, out, m, {ready->first}, ready->second);

@@ -25,7 +25,7 @@ int64_t selectQuantizeMxBm(int64_t m, int64_t k) {
 static Error launchQuantizer(const char *api, OpKind op, Device &dev, void *stream, const void *a,
                              int64_t m, int64_t k, std::vector<void *> outputs,
                              ScaleRounding rounding, std::optional<Arch> archOpt,
-                             void *readyCounters = nullptr) {
+                             void *ready = nullptr, uint32_t epoch = 0) {
   auto fail = [&](const auto &...parts) { return makeError(api, ": ", parts...); };
   if (m < 1)
     return fail("M must be >= 1, got ", m);
@@ -58,8 +58,10 @@ static Error launchQuantizer(const char *api, OpKind op, Device &dev, void *stre
   for (void *&p : outputs)
     args.push_back(&p);
   if (op == OpKind::QdqMx)
-    args.push_back(&readyCounters);
+    args.push_back(&ready);
   args.push_back(&m32);
+  if (op == OpKind::QdqMx)
+    args.push_back(&epoch);
   return dev.launch(**kernel, (*kernel)->geometry(m), args.data(), stream);
 }
 
@@ -69,17 +71,14 @@ Error quantizeMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t
                          {codes, scales}, rounding, arch);
 }
 
-int64_t qdqMxfp4RowBlocks(int64_t m, int64_t k) {
-  const int64_t bm = selectQuantizeMxBm(m, k);
-  return (m + bm - 1) / bm;
-}
-
 Error qdqMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t k, void *out,
-               ScaleRounding rounding, std::optional<Arch> arch, void *readyCounters) {
-  if (reinterpret_cast<uintptr_t>(readyCounters) % 4 != 0)
-    return makeError("qdqMxfp4: the ready counters must be 4-byte aligned");
+               ScaleRounding rounding, std::optional<Arch> arch, void *ready, uint32_t epoch) {
+  if (reinterpret_cast<uintptr_t>(ready) % 4 != 0)
+    return makeError("qdqMxfp4: the ready flags must be 4-byte aligned");
+  if (ready && epoch == 0)
+    return makeError("qdqMxfp4: the ready flags' epoch must not be 0 (their initial value)");
   return launchQuantizer("qdqMxfp4", OpKind::QdqMx, dev, stream, a, m, k, {out}, rounding, arch,
-                         readyCounters);
+                         ready, epoch);
 }
 
 } // namespace mxfp4

@@ -1,25 +1,29 @@
-//===- Sm90Ready.cpp - Chunk-ready counters from qdq_mxfp4 to the GEMM ----===//
+//===- Sm90Ready.cpp - Ready flags from qdq_mxfp4 to the GEMM -------------===//
 //
 // gemm_qdqa4w4 starts (programmatic dependent launch) while qdq_mxfp4 still
-// writes the activation image, and reads each 128-column chunk as soon as
-// every quantizer workgroup of that chunk has written it, instead of
-// waiting for the whole quantizer (griddepcontrol.wait). The quantizer runs
-// its chunks in order (all row blocks of chunk 0 first), so the GEMM's K
-// loop, which needs chunk s at step s, rarely waits.
+// writes the activation image, and each output tile reads its rows as soon
+// as their 128-row image blocks are written, instead of waiting for the
+// whole quantizer (griddepcontrol.wait). The quantizer goes row block by
+// row block, and the GEMM's first tiles take the first rows, so they wait
+// for a fraction of it and its rest overlaps their K loops.
 //
-// The counters only grow (one per chunk, never reset): the host adds the
-// quantizer's row blocks to its running total per call and passes the total
-// as the GEMM's target, compared modulo 2^32. Producer: a workgroup barrier
-// after the image stores, then thread 0's red.release.gpu (cumulative over
-// the stores the barrier ordered before it). Consumer: the thread that
-// issues the chunk's bulk copies spins on ld.acquire.gpu, then a
-// fence.proxy.async.global orders its later bulk copies (async proxy)
-// after the stores it now sees.
+// Per image block the ready buffer holds a count and a flag. Each
+// quantizer workgroup, after a barrier that follows its image stores, adds
+// 1 to its block's count (thread 0, atom.acq_rel.gpu: releasing what the
+// barrier ordered before it); the one that completes the block (it knows
+// how many there are: its M, BM and K) resets the count and stores the
+// call's epoch in the flag (st.release.gpu, cumulative over everything it
+// acquired). The thread that issues a tile's first bulk copies spins on
+// ld.acquire.gpu of the flags of its blocks, then a fence.proxy.async.global
+// orders its bulk copies (async proxy) after what it saw; the tile's later
+// copies come after that in program order. The host numbers the calls
+// (epochs, never 0; flags start at 0).
 //
 //===----------------------------------------------------------------------===//
 
 #include "NvLowering.h"
 #include "mxfp4/Conversion/IndexMath.h"
+#include "mxfp4/Kernels/Sm90Pipeline.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -29,11 +33,11 @@ using namespace mlir;
 using namespace mxfp4;
 using namespace mxfp4::nv;
 
-/// The global address of counter `chunk` of the kernel buffer `ready`.
-static Value counterPtr(ImplicitLocOpBuilder &b, Value ready, Value chunk) {
+/// The global address of word `index` of the kernel buffer `ready`.
+static Value wordPtr(ImplicitLocOpBuilder &b, Value ready, Value index) {
   auto global = LLVM::LLVMPointerType::get(b.getContext(), 1);
   Value base = LLVM::AddrSpaceCastOp::create(b, global, ready);
-  Value at = arith::IndexCastUIOp::create(b, b.getI64Type(), chunk);
+  Value at = arith::IndexCastUIOp::create(b, b.getI64Type(), index);
   return LLVM::GEPOp::create(b, global, b.getI32Type(), base, ArrayRef<LLVM::GEPArg>{at});
 }
 
@@ -44,8 +48,11 @@ static void inlineAsm(ImplicitLocOpBuilder &b, StringRef text, StringRef constra
                             LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(), ArrayAttr());
 }
 
-void Sm90Emitter::signalReady(ImplicitLocOpBuilder &b, tile::QuantizeOp op, Value col) {
+void Sm90Emitter::signalReady(ImplicitLocOpBuilder &b, tile::QuantizeOp op) {
   Value ready = mapping.lookup(op.getReady());
+  tile::LoadOp load = op.getInput().getDefiningOp<tile::LoadOp>();
+  Value row0 = mapping.lookup(load.getRow());
+  Value m = idxAdd(b, row0, mapping.lookup(load.getValidRows()));
   gpu::BarrierOp::create(b);
   Value isNull = LLVM::ICmpOp::create(b, LLVM::ICmpPredicate::eq, ready,
                                       LLVM::ZeroOp::create(b, ready.getType()));
@@ -55,19 +62,35 @@ void Sm90Emitter::signalReady(ImplicitLocOpBuilder &b, tile::QuantizeOp op, Valu
   auto ifOp = scf::IfOp::create(b, go, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  Value chunk0 = idxDiv(b, col, 128);
-  for (int64_t c = 0; c < cfg.bk / 128; ++c)
-    inlineAsm(b, "red.release.gpu.global.add.u32 [$0], 1;", "l",
-              ValueRange{counterPtr(b, ready, idxAdd(b, chunk0, c))});
+  // The block's workgroups: K / BK per BM rows of it that exist.
+  const int64_t blockRows = sm90::kImageBlockRows;
+  Value block = idxDiv(b, row0, blockRows);
+  Value rows = arith::MinUIOp::create(
+      b, arith::SubIOp::create(b, m, idxMul(b, block, blockRows)), idxConst(b, blockRows));
+  Value groups = arith::MulIOp::create(b, idxDiv(b, idxAdd(b, rows, cfg.bm - 1), cfg.bm),
+                                       idxDiv(b, mapping.lookup(load.getLd()), cfg.bk));
+  Value lastOld = arith::IndexCastUIOp::create(b, b.getI32Type(), idxAdd(b, groups, -1));
+  Value epoch =
+      arith::IndexCastUIOp::create(b, b.getI32Type(), mapping.lookup(op.getReadyEpoch()));
+  inlineAsm(b,
+            "{\n"
+            ".reg .pred p;\n"
+            ".reg .b32 old;\n"
+            "atom.acq_rel.gpu.global.add.u32 old, [$0], 1;\n"
+            "setp.eq.u32 p, old, $2;\n"
+            "@p st.relaxed.gpu.global.u32 [$0], 0;\n"
+            "@p st.release.gpu.global.u32 [$1], $3;\n"
+            "}",
+            "l,l,r,r",
+            ValueRange{wordPtr(b, ready, idxMul(b, block, 2)),
+                       wordPtr(b, ready, idxAdd(b, idxMul(b, block, 2), 1)), lastOld, epoch});
 }
 
-void Sm90Emitter::waitReady(ImplicitLocOpBuilder &b, tile::LoadQdqOp op, Value chunk) {
-  Value target = arith::IndexCastUIOp::create(b, b.getI32Type(),
-                                              mapping.lookup(op.getReadyTarget()));
-  // Counters only grow: reached when (counter - target) as signed is >= 0.
-  // A counter that never gets there (the quantizer failed, or another
-  // stream raced for the same weights' scratch) traps after ~2^24 polls
-  // (over a second) instead of hanging.
+void Sm90Emitter::waitReady(ImplicitLocOpBuilder &b, tile::LoadQdqOp op, Value block,
+                            Value epoch) {
+  // A flag that never gets there (the quantizer failed, or another stream
+  // raced for the same weights' scratch) traps after ~2^24 polls (over a
+  // second) instead of hanging.
   inlineAsm(b,
             "{\n"
             ".reg .pred p;\n"
@@ -75,8 +98,7 @@ void Sm90Emitter::waitReady(ImplicitLocOpBuilder &b, tile::LoadQdqOp op, Value c
             "mov.u32 n, 0;\n"
             "ready_${:uid}:\n"
             "ld.acquire.gpu.global.u32 v, [$0];\n"
-            "sub.s32 v, v, $1;\n"
-            "setp.ge.s32 p, v, 0;\n"
+            "setp.eq.u32 p, v, $1;\n"
             "@p bra done_${:uid};\n"
             "add.u32 n, n, 1;\n"
             "setp.gt.u32 p, n, 16777216;\n"
@@ -86,5 +108,8 @@ void Sm90Emitter::waitReady(ImplicitLocOpBuilder &b, tile::LoadQdqOp op, Value c
             "done_${:uid}:\n"
             "fence.proxy.async.global;\n"
             "}",
-            "l,r", ValueRange{counterPtr(b, mapping.lookup(op.getReady()), chunk), target});
+            "l,r",
+            ValueRange{wordPtr(b, mapping.lookup(op.getReady()),
+                               idxAdd(b, idxMul(b, block, 2), 1)),
+                       arith::IndexCastUIOp::create(b, b.getI32Type(), epoch)});
 }

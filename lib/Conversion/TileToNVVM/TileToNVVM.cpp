@@ -103,7 +103,7 @@ LogicalResult Sm90Emitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
     Value col = mapping.lookup(load.getCol());
     quantizeToSmem(b, quant, loadActivations(b, load, col), col, Value());
     if (quant.getReady())
-      signalReady(b, quant, col);
+      signalReady(b, quant);
     return success();
   }
   if (isScalarArith(op)) {
