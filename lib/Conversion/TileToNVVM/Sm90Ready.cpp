@@ -53,6 +53,10 @@ void Sm90Emitter::signalReady(ImplicitLocOpBuilder &b, tile::QuantizeOp op) {
   tile::LoadOp load = op.getInput().getDefiningOp<tile::LoadOp>();
   Value row0 = mapping.lookup(load.getRow());
   Value m = idxAdd(b, row0, mapping.lookup(load.getValidRows()));
+  // Each thread's image stores become visible to the async proxy (the
+  // GEMM's bulk copies) before the barrier that orders them before the
+  // release.
+  inlineAsm(b, "fence.proxy.async.global;", "", ValueRange{});
   gpu::BarrierOp::create(b);
   Value isNull = LLVM::ICmpOp::create(b, LLVM::ICmpPredicate::eq, ready,
                                       LLVM::ZeroOp::create(b, ready.getType()));
@@ -103,10 +107,8 @@ void Sm90Emitter::waitReady(ImplicitLocOpBuilder &b, tile::LoadQdqOp op, Value b
             "add.u32 n, n, 1;\n"
             "setp.gt.u32 p, n, 16777216;\n"
             "@p trap;\n"
-            "nanosleep.u32 64;\n"
             "bra ready_${:uid};\n"
             "done_${:uid}:\n"
-            "fence.proxy.async.global;\n"
             "}",
             "l,r",
             ValueRange{wordPtr(b, mapping.lookup(op.getReady()),
