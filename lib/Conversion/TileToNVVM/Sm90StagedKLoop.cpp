@@ -74,8 +74,7 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
   auto prologue = [&] {
     for (int64_t st = 0; st + 1 < stages; ++st)
       issue(idxConst(b, st), StageParts::Weights);
-    if (!act.getReady())
-      NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
+    NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
     for (int64_t st = 0; st + 1 < stages; ++st)
       issue(idxConst(b, st), StageParts::Activations);
   };
