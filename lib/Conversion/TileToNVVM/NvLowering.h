@@ -213,6 +213,9 @@ private:
   /// that showed.
   void waitReady(mlir::ImplicitLocOpBuilder &b, tile::LoadQdqOp op, mlir::Value block,
                  mlir::Value epoch);
+  /// Thread 0 waits for the blocks of `tile`'s rows (null: this tile's)
+  /// that exist, before it issues the tile's first bulk copies.
+  void waitForTileRows(mlir::ImplicitLocOpBuilder &b, tile::LoadQdqOp op, mlir::Value tile);
 
   // Sm90Tma.cpp: the weight stages.
   /// Thread 0 initialises the stage barriers; a proxy fence and a barrier

@@ -8,17 +8,19 @@
 // for a fraction of it and its rest overlaps their K loops.
 //
 // Per image block the ready buffer holds a count and a flag. Each
-// quantizer workgroup, after a barrier that follows its image stores, adds
-// 1 to its block's count (thread 0, atom.acq_rel.gpu: releasing what the
-// barrier ordered before it); the one that completes the block (it knows
-// how many there are: its M, BM and K) resets the count and stores the
-// call's epoch in the flag (st.release.gpu, cumulative over everything it
-// acquired). The thread that issues a tile's first bulk copies spins on
-// ld.acquire.gpu of the flags of its blocks, then a fence.proxy.async.global
-// orders its bulk copies (async proxy) after what it saw; the tile's later
-// copies come after that in program order. The host numbers the calls
-// (epochs, never 0; flags start at 0).
-//
+// quantizer workgroup, after a proxy fence (its stores are for the GEMM's
+// bulk copies, the async proxy) and a barrier that follow its image
+// stores, adds 1 to its block's count (thread 0, atom.acq_rel.gpu:
+// releasing what the barrier ordered before it); the one that completes
+// the block (it knows how many there are: its M, BM and K) resets the
+// count and stores the call's epoch in the flag (st.release.gpu,
+// cumulative over everything it acquired). The GEMM's thread 0, which
+// issues the bulk copies, spins on ld.acquire.gpu of the flags of a tile's
+// blocks before the tile's first copies (the prologue; a persistent kernel
+// also before each tile's K loop, for the next tile, whose first steps
+// that loop issues), then fences the async proxy again. Nothing of this is
+// inside the K loop: there it would cost every step. The host numbers the
+// calls (epochs, never 0; flags start at 0).
 //===----------------------------------------------------------------------===//
 
 #include "NvLowering.h"
@@ -28,6 +30,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <algorithm>
 
 using namespace mlir;
 using namespace mxfp4;
@@ -109,9 +113,30 @@ void Sm90Emitter::waitReady(ImplicitLocOpBuilder &b, tile::LoadQdqOp op, Value b
             "@p trap;\n"
             "bra ready_${:uid};\n"
             "done_${:uid}:\n"
+            "fence.proxy.async.global;\n"
             "}",
             "l,r",
             ValueRange{wordPtr(b, mapping.lookup(op.getReady()),
                                idxAdd(b, idxMul(b, block, 2), 1)),
                        arith::IndexCastUIOp::create(b, b.getI32Type(), epoch)});
+}
+
+void Sm90Emitter::waitForTileRows(ImplicitLocOpBuilder &b, tile::LoadQdqOp op, Value tile) {
+  auto tileValue = [&](Value v) {
+    return tile ? valueForTile(b, v, tile) : mapping.lookup(v);
+  };
+  const int64_t blockRows = sm90::kImageBlockRows;
+  Value block0 = idxDiv(b, tileValue(op.getRow()), blockRows);
+  Value valid = tileValue(op.getValidRows());
+  Value epoch = mapping.lookup(op.getReadyEpoch());
+  Value leader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
+  for (int64_t blk = 0; blk < std::max<int64_t>(cfg.bm / blockRows, 1); ++blk) {
+    Value exists = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                         idxConst(b, blk * blockRows), valid);
+    auto ifOp = scf::IfOp::create(b, arith::AndIOp::create(b, leader, exists),
+                                  /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    waitReady(b, op, idxAdd(b, block0, blk), epoch);
+  }
 }

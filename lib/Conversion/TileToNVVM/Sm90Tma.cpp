@@ -8,8 +8,7 @@
 // try_wait.parity on that parity. A stage is refilled only after a
 // workgroup barrier that follows every thread's reads of it (Sm90KLoop.cpp,
 // Sm90StagedKLoop.cpp). Kernels on the activation image also copy the
-// step's activations into the front of the stage, in the same phase; a
-// tile's first step once the quantizer has written its rows (Sm90Ready.cpp).
+// step's activations into the front of the stage, in the same phase.
 //
 //===----------------------------------------------------------------------===//
 
@@ -127,22 +126,6 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
   // two (per step, each block's slab to its half of the stage's slab).
   const bool whole = cfg.bm == sm90::kImageBlockRows;
   const int64_t blocks = std::max<int64_t>(cfg.bm / sm90::kImageBlockRows, 1);
-  // The image may still be being written: a tile's first copies wait for
-  // its blocks (those with rows below M) to be flagged (Sm90Ready.cpp).
-  if (act.getReady()) {
-    Value epoch = mapping.lookup(act.getReadyEpoch());
-    Value valid = tileValue(act.getValidRows());
-    Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, st, idxConst(b, 0));
-    for (int64_t blk = 0; blk < blocks; ++blk) {
-      Value exists = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                           idxConst(b, blk * sm90::kImageBlockRows), valid);
-      auto waitIf =
-          scf::IfOp::create(b, arith::AndIOp::create(b, first, exists), /*withElse=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(waitIf.thenBlock());
-      waitReady(b, act, idxAdd(b, block0, blk), epoch);
-    }
-  }
   for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
     for (int64_t blk = 0; blk < blocks; ++blk) {
       // Slab 0 of chunk chunk0 + kc of image block block0 + blk.
