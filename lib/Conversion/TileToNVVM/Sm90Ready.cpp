@@ -113,7 +113,6 @@ void Sm90Emitter::waitReady(ImplicitLocOpBuilder &b, tile::LoadQdqOp op, Value b
             "@p trap;\n"
             "bra ready_${:uid};\n"
             "done_${:uid}:\n"
-            "fence.proxy.async.global;\n"
             "}",
             "l,r",
             ValueRange{wordPtr(b, mapping.lookup(op.getReady()),
