@@ -102,17 +102,13 @@ void Sm90Emitter::waitReady(ImplicitLocOpBuilder &b, tile::LoadQdqOp op, Value b
   inlineAsm(b,
             "{\n"
             ".reg .pred p;\n"
-            ".reg .b32 v, n;\n"
-            "mov.u32 n, 0;\n"
+            ".reg .b32 v;\n"
             "ready_${:uid}:\n"
-            "ld.acquire.gpu.global.u32 v, [$0];\n"
-            "setp.eq.u32 p, v, $1;\n"
-            "@p bra done_${:uid};\n"
-            "add.u32 n, n, 1;\n"
-            "setp.gt.u32 p, n, 16777216;\n"
-            "@p trap;\n"
-            "bra ready_${:uid};\n"
-            "done_${:uid}:\n"
+            "ld.volatile.global.u32 v, [$0];\n"
+            "setp.ne.u32 p, v, $1;\n"
+            "@p bra ready_${:uid};\n"
+            "fence.acq_rel.gpu;\n"
+            "fence.proxy.async.global;\n"
             "}",
             "l,r",
             ValueRange{wordPtr(b, mapping.lookup(op.getReady()),

@@ -75,7 +75,10 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
   auto prologue = [&] {
     for (int64_t st = 0; st + 1 < stages; ++st)
       issue(idxConst(b, st), StageParts::Weights);
-    NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
+    if (act.getReady())
+      waitForTileRows(b, act, Value());
+    else
+      NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
     for (int64_t st = 0; st + 1 < stages; ++st)
       issue(idxConst(b, st), StageParts::Activations);
   };
@@ -87,7 +90,7 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
     b.setInsertionPointToStart(firstTile.thenBlock());
     prologue();
   }
-  if (false && persistent && act.getReady()) {
+  if (persistent && act.getReady()) {
     // This tile's K loop issues the next tile's first steps: their rows
     // must be written by then. (Outside the loop: a wait inside it costs
     // every step.)
