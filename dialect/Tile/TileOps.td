@@ -70,12 +70,7 @@ def Tile_QuantizeOp : Tile_Op<"quantize", [AttrSizedOperandSegments]> {
     codes and scales stand for (exact), for rows below `validRows`, in the
     target's activation image of a matrix of `ld` columns (sm_90a: the wgmma
     operand layout of Kernels/Sm90Pipeline.h, `activationImageIndex`).
-    `mxtile.load_qdq` reads them back as an MXFP4 tile. With `ready` and
-    `epoch` too (a count and a flag word per 128-row block of the image),
-    the workgroups count their tiles of each block, and the last one of a
-    block, once all of them are written and visible at device scope, resets
-    the count and sets the flag to `epoch` (release), so a consumer may read
-    the block's rows as soon as its flag says so (`load_qdq ... after`).
+    `mxtile.load_qdq` reads them back as an MXFP4 tile.
 
     ```mlir
     %q, %s = mxtile.quantize %a {rounding = #mxtile<rounding roundup>}
@@ -85,14 +80,11 @@ def Tile_QuantizeOp : Tile_Op<"quantize", [AttrSizedOperandSegments]> {
   let arguments = (ins Tile_FloatTile:$input, Tile_RoundingAttr:$rounding,
                        Optional<MemRefRankOf<[I8], [1]>>:$dumpData,
                        Optional<MemRefRankOf<[I8], [1]>>:$dumpScales,
-                       Optional<MemRefRankOf<[BF16], [1]>>:$qdq,
-                       Optional<MemRefRankOf<[I32], [1]>>:$ready,
-                       Optional<Index>:$readyEpoch);
+                       Optional<MemRefRankOf<[BF16], [1]>>:$qdq);
   let results = (outs Tile_FP4Tile:$data, Tile_ScaleTile:$scales);
   let assemblyFormat = [{
     $input (`dump` `(` $dumpData^ `,` $dumpScales `:` type($dumpData) `,` type($dumpScales) `)`)?
     (`qdq` `(` $qdq^ `:` type($qdq) `)`)?
-    (`ready` `(` $ready^ `epoch` $readyEpoch `:` type($ready) `)`)?
     attr-dict `:` type($input) `->` type($data) `,` type($scales)
   }];
   let hasVerifier = 1;
@@ -123,7 +115,7 @@ def Tile_LoadMxOp : Tile_Op<"load_mx", [MemoryEffects<[MemRead]>]> {
   let hasVerifier = 1;
 }
 
-def Tile_LoadQdqOp : Tile_Op<"load_qdq", [MemoryEffects<[MemRead]>, AttrSizedOperandSegments]> {
+def Tile_LoadQdqOp : Tile_Op<"load_qdq", [MemoryEffects<[MemRead]>]> {
   let summary = "Load an MXFP4 tile stored dequantized (BF16 activation image)";
   let description = [{
     Rows `row ..` and elements `col ..` of a BF16 matrix with `ld` columns,
@@ -134,22 +126,16 @@ def Tile_LoadQdqOp : Tile_Op<"load_qdq", [MemoryEffects<[MemRead]>, AttrSizedOpe
     `validRows` are unspecified (the image's padding): only results of rows
     below it may be stored, which `mxtile.store`'s own mask ensures.
 
-    With `after %ready epoch %e`, the tile's rows are read only once the
-    flags of their 128-row blocks in `ready` (what `mxtile.quantize ...
-    ready` sets) are `e`, so this may run while the image is being written.
-
     ```mlir
     %q, %s = mxtile.load_qdq %A[%m0, %k0] ld %c7168 rows %valid
         : memref<?xbf16> -> !mxtile.tile<64x128xf4E2M1FN>, !mxtile.tile<64x4xf8E8M0FNU>
     ```
   }];
   let arguments = (ins MemRefRankOf<[BF16], [1]>:$data, Index:$row, Index:$col, Index:$ld,
-                       Index:$validRows, Optional<MemRefRankOf<[I32], [1]>>:$ready,
-                       Optional<Index>:$readyEpoch);
+                       Index:$validRows);
   let results = (outs Tile_FP4Tile:$result, Tile_ScaleTile:$resultScales);
   let assemblyFormat = [{
-    $data `[` $row `,` $col `]` `ld` $ld `rows` $validRows
-    (`after` $ready^ `epoch` $readyEpoch `:` type($ready))? attr-dict
+    $data `[` $row `,` $col `]` `ld` $ld `rows` $validRows attr-dict
     `:` type($data) `->` type($result) `,` type($resultScales)
   }];
   let hasVerifier = 1;

@@ -102,24 +102,22 @@ Tile TileBuilder::load(Value buffer, Index row, Index col, Index ld, Index valid
 }
 
 MxTile TileBuilder::quantize(Tile t, ScaleRounding rounding, Value dumpData, Value dumpScales,
-                             Value qdq, Value ready, Index readyEpoch) {
+                             Value qdq) {
   auto data = tile::TileType::get(b.getContext(), {t.rows(), t.cols()}, b.getType<Float4E2M1FNType>());
   auto scales = tile::TileType::get(b.getContext(), {t.rows(), t.cols() / kBlockSize},
                                     b.getType<Float8E8M0FNUType>());
   auto op = tile::QuantizeOp::create(b, data, scales, t.value(), toTile(rounding), dumpData,
-                                    dumpScales, qdq, ready,
-                                    ready ? readyEpoch.value() : Value());
+                                    dumpScales, qdq);
   return {Tile(op.getData()), Tile(op.getScales())};
 }
 
 MxTile TileBuilder::loadQdq(Value data, Index row, Index col, Index ld, Index validRows,
-                            int64_t rows, int64_t cols, Value ready, Index readyEpoch) {
+                            int64_t rows, int64_t cols) {
   MLIRContext *ctx = b.getContext();
   auto dt = tile::TileType::get(ctx, {rows, cols}, b.getType<Float4E2M1FNType>());
   auto st = tile::TileType::get(ctx, {rows, cols / kBlockSize}, b.getType<Float8E8M0FNUType>());
   auto op = tile::LoadQdqOp::create(b, dt, st, data, row.value(), col.value(), ld.value(),
-                                    validRows.value(), ready,
-                                    ready ? readyEpoch.value() : Value());
+                                    validRows.value());
   return {Tile(op.getResult()), Tile(op.getResultScales())};
 }
 

@@ -49,7 +49,7 @@ LaunchGeometry CompiledKernel::geometry(int64_t m) const {
       g.grid[1] = 1;
       g.persistentPerSm = unsigned(sm90::workgroupsPerSm(layout));
     }
-    // gemm_qdqa4w4 reads qdq_mxfp4's image block by block as it is written.
+    // gemm_qdqa4w4 waits for qdq_mxfp4's image after its prologue.
     g.programmaticDependent = spec.op == OpKind::GemmQdqA4W4;
   }
   return g;

@@ -33,16 +33,6 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
   mlir::Value descriptors = spec.arch == Arch::SM90A ? tb.bufferArg(tb.i8()) : mlir::Value();
   mlir::Value c = tb.bufferArg(tb.bf16());
   dsl::Index m = tb.i32Arg();
-  // gemm_qdqa4w4 reads a tile's rows of the image once qdq_mxfp4 has
-  // flagged their blocks with this call's epoch
-  // (Conversion/TileToNVVM/Sm90Ready.cpp); after M, which the persistent
-  // lowering takes as the first i32 argument.
-  mlir::Value ready;
-  dsl::Index readyEpoch(nullptr, mlir::Value());
-  if (qdq) {
-    ready = tb.bufferArg(tb.builder().getI32Type());
-    readyEpoch = tb.i32Arg();
-  }
   mlir::Value dumpData, dumpScales;
   if (spec.epilogue == Epilogue::BF16DumpQuant) {
     dumpData = tb.bufferArg(tb.i8());
@@ -76,7 +66,7 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
         if (mx) {
           qa = tb.loadMx(a, as, m0, k0, kDim, valid, spec.bm, spec.bk);
         } else if (qdq) {
-          qa = tb.loadQdq(a, m0, k0, kDim, valid, spec.bm, spec.bk, ready, readyEpoch);
+          qa = tb.loadQdq(a, m0, k0, kDim, valid, spec.bm, spec.bk);
         } else {
           dsl::Tile x = tb.load(a, m0, k0, kDim, valid, spec.bm, spec.bk);
           qa = tb.quantize(x, spec.rounding, dumpData, dumpScales);
@@ -117,16 +107,12 @@ void buildQuantizeMx(mlir::ModuleOp module, const KernelSpec &spec) {
   mlir::Value codes = qdq ? mlir::Value() : tb.bufferArg(tb.i8());
   mlir::Value scales = qdq ? mlir::Value() : tb.bufferArg(tb.i8());
   mlir::Value out = qdq ? tb.bufferArg(tb.bf16()) : mlir::Value();
-  // qdq_mxfp4 flags the 128-row blocks it has written (null: nobody waits).
-  mlir::Value ready = qdq ? tb.bufferArg(tb.builder().getI32Type()) : mlir::Value();
   dsl::Index m = tb.i32Arg();
-  dsl::Index epoch = qdq ? tb.i32Arg() : dsl::Index(nullptr, mlir::Value());
-  // One BM x BK block per workgroup: x = K / BK blocks, y = M / BM rows, so
-  // the rows are done in order (the GEMM's first tiles need the first rows).
+  // One BM x BK block per workgroup: x = K / BK blocks, y = M / BM rows.
   dsl::Index k0 = tb.tileId(0) * spec.bk;
   dsl::Index m0 = tb.tileId(1) * spec.bm;
   dsl::Tile x = tb.load(a, m0, k0, tb.constant(spec.k), m - m0, spec.bm, spec.bk);
-  tb.quantize(x, spec.rounding, codes, scales, out, ready, epoch);
+  tb.quantize(x, spec.rounding, codes, scales, out);
   tb.finish();
 }
 

@@ -15,7 +15,7 @@ namespace mxfp4 {
 
 PreparedWeight::~PreparedWeight() {
   for (void *p : {data, scales, descriptors, splitK.first, splitK.second, activations.first,
-                  activations.second, qdq.first, readyFlags})
+                  activations.second, qdq.first})
     dev->free(p);
 }
 
@@ -71,32 +71,6 @@ Expected<void *> PreparedWeight::qdqScratch(int64_t m) const {
   if (!s)
     return s.takeError();
   return s->first;
-}
-
-Expected<std::pair<void *, uint32_t>> PreparedWeight::qdqReady(int64_t m) const {
-  const int64_t blocks = (m + sm90::kImageBlockRows - 1) / sm90::kImageBlockRows;
-  if (blocks > readyBlocks) {
-    const int64_t want = std::max<int64_t>(blocks, 2 * readyBlocks);
-    const size_t bytes = size_t(want) * 8;
-    Expected<void *> p = dev->alloc(bytes);
-    if (!p)
-      return p.takeError();
-    if (Error e = dev->fill(*p, 0, bytes)) {
-      dev->free(*p);
-      return e;
-    }
-    // The old flags may still be read by work queued on the stream.
-    if (Error e = dev->synchronize()) {
-      dev->free(*p);
-      return e;
-    }
-    dev->free(readyFlags);
-    readyFlags = *p;
-    readyBlocks = want;
-  }
-  // Flags start at 0: epochs skip it.
-  const uint32_t next = readyEpoch + 1 == 0 ? 1 : readyEpoch + 1;
-  return std::make_pair(readyFlags, next);
 }
 
 Expected<std::pair<void *, void *>> PreparedWeight::splitKScratch(int64_t m,
@@ -362,7 +336,7 @@ static Error chooseFold(KernelSpec &spec, const PreparedWeight &w, const GemmA4W
 /// then W, its scales, C, M, the extra arguments and the split-K scratch.
 static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
                         std::vector<void *> front, const PreparedWeight &w, void *out, int64_t m,
-                        std::vector<void *> extra, std::optional<uint32_t> readyEpoch = {}) {
+                        std::vector<void *> extra) {
   void *ws = nullptr, *counters = nullptr;
   // Clustered splits (Sm90Pipeline.h) sum in shared memory, no global scratch.
   const bool scratch =
@@ -392,9 +366,6 @@ static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
   args.push_back(&m32);
   for (void *&p : extra)
     args.push_back(&p);
-  uint32_t epoch = readyEpoch.value_or(0);
-  if (readyEpoch)
-    args.push_back(&epoch);
   if (spec.splitK > 1) {
     args.push_back(&ws);
     args.push_back(&counters);
@@ -461,22 +432,15 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
   GemmA4W4Tile tile = chooseTile(w, m, options);
   if (tile.preQuantize && !dump && options.dequantizeOnce.value_or(true)) {
     // Quantize and dequantize once; the GEMM's K loop then only moves them.
-    // The GEMM reads a tile's rows of the image as soon as the quantizer
-    // has flagged them written (Conversion/TileToNVVM/Sm90Ready.cpp).
-    Expected<KernelSpec> spec = preQuantizedSpec(OpKind::GemmQdqA4W4, w, tile, options);
-    if (!spec)
-      return spec.takeError();
     Expected<void *> q = w.qdqScratch(m);
     if (!q)
       return q.takeError();
-    Expected<std::pair<void *, uint32_t>> ready = w.qdqReady(m);
-    if (!ready)
-      return ready.takeError();
-    if (Error e = qdqMxfp4(dev, stream, a, m, w.k(), *q, options.rounding, w.arch(),
-                           ready->first, ready->second))
+    if (Error e = qdqMxfp4(dev, stream, a, m, w.k(), *q, options.rounding, w.arch()))
       return e;
-    w.qdqLaunched(ready->second);
-    return launchGemm(dev, stream, *spec, {*q}, w, out, m, {ready->first}, ready->second);
+    Expected<KernelSpec> spec = preQuantizedSpec(OpKind::GemmQdqA4W4, w, tile, options);
+    if (!spec)
+      return spec.takeError();
+    return launchGemm(dev, stream, *spec, {*q}, w, out, m, {});
   }
   if (tile.preQuantize) {
     // Quantize once (into the dump buffers when asked: same format), then

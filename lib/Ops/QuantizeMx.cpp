@@ -24,8 +24,7 @@ int64_t selectQuantizeMxBm(int64_t m, int64_t k) {
 /// activation image) after the checks both share.
 static Error launchQuantizer(const char *api, OpKind op, Device &dev, void *stream, const void *a,
                              int64_t m, int64_t k, std::vector<void *> outputs,
-                             ScaleRounding rounding, std::optional<Arch> archOpt,
-                             void *ready = nullptr, uint32_t epoch = 0) {
+                             ScaleRounding rounding, std::optional<Arch> archOpt) {
   auto fail = [&](const auto &...parts) { return makeError(api, ": ", parts...); };
   if (m < 1)
     return fail("M must be >= 1, got ", m);
@@ -57,11 +56,7 @@ static Error launchQuantizer(const char *api, OpKind op, Device &dev, void *stre
   std::vector<void *> args{&aPtr};
   for (void *&p : outputs)
     args.push_back(&p);
-  if (op == OpKind::QdqMx)
-    args.push_back(&ready);
   args.push_back(&m32);
-  if (op == OpKind::QdqMx)
-    args.push_back(&epoch);
   return dev.launch(**kernel, (*kernel)->geometry(m), args.data(), stream);
 }
 
@@ -72,13 +67,8 @@ Error quantizeMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t
 }
 
 Error qdqMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t k, void *out,
-               ScaleRounding rounding, std::optional<Arch> arch, void *ready, uint32_t epoch) {
-  if (reinterpret_cast<uintptr_t>(ready) % 4 != 0)
-    return makeError("qdqMxfp4: the ready flags must be 4-byte aligned");
-  if (ready && epoch == 0)
-    return makeError("qdqMxfp4: the ready flags' epoch must not be 0 (their initial value)");
-  return launchQuantizer("qdqMxfp4", OpKind::QdqMx, dev, stream, a, m, k, {out}, rounding, arch,
-                         ready, epoch);
+               ScaleRounding rounding, std::optional<Arch> arch) {
+  return launchQuantizer("qdqMxfp4", OpKind::QdqMx, dev, stream, a, m, k, {out}, rounding, arch);
 }
 
 } // namespace mxfp4

@@ -7,13 +7,11 @@
 //    (all four rounding modes, adversarial blocks, blocks of every scale,
 //    ragged M) and nothing past row M;
 //  - qdqMxfp4 writes the dequantized values into the activation image, bit
-//    for bit, and not the image's padding rows, and flags each 128-row
-//    block of it with the call's epoch;
-//  - the GEMM that reads the image while qdq_mxfp4 writes it (ready
-//    flags) is bit for bit the inline kernel, call after call;
+//    for bit, and not the image's padding rows;
 //  - gemmA4W4 through qdq_mxfp4 + gemm_qdqa4w4 and through quant_mxfp4 +
 //    gemm_mxa4w4 is bit-identical to the inline-quantizing kernel (same
-//    dequantized operands, same MMA order), BM 128 included;
+//    dequantized operands, same MMA order), BM 128 included, and at large M
+//    (BM 128 and 256 on the image) call after call;
 //  - gemmMxA4W4 on activations quantized on the CPU matches the float64
 //    reference within (K * 2^-24 + 2^-8) * sum_k |a_k w_k|;
 //  - bad input is rejected with a clear error.
@@ -139,35 +137,9 @@ TEST_F(QuantizeMx, PreQuantizedGemmIsBitIdenticalToInline) {
     }
 }
 
-TEST_F(QuantizeMx, ReadyFlagsCarryTheEpoch) {
-  OPEN_DEVICE_OR_SKIP(dev);
-  const int64_t k = 1024;
-  for (int64_t m : {1, 300, 2048}) {
-    SCOPED_TRACE(testing::Message() << "M=" << m << " seed=" << seed);
-    std::vector<uint16_t> a = randomActivations(rng, m, k);
-    const int64_t blocks = (m + 127) / 128;
-    // One spare block after the image's: nobody may touch it.
-    DeviceBuffer da(dev, a.size() * 2), qdq(dev, size_t(sm90::activationImageElements(m, k)) * 2),
-        ready(dev, size_t(blocks + 1) * 8);
-    da.upload(a);
-    ready.fill(0);
-    for (uint32_t epoch : {5u, 9u})
-      ASSERT_OK(qdqMxfp4(dev, nullptr, da.get(), m, k, qdq.get(), kDefaultScaleRounding,
-                         std::nullopt, ready.get(), epoch));
-    ASSERT_OK(dev.synchronize());
-    std::vector<uint32_t> words = ready.download<uint32_t>(size_t(blocks + 1) * 2);
-    for (int64_t b = 0; b <= blocks; ++b) {
-      EXPECT_EQ(words[size_t(2 * b)], 0u) << "block " << b << ": its count is left at 0";
-      EXPECT_EQ(words[size_t(2 * b + 1)], b < blocks ? 9u : 0u) << "block " << b << "'s flag";
-    }
-  }
-}
-
-// The GEMM on the image reads a tile's rows as soon as qdq_mxfp4 has flagged
-// them written, while it still runs: over repeated calls with fresh inputs
-// (new epochs) at the M where they overlap most, it stays bit for bit the
-// inline kernel.
-TEST_F(QuantizeMx, GemmReadsTheImageAsItIsWritten) {
+// At the seed's large M, where the image path takes BM 128 and BM 256
+// tiles, call after call with fresh inputs: bit for bit the inline kernel.
+TEST_F(QuantizeMx, PreQuantizedGemmAtLargeMIsBitIdenticalToInline) {
   OPEN_DEVICE_OR_SKIP(dev);
   struct Shape {
     int64_t n, k;
@@ -255,12 +227,6 @@ TEST_F(QuantizeMx, ApiRejectsBadInput) {
   EXPECT_ERROR_CONTAINS(qdqMxfp4(dev, nullptr, da.get(), 4, k, nullptr), "qdqMxfp4: the input and output pointers must not be null");
   EXPECT_ERROR_CONTAINS(qdqMxfp4(dev, nullptr, da.get(), 4, k, qdqPtr + 8), "output pointer must be 16-byte aligned");
   EXPECT_ERROR_CONTAINS(qdqMxfp4(dev, nullptr, da.get(), 0, k, qdq.get()), "M must be >= 1");
-  EXPECT_ERROR_CONTAINS(qdqMxfp4(dev, nullptr, da.get(), 4, k, qdq.get(), kDefaultScaleRounding,
-                                 std::nullopt, qdqPtr + 2, 1),
-                        "ready flags must be 4-byte aligned");
-  EXPECT_ERROR_CONTAINS(qdqMxfp4(dev, nullptr, da.get(), 4, k, qdq.get(), kDefaultScaleRounding,
-                                 std::nullopt, qdq.get(), 0),
-                        "epoch must not be 0");
   EXPECT_ERROR_CONTAINS(
       gemmMxA4W4(dev, nullptr, codesPtr + 1, scales.get(), 4, **prepared, dc.get()),
       "4-byte aligned");

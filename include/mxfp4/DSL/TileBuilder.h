@@ -100,18 +100,14 @@ public:
             int64_t cols);
   /// With `dumpData`/`dumpScales`, also writes the quantized tile there
   /// (codes, scales); with `qdq`, writes it dequantized (bf16) in the
-  /// target's activation image, and with `ready` flags each 128-row block
-  /// `readyEpoch` once written (a count and a flag i32 per block).
+  /// target's activation image.
   MxTile quantize(Tile t, ScaleRounding rounding, mlir::Value dumpData = {},
-                  mlir::Value dumpScales = {}, mlir::Value qdq = {}, mlir::Value ready = {},
-                  Index readyEpoch = Index(nullptr, mlir::Value()));
+                  mlir::Value dumpScales = {}, mlir::Value qdq = {});
   /// An MXFP4 tile [rows, cols] stored dequantized: BF16 at (row, col) of
   /// the activation image of a matrix of `ld` columns (what quantize's `qdq`
   /// writes); rows at or beyond `validRows` are unspecified (never stored).
-  /// With `ready`, rows are read once their blocks' flags are `readyEpoch`.
   MxTile loadQdq(mlir::Value data, Index row, Index col, Index ld, Index validRows, int64_t rows,
-                 int64_t cols, mlir::Value ready = {},
-                 Index readyEpoch = Index(nullptr, mlir::Value()));
+                 int64_t cols);
   /// An already-quantized MXFP4 tile [rows, cols] at (row, col) of a row-major
   /// matrix of `ld` elements per row (codes `data`, scales `scales`); rows at
   /// or beyond `validRows` read as zero.

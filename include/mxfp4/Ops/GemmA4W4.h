@@ -59,11 +59,6 @@ public:
   /// Scratch for the activation image of M rows (what qdq_mxfp4 writes,
   /// Kernels/Sm90Pipeline.h), grown like the others.
   Expected<void *> qdqScratch(int64_t m) const;
-  /// The image's ready flags for M rows (two u32 per 128-row block,
-  /// allocated zeroed, grown like the image) and the next call's epoch
-  /// (Ops/QuantizeMx.h); once that quantizer is launched, qdqLaunched.
-  Expected<std::pair<void *, uint32_t>> qdqReady(int64_t m) const;
-  void qdqLaunched(uint32_t epoch) const { readyEpoch = epoch; }
 
 private:
   Device *dev;
@@ -84,9 +79,6 @@ private:
   Expected<std::pair<void *, void *>> grow(RowScratch &s, int64_t m, size_t firstPerRow,
                                            size_t secondPerRow, bool zeroed) const;
   mutable RowScratch splitK, activations, qdq;
-  mutable void *readyFlags = nullptr;
-  mutable int64_t readyBlocks = 0;
-  mutable uint32_t readyEpoch = 0; ///< the last launched quantizer's
 };
 
 /// Preshuffles host weights for `arch` (default: targetArch(&dev)) and

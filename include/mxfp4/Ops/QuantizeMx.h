@@ -35,15 +35,10 @@ Error quantizeMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t
 /// image (sm90::activationImageIndex, Kernels/Sm90Pipeline.h): the wgmma
 /// operand layout gemm_qdqa4w4 copies into shared memory as it is.
 /// `out` holds sm90::activationImageElements(M, K) bf16 (rows padded to 128,
-/// the padding never written) and is 16-byte aligned. With `ready` (two
-/// u32 per 128-row block of the image, device memory, zero before the first
-/// use; a count the kernel leaves zero, then a flag), each block's flag
-/// becomes `epoch` once the block is written and visible: how gemmA4W4
-/// reads the image while it is being written.
+/// the padding never written) and is 16-byte aligned.
 Error qdqMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t k, void *out,
                ScaleRounding rounding = kDefaultScaleRounding,
-               std::optional<Arch> arch = std::nullopt, void *ready = nullptr,
-               uint32_t epoch = 0);
+               std::optional<Arch> arch = std::nullopt);
 
 } // namespace mxfp4
 

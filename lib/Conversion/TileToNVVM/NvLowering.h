@@ -203,20 +203,6 @@ private:
   QuantCoords mxBlockCoords(mlir::ImplicitLocOpBuilder &b, int64_t r);
   int64_t mxBlocksPerThread() const;
 
-  // Sm90Ready.cpp: qdq_mxfp4 tells gemm_qdqa4w4 which row blocks are written.
-  /// After every thread's image stores: counts this workgroup's part of its
-  /// 128-row block; the last one flags the block with the op's epoch (none
-  /// when the flag buffer is null).
-  void signalReady(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op);
-  /// The calling thread waits (acquire) until image block `block`'s flag is
-  /// `epoch`, then orders its later bulk copies (async proxy) after what
-  /// that showed.
-  void waitReady(mlir::ImplicitLocOpBuilder &b, tile::LoadQdqOp op, mlir::Value block,
-                 mlir::Value epoch);
-  /// Thread 0 waits for the blocks of `tile`'s rows (null: this tile's)
-  /// that exist, before it issues the tile's first bulk copies.
-  void waitForTileRows(mlir::ImplicitLocOpBuilder &b, tile::LoadQdqOp op, mlir::Value tile);
-
   // Sm90Tma.cpp: the weight stages.
   /// Thread 0 initialises the stage barriers; a proxy fence and a barrier
   /// publish them.

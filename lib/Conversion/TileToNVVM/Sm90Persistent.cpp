@@ -47,20 +47,21 @@ Value Sm90Emitter::valueForTile(ImplicitLocOpBuilder &b, Value v, Value tile) {
 }
 
 LogicalResult Sm90Emitter::lowerPersistent(ImplicitLocOpBuilder &b, func::FuncOp kernel) {
-  // M is the kernel's first integer argument (Kernels/GemmA4W4.cpp; the
-  // image's ready target follows it).
+  // M is the kernel's one integer argument (Kernels/GemmA4W4.cpp).
   Value m;
-  for (BlockArgument arg : kernel.getArguments())
-    if (arg.getType().isSignlessInteger(32)) {
-      m = mapping.lookup(arg);
-      break;
-    }
+  for (BlockArgument arg : kernel.getArguments()) {
+    if (!arg.getType().isSignlessInteger(32))
+      continue;
+    if (m)
+      return kernel.emitError() << "a persistent kernel takes one integer argument (M)";
+    m = mapping.lookup(arg);
+  }
   if (!m)
     return kernel.emitError() << "a persistent kernel needs its M argument";
   Value rows = arith::IndexCastUIOp::create(b, b.getIndexType(), m);
   tileCount = idxMul(b, idxDiv(b, idxAdd(b, rows, cfg.bm - 1), cfg.bm), cfg.persistentTilesX);
-  // Once per workgroup: the stage barriers. (Each chunk's copies wait
-  // for the kernel that writes the image, Sm90Ready.cpp.)
+  // Once per workgroup: the stage barriers. (The first tile's prologue
+  // waits for the kernel that writes the image, Sm90StagedKLoop.cpp.)
   initStages(b);
   Value first = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value stride = gpu::GridDimOp::create(b, gpu::Dimension::x);

@@ -6,10 +6,9 @@
 // copies) with its weights (TMA), under one mbarrier, and the wgmmas read
 // the activations where they land. Threads only dequantize weights.
 //
-// Prologue: the weights of steps 0..S-2 start, the tile's rows of the
-// image are flagged written (Sm90Ready.cpp; griddepcontrol.wait for the
-// whole image without flags), their activations start, step 0's weights
-// are read. Iteration ks:
+// Prologue: the weights of steps 0..S-2 start, griddepcontrol.wait (the
+// image is complete and visible), their activations start, step 0's
+// weights are read. Iteration ks:
 // issue step ks's wgmmas (registers, stage ks % S; by then this warpgroup's
 // wgmmas of step ks-1, the last readers of stage (ks-1) % S, have
 // completed); read step ks+1's weights (clamped to the last step); barrier:
@@ -70,15 +69,10 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
   // persistent kernel set its barriers up before the tile loop, and only
   // its first tile has a prologue: later tiles' first steps were issued by
   // the tile before.
-  // With ready counters each chunk's copies wait for that chunk instead
-  // (Sm90Ready.cpp).
   auto prologue = [&] {
     for (int64_t st = 0; st + 1 < stages; ++st)
       issue(idxConst(b, st), StageParts::Weights);
-    if (act.getReady())
-      waitForTileRows(b, act, Value());
-    else
-      NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
+    NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
     for (int64_t st = 0; st + 1 < stages; ++st)
       issue(idxConst(b, st), StageParts::Activations);
   };
@@ -89,19 +83,7 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(firstTile.thenBlock());
     prologue();
-  }
-  if (persistent && act.getReady()) {
-    // This tile's K loop issues the next tile's first steps: their rows
-    // must be written by then. (Outside the loop: a wait inside it costs
-    // every step.)
-    auto more = scf::IfOp::create(
-        b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, nextTile, tileCount),
-        /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(more.thenBlock());
-    waitForTileRows(b, act, nextTile);
-  }
-  if (!persistent) {
+  } else {
     initStages(b);
     prologue();
   }

@@ -126,7 +126,7 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
   // two (per step, each block's slab to its half of the stage's slab).
   const bool whole = cfg.bm == sm90::kImageBlockRows;
   const int64_t blocks = std::max<int64_t>(cfg.bm / sm90::kImageBlockRows, 1);
-  for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
+  for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc)
     for (int64_t blk = 0; blk < blocks; ++blk) {
       // Slab 0 of chunk chunk0 + kc of image block block0 + blk.
       Value block = idxAdd(b, block0, blk);
@@ -145,7 +145,6 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
             arith::ConstantIntOp::create(b, bytes, 32), Value(), Value());
       }
     }
-  }
 }
 
 WeightRegs Sm90Emitter::loadWeights(ImplicitLocOpBuilder &b, Value st) {

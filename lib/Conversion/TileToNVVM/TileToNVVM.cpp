@@ -102,8 +102,6 @@ LogicalResult Sm90Emitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
                                     "mxtile.load into its dump or qdq buffers only";
     Value col = mapping.lookup(load.getCol());
     quantizeToSmem(b, quant, loadActivations(b, load, col), col, Value());
-    if (quant.getReady())
-      signalReady(b, quant);
     return success();
   }
   if (isScalarArith(op)) {
@@ -131,7 +129,7 @@ FailureOr<Type> argElementType(func::FuncOp kernel, BlockArgument arg) {
     LogicalResult r = success();
     if (auto l = dyn_cast<tile::LoadOp>(user); l && l.getBase() == arg)
       r = agree(VectorType::get({8}, BFloat16Type::get(ctx)));
-    else if (isa<tile::LoadQdqOp>(user)) // the image (copied in bulk) or its ready counters
+    else if (isa<tile::LoadQdqOp>(user)) // the image, copied in bulk from its address
       r = agree(LLVM::LLVMPointerType::get(ctx));
     else if (auto mx = dyn_cast<tile::LoadMxOp>(user))
       r = agree(mx.getData() == arg ? Type(VectorType::get({4}, IntegerType::get(ctx, 32)))
@@ -142,9 +140,8 @@ FailureOr<Type> argElementType(func::FuncOp kernel, BlockArgument arg) {
     else if (isa<tile::LoadScalesOp>(user))
       r = agree(IntegerType::get(ctx, 32));
     else if (auto q = dyn_cast<tile::QuantizeOp>(user))
-      r = agree(q.getReady() == arg ? Type(LLVM::LLVMPointerType::get(ctx))
-                : q.getQdq() == arg || q.getDumpData() == arg ? Type(IntegerType::get(ctx, 32))
-                                                              : Type(IntegerType::get(ctx, 8)));
+      r = agree(q.getQdq() == arg || q.getDumpData() == arg ? Type(IntegerType::get(ctx, 32))
+                                                            : Type(IntegerType::get(ctx, 8)));
     else if (auto s = dyn_cast<tile::StoreOp>(user))
       r = agree(s.getBase() == arg || s.getWorkspace() == arg
                     ? Type(LLVM::LLVMPointerType::get(ctx))

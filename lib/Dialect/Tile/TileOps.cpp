@@ -60,10 +60,6 @@ LogicalResult QuantizeOp::verify() {
   if (getDumpData() && getQdq())
     return emitOpError() << "writes either the codes and scales (dump) or the dequantized "
                             "values (qdq), not both";
-  if (getReady() && !getQdq())
-    return emitOpError() << "flags ready blocks (ready) only of the dequantized values (qdq)";
-  if (bool(getReady()) != bool(getReadyEpoch()))
-    return emitOpError() << "flags ready blocks with both a flag buffer and an epoch";
   TileType in = getInput().getType(), data = getData().getType(), scales = getScales().getType();
   if (in.getCols() % kBlock != 0)
     return emitOpError() << "quantizes along columns in blocks of 32, but the tile has "
@@ -95,8 +91,6 @@ LogicalResult LoadMxOp::verify() {
 }
 
 LogicalResult LoadQdqOp::verify() {
-  if (bool(getReady()) != bool(getReadyEpoch()))
-    return emitOpError() << "waits for ready blocks with both a flag buffer and an epoch";
   return verifyMxTile(*this, getResult().getType(), getResultScales().getType());
 }
 
