@@ -20,6 +20,7 @@
 #include "NvLowering.h"
 #include "mxfp4/Conversion/E8M0Emitter.h"
 #include "mxfp4/Conversion/IndexMath.h"
+#include "mxfp4/Format/E2M1Grid.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -95,11 +96,6 @@ struct ExactChunk {
 };
 } // namespace
 
-/// Scale codes whose E2M1 grid (steps of 2^(s-1)), values (below 8 * 2^s:
-/// every rounding mode's scale is above amax / 8) and rounding constants
-/// (up to 2^(s+8)) are all normal bf16: the packed path's domain.
-static constexpr int64_t kGridMinCode = 127 - 119, kGridMaxCode = 127 + 115;
-
 /// Any scale, NaN and Inf included: x * 2^-s in f32, RNE onto the E2M1
 /// grid with saturation, times 2^s.
 static ExactChunk quantizeExactly(ImplicitLocOpBuilder &b, Value x, Value code) {
@@ -166,8 +162,9 @@ static ExactChunk quantizeExactly(ImplicitLocOpBuilder &b, Value x, Value code) 
   return out;
 }
 
-/// The dequantized words of chunk `x` for a scale code in [kGridMinCode,
-/// kGridMaxCode], two bf16 lanes per instruction. The E2M1 grid times 2^s
+/// The dequantized words of chunk `x` for a scale code of the packed path
+/// (onE2M1Grid), two bf16 lanes per instruction; Format/E2M1Grid.cpp is the
+/// host model of these instructions. The E2M1 grid times 2^s
 /// has steps of 2^(max(e, s) - 1) at |x| of exponent e; adding and
 /// subtracting C = 2^(max(e, s) + 6) rounds to them in bf16 (an 8-bit
 /// significand: C's ulp is that step, and RNE's ties to even are E2M1's).
@@ -249,10 +246,11 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
       w4 = exact.words;
       dumpChunk(b, op, q, exact.codes, exact.sign, exact.nanScale, code, col);
     } else {
-      // Scales whose grid and values stay normal bf16 take the packed path.
+      // Scales whose grid, values and constants stay normal bf16 take the
+      // packed path (onE2M1Grid).
       Value onGrid = arith::CmpIOp::create(
-          b, arith::CmpIPredicate::ult, arith::SubIOp::create(b, code, c32(kGridMinCode)),
-          c32(kGridMaxCode - kGridMinCode + 1));
+          b, arith::CmpIPredicate::ult, arith::SubIOp::create(b, code, c32(kE2M1GridMinCode)),
+          c32(kE2M1GridMaxCode - kE2M1GridMinCode + 1));
       auto gridIf = scf::IfOp::create(b, SmallVector<Type>(4, i32), onGrid, /*withElse=*/true);
       {
         OpBuilder::InsertionGuard guard(b);
