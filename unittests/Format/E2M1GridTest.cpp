@@ -28,11 +28,12 @@ TEST(E2M1Grid, EveryValueAtEveryScaleOfThePath) {
   int64_t checked = 0, mismatches = 0;
   for (uint32_t code = kE2M1GridMinCode; code <= kE2M1GridMaxCode; ++code)
     for (uint32_t x = 0; x < 0x10000; ++x) {
-      // |x| < 8 * 2^s: any element of a block with this scale.
-      if ((x & 0x7F80) >> 7 > code + 2)
+      // |v| < 8 * 2^s: any element of a block with this scale.
+      auto inBlock = [&](uint32_t v) { return (v & 0x7F80) >> 7 <= code + 2; };
+      if (!inBlock(x))
         continue;
-      // Lane 1 holds x too, lane 0 its neighbour: the lanes must not mix.
-      const uint32_t other = (x * 40503u) & 0xFFFF, y = (other & 0x7F80) >> 7 > code + 2 ? 0 : other;
+      // Lane 1 holds x, lane 0 another value: the lanes must not mix.
+      const uint32_t other = (x * 40503u) & 0xFFFF, y = inBlock(other) ? other : 0;
       const uint32_t got = qdqPairOnE2M1Grid(y | x << 16, code);
       const uint32_t want = exactQdq(uint16_t(y), code) | uint32_t(exactQdq(uint16_t(x), code)) << 16;
       ++checked;

@@ -21,6 +21,7 @@
 #include "TestUtil/DeviceBuffer.h"
 #include "TestUtil/Expected.h"
 #include "TestUtil/GpuInputs.h"
+#include "TestUtil/PoisonedGemm.h"
 #include "TestUtil/Random.h"
 #include "mxfp4/Format/E2M1.h"
 #include "mxfp4/Format/ReferenceGemm.h"
@@ -39,20 +40,6 @@ using namespace mxfp4::test;
 namespace {
 
 class Gemm : public SeededTest {};
-
-/// Runs gemmA4W4 on `da` (M rows) into `dc`, poisoned with `poison` first,
-/// and returns the M x N output.
-Expected<std::vector<uint16_t>> poisonedGemm(Device &dev, const DeviceBuffer &da,
-                                             DeviceBuffer &dc, int64_t m, int64_t n,
-                                             const PreparedWeight &w, const GemmA4W4Options &o,
-                                             uint8_t poison) {
-  dc.fill(poison);
-  if (Error e = gemmA4W4(dev, nullptr, da.get(), m, w, dc.get(), o))
-    return std::move(e);
-  if (Error e = dev.synchronize())
-    return std::move(e);
-  return dc.download<uint16_t>(size_t(m * n));
-}
 
 TEST_F(Gemm, InlineQuantizationMatchesTheCpuQuantizer) {
   OPEN_DEVICE_OR_SKIP(dev);

@@ -22,6 +22,7 @@
 #include "TestUtil/DeviceBuffer.h"
 #include "TestUtil/Expected.h"
 #include "TestUtil/GpuInputs.h"
+#include "TestUtil/PoisonedGemm.h"
 #include "TestUtil/Random.h"
 #include "mxfp4/Format/ReferenceGemm.h"
 #include "mxfp4/Kernels/Sm90Pipeline.h"
@@ -152,20 +153,16 @@ TEST_F(QuantizeMx, PreQuantizedGemmAtLargeMIsBitIdenticalToInline) {
       SCOPED_TRACE(testing::Message() << "N=" << s.n << " K=" << s.k << " M=" << m
                                       << " seed=" << seed);
       std::vector<uint16_t> a = randomActivations(rng, m, s.k);
-      DeviceBuffer da(dev, a.size() * 2), inl(dev, size_t(m * s.n * 2)),
-          pre(dev, size_t(m * s.n * 2));
+      DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * s.n * 2));
       da.upload(a);
-      inl.fill(0xFF);
-      pre.fill(0x7F);
       GemmA4W4Options o; // the table's tile: the image, BM 128 or 256
-      ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, pre.get(), o));
+      auto pre = poisonedGemm(dev, da, dc, m, s.n, **prepared, o, 0x7F);
+      ASSERT_OK(pre);
       o.preQuantize = false;
       o.bm = 128;
-      ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, inl.get(), o));
-      ASSERT_OK(dev.synchronize());
-      std::vector<uint16_t> x = inl.download<uint16_t>(size_t(m * s.n)),
-                            y = pre.download<uint16_t>(size_t(m * s.n));
-      EXPECT_EQ(bf16Differences(y, x, "on the image", "inline", /*nanMatchesNaN=*/true), 0)
+      auto inl = poisonedGemm(dev, da, dc, m, s.n, **prepared, o, 0xFF);
+      ASSERT_OK(inl);
+      EXPECT_EQ(bf16Differences(*pre, *inl, "on the image", "inline", /*nanMatchesNaN=*/true), 0)
           << "outputs differ";
     }
   }

@@ -8,8 +8,9 @@
 // op's rounding mode (E8M0Emitter, the CPU quantizer's integer formulas), the
 // E2M1 codes are RNE with saturation by bf16x2 arithmetic where the scale
 // keeps everything normal, else (and for the codes of a dump) by f32
-// arithmetic (sm_90 has no FP4 convert), and the dequantized BF16 values go to shared memory in the
-// wgmma core-matrix layout of NvLowering.h (four 4-byte stores per chunk).
+// arithmetic (sm_90 has no FP4 convert), and the dequantized BF16 values go
+// to shared memory in the wgmma core-matrix layout of NvLowering.h (four
+// 4-byte stores per chunk).
 // Rows past M read as zero (their loads are clamped to a valid row); warps
 // with no row below M store zeros without quantizing. The quantizer kernels
 // write codes and scales (quant_mxfp4) or the dequantized words in the
@@ -96,6 +97,18 @@ struct ExactChunk {
 };
 } // namespace
 
+/// The 4 words of an 8-element bf16 chunk as the core-matrix layout takes
+/// them: word j holds elements j and j + 4 (NvLowering.h).
+static SmallVector<Value> chunkWords(ImplicitLocOpBuilder &b, Value chunk) {
+  Value pairs =
+      vector::ShuffleOp::create(b, chunk, chunk, ArrayRef<int64_t>{0, 4, 1, 5, 2, 6, 3, 7});
+  Value words = vector::BitCastOp::create(b, VectorType::get({4}, b.getI32Type()), pairs);
+  SmallVector<Value> out;
+  for (int64_t w = 0; w < 4; ++w)
+    out.push_back(vector::ExtractOp::create(b, words, ArrayRef<int64_t>{w}));
+  return out;
+}
+
 /// Any scale, NaN and Inf included: x * 2^-s in f32, RNE onto the E2M1
 /// grid with saturation, times 2^s.
 static ExactChunk quantizeExactly(ImplicitLocOpBuilder &b, Value x, Value code) {
@@ -153,12 +166,7 @@ static ExactChunk quantizeExactly(ImplicitLocOpBuilder &b, Value x, Value code) 
       b, v8f, arith::OrIOp::create(b, arith::BitcastOp::create(b, v8i, mags), out.sign));
   Value deq = arith::TruncFOp::create(b, VectorType::get({8}, b.getBF16Type()),
                                       arith::MulFOp::create(b, signedQ, scale));
-  // Word j of the chunk holds elements (j, j + 4) (NvLowering.h).
-  Value pairs =
-      vector::ShuffleOp::create(b, deq, deq, ArrayRef<int64_t>{0, 4, 1, 5, 2, 6, 3, 7});
-  Value words = vector::BitCastOp::create(b, VectorType::get({4}, i32), pairs);
-  for (int64_t w = 0; w < 4; ++w)
-    out.words.push_back(vector::ExtractOp::create(b, words, ArrayRef<int64_t>{w}));
+  out.words = chunkWords(b, deq);
   return out;
 }
 
@@ -179,8 +187,6 @@ static SmallVector<Value> qdqOnBf16Grid(ImplicitLocOpBuilder &b, Value x, Value 
   Value scale = bothLanes(arith::ShLIOp::create(b, code, c32(7)));
   Value cap = bothLanes(arith::OrIOp::create(
       b, arith::ShLIOp::create(b, arith::AddIOp::create(b, code, c32(2)), c32(7)), c32(0x40)));
-  Value pairs = vector::ShuffleOp::create(b, x, x, ArrayRef<int64_t>{0, 4, 1, 5, 2, 6, 3, 7});
-  Value words = vector::BitCastOp::create(b, VectorType::get({4}, i32), pairs);
   static constexpr const char *kGridAsm = "{\n"
                                           ".reg .b32 a, e, q;\n"
                                           "and.b32 a, $1, 0x7FFF7FFF;\n"
@@ -193,9 +199,9 @@ static SmallVector<Value> qdqOnBf16Grid(ImplicitLocOpBuilder &b, Value x, Value 
                                           "and.b32 a, $1, 0x80008000;\n"
                                           "or.b32 $0, q, a;\n"
                                           "}";
+  // Lane-wise, so on the words in layout order.
   SmallVector<Value> out;
-  for (int64_t w = 0; w < 4; ++w) {
-    Value word = vector::ExtractOp::create(b, words, ArrayRef<int64_t>{w});
+  for (Value word : chunkWords(b, x)) {
     auto op = LLVM::InlineAsmOp::create(b, i32, ValueRange{word, scale, cap},
                                         b.getStringAttr(kGridAsm), b.getStringAttr("=r,r,r,r"),
                                         UnitAttr(), UnitAttr(), LLVM::TailCallKindAttr(),
@@ -249,8 +255,8 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
       // Scales whose grid, values and constants stay normal bf16 take the
       // packed path (onE2M1Grid).
       Value onGrid = arith::CmpIOp::create(
-          b, arith::CmpIPredicate::ult, arith::SubIOp::create(b, code, c32(kE2M1GridMinCode)),
-          c32(kE2M1GridMaxCode - kE2M1GridMinCode + 1));
+          b, arith::CmpIPredicate::ule, arith::SubIOp::create(b, code, c32(kE2M1GridMinCode)),
+          c32(kE2M1GridMaxCode - kE2M1GridMinCode));
       auto gridIf = scf::IfOp::create(b, SmallVector<Type>(4, i32), onGrid, /*withElse=*/true);
       {
         OpBuilder::InsertionGuard guard(b);
