@@ -35,7 +35,8 @@ TEST(E2M1Grid, EveryValueAtEveryScaleOfThePath) {
       // Lane 1 holds x, lane 0 another value: the lanes must not mix.
       const uint32_t other = (x * 40503u) & 0xFFFF, y = inBlock(other) ? other : 0;
       const uint32_t got = qdqPairOnE2M1Grid(y | x << 16, code);
-      const uint32_t want = exactQdq(uint16_t(y), code) | uint32_t(exactQdq(uint16_t(x), code)) << 16;
+      const uint32_t want =
+          exactQdq(uint16_t(y), code) | uint32_t(exactQdq(uint16_t(x), code)) << 16;
       ++checked;
       if (got != want && ++mismatches <= 5)
         ADD_FAILURE() << "code " << code << " x 0x" << std::hex << x << " y 0x" << y << ": got 0x"

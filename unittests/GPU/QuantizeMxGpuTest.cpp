@@ -221,8 +221,10 @@ TEST_F(QuantizeMx, ApiRejectsBadInput) {
                         "divide K = 100");
   DeviceBuffer qdq(dev, 4 * k * 2);
   char *qdqPtr = static_cast<char *>(qdq.get());
-  EXPECT_ERROR_CONTAINS(qdqMxfp4(dev, nullptr, da.get(), 4, k, nullptr), "qdqMxfp4: the input and output pointers must not be null");
-  EXPECT_ERROR_CONTAINS(qdqMxfp4(dev, nullptr, da.get(), 4, k, qdqPtr + 8), "output pointer must be 16-byte aligned");
+  EXPECT_ERROR_CONTAINS(qdqMxfp4(dev, nullptr, da.get(), 4, k, nullptr),
+                        "qdqMxfp4: the input and output pointers must not be null");
+  EXPECT_ERROR_CONTAINS(qdqMxfp4(dev, nullptr, da.get(), 4, k, qdqPtr + 8),
+                        "output pointer must be 16-byte aligned");
   EXPECT_ERROR_CONTAINS(qdqMxfp4(dev, nullptr, da.get(), 0, k, qdq.get()), "M must be >= 1");
   EXPECT_ERROR_CONTAINS(
       gemmMxA4W4(dev, nullptr, codesPtr + 1, scales.get(), 4, **prepared, dc.get()),
