@@ -263,7 +263,11 @@ def Tile_StoreOp : Tile_Op<"store", [AttrSizedOperandSegments, MemoryEffects<[Me
     the last of the `splits` workgroups of this output tile (counted in
     `counters`, one i32 per tile, zero on entry) adds the slices in split
     order (the same bits whatever order the workgroups finish in), converts
-    and stores the sum, and leaves its counter zero again.
+    and stores the sum, and leaves its counter zero again. `splits = 0`
+    is stream-K (a kernel with `mxtile.stream_k`): the partial sums are
+    the tile's K segments as the kernel's workgroups divide the iterations,
+    summed in K order the same way (`ws` holds two partial tiles per
+    workgroup).
 
     ```mlir
     mxtile.store %acc, %C[%m0, %n0] ld %c8448 rows %valid : !mxtile.tile<16x256xf32> -> memref<?xbf16>

@@ -3,6 +3,8 @@
 #include "mxfp4/JIT/CompiledKernel.h"
 #include "mxfp4/Kernels/Sm90Pipeline.h"
 
+#include <algorithm>
+
 namespace mxfp4 {
 
 std::string_view toString(BinaryFormat f) {
@@ -28,6 +30,12 @@ double CompiledKernel::compileMs() const {
   return ms;
 }
 
+unsigned launchedGridX(const LaunchGeometry &g, int multiprocessors) {
+  if (g.persistentPerSm && multiprocessors > 0)
+    return std::min(g.grid[0], g.persistentPerSm * unsigned(multiprocessors));
+  return g.grid[0];
+}
+
 LaunchGeometry CompiledKernel::geometry(int64_t m) const {
   LaunchGeometry g;
   // The quantizer has one workgroup per BM x BK block; GEMMs one per output tile.
@@ -46,6 +54,13 @@ LaunchGeometry CompiledKernel::geometry(int64_t m) const {
     if (spec.persistent) {
       // Tile t is N tile t % (N / BN), M tile t / (N / BN) (TileToNVVM.cpp).
       g.grid[0] *= g.grid[1];
+      g.grid[1] = 1;
+      g.persistentPerSm = unsigned(sm90::workgroupsPerSm(layout));
+    }
+    if (spec.streamK) {
+      // At most one workgroup per iteration (tile and K step), shrunk to
+      // those resident at once (Sm90StreamK.cpp).
+      g.grid[0] = unsigned(streamKIterations(spec, m));
       g.grid[1] = 1;
       g.persistentPerSm = unsigned(sm90::workgroupsPerSm(layout));
     }

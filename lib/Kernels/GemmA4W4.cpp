@@ -39,11 +39,13 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
     dumpScales = tb.bufferArg(tb.i8());
   }
 
+  // Split-K and stream-K sum partial tiles through a workspace (splits = 0:
+  // stream-K's segments).
   dsl::SplitK split;
-  if (spec.splitK > 1) {
+  if (spec.splitK > 1 || spec.streamK) {
     split.workspace = tb.bufferArg(tb.f32());
     split.counters = tb.bufferArg(tb.builder().getI32Type());
-    split.splits = spec.splitK;
+    split.splits = spec.streamK ? 0 : spec.splitK;
   }
 
   dsl::Index n0 = tb.tileId(0) * spec.bn;
@@ -91,6 +93,10 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
     kernel->setAttr(tile::kTwoWarpgroupsAttr, mlir::UnitAttr::get(module.getContext()));
   if (spec.persistent)
     kernel->setAttr(tile::kPersistentAttr,
+                    mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64),
+                                           spec.n / spec.bn));
+  if (spec.streamK)
+    kernel->setAttr(tile::kStreamKAttr,
                     mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64),
                                            spec.n / spec.bn));
   if (spec.stages)

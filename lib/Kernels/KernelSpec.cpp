@@ -98,7 +98,17 @@ std::string KernelSpec::name() const {
     s += "_wg2";
   if (persistent)
     s += "_ps";
+  if (streamK)
+    s += "_sk";
   return s;
+}
+
+int64_t streamKIterations(const KernelSpec &spec, int64_t m) {
+  return (m + spec.bm - 1) / spec.bm * (spec.n / spec.bn) * (spec.k / spec.bk);
+}
+
+int64_t streamKWorkspaceBytes(const KernelSpec &spec, int64_t workgroups) {
+  return 2 * workgroups * spec.bm * spec.bn * 4;
 }
 
 static bool isLowerOrDigit(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
@@ -278,16 +288,17 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
     s.epilogue = Epilogue::BF16DumpQuant;
   else if (*ep != "bf16")
     return p.error("unknown epilogue '", *ep, "'; expected bf16 or bf16dq");
-  // Optional variants, in this order: "fold", "st<N>", "wg2", "ps".
+  // Optional variants, in this order: "fold", "st<N>", "wg2", "ps" or "sk".
   bool stagesSeen = false;
   while (!p.done()) {
-    Expected<std::string_view> flag = p.next("'fold', 'st<N>', 'wg2' or 'ps'");
+    Expected<std::string_view> flag = p.next("'fold', 'st<N>', 'wg2', 'ps' or 'sk'");
     if (!flag)
       return flag.takeError();
-    if (s.persistent)
-      return p.error("has trailing fields after 'ps': '", *flag, "'");
-    if (*flag == "ps") {
-      s.persistent = true;
+    if (s.persistent || s.streamK)
+      return p.error("has trailing fields after '", s.persistent ? "ps" : "sk", "': '", *flag,
+                     "'");
+    if (*flag == "ps" || *flag == "sk") {
+      (*flag == "ps" ? s.persistent : s.streamK) = true;
       continue;
     }
     if (s.twoWarpgroups)
@@ -309,7 +320,7 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
       continue;
     }
     return p.error("has trailing fields after the epilogue: '", *flag,
-                   "' (only 'fold', then 'st<N>', then 'wg2', may follow it)");
+                   "' (only 'fold', then 'st<N>', then 'wg2', then 'ps' or 'sk', may follow it)");
   }
   if (Error e = verifyKernelSpec(s))
     return p.error(e.message());
@@ -365,8 +376,8 @@ static Error verifyQuantizeMx(const KernelSpec &s) {
     return fail("has no K pipeline: the stage count must be 0, got ", s.stages);
   if (s.twoWarpgroups)
     return fail("has no MMA warpgroups: '_wg2' does not apply");
-  if (s.persistent)
-    return fail("has no tile loop: '_ps' does not apply");
+  if (s.persistent || s.streamK)
+    return fail("has no tile loop: '", s.persistent ? "_ps" : "_sk", "' does not apply");
   return Error::success();
 }
 
@@ -387,6 +398,14 @@ Error verifyKernelSpec(const KernelSpec &s) {
     return fail("a persistent grid (_ps) is a variant of the sm_90a gemm_qdqa4w4 without "
                 "split-K, not of ",
                 toString(s.op), " on ", arch, " with split-K ", s.splitK);
+  if (s.streamK && (s.arch != Arch::SM90A || s.op != OpKind::GemmQdqA4W4 || s.splitK != 1 ||
+                    s.persistent || (s.bm != 128 && s.bm != 256) ||
+                    s.activation != Activation::None))
+    return fail("stream-K (_sk) is a variant of the sm_90a gemm_qdqa4w4 with BM 128 or 256, "
+                "without split-K, a persistent grid or an activation (it sums partial tiles), "
+                "not of ",
+                toString(s.op), " on ", arch, " with BM ", s.bm, ", split-K ", s.splitK,
+                s.persistent ? ", persistent" : "");
   const bool preQuantized = s.op == OpKind::GemmMxA4W4 || s.op == OpKind::GemmQdqA4W4;
   if (preQuantized && s.arch != Arch::SM90A)
     return fail(toString(s.op), " (pre-quantized activations) is implemented for sm_90a only, got ",

@@ -315,6 +315,12 @@ static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W
     tile.twoWarpgroups = *o.twoWarpgroups;
   if (o.persistent)
     tile.persistent = *o.persistent;
+  if (o.streamK) {
+    tile.streamK = *o.streamK;
+    // Stream-K replaces the table's split-K unless that is forced too.
+    if (tile.streamK && !o.splitK)
+      tile.splitK = 1;
+  }
   return tile;
 }
 
@@ -341,9 +347,9 @@ static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
   // Clustered splits (Sm90Pipeline.h) sum in shared memory, no global scratch.
   const bool scratch =
       spec.splitK > 1 && !(spec.arch == Arch::SM90A && sm90::clusterSplitK(spec.bm, spec.splitK));
+  // Whole M tiles: sm_90a stores each workgroup's tile as its threads hold it.
+  const int64_t tileRows = (m + spec.bm - 1) / spec.bm * spec.bm;
   if (scratch) {
-    // Whole M tiles: sm_90a stores each workgroup's tile as its threads hold it.
-    const int64_t tileRows = (m + spec.bm - 1) / spec.bm * spec.bm;
     Expected<std::pair<void *, void *>> scratch = w.splitKScratch(tileRows, spec.splitK);
     if (!scratch)
       return scratch.takeError();
@@ -352,6 +358,23 @@ static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
   Expected<std::shared_ptr<const CompiledKernel>> kernel = Jit::global().get(spec);
   if (!kernel)
     return kernel.takeError();
+  if (spec.streamK) {
+    // Two partial tiles per launched workgroup, a counter per tile (the
+    // split-K scratch of enough rows holds both). The kernel's index math
+    // is 32-bit: iterations x workgroups must stay below 2^31.
+    const int64_t iterations = streamKIterations(spec, m);
+    const int64_t groups = launchedGridX((*kernel)->geometry(m), dev.multiprocessorCount());
+    if (iterations * groups >= (int64_t(1) << 31))
+      return fail("gemmA4W4: stream-K over ", iterations, " iterations and ", groups,
+                  " workgroups exceeds its 32-bit index math; use another tile");
+    const int64_t rowBytes = w.n() * 4;
+    const int64_t rows = std::max(tileRows, (streamKWorkspaceBytes(spec, groups) + rowBytes - 1) /
+                                                rowBytes);
+    Expected<std::pair<void *, void *>> scratch = w.splitKScratch(rows, 1);
+    if (!scratch)
+      return scratch.takeError();
+    std::tie(ws, counters) = *scratch;
+  }
   void *wPtr = w.deviceData(), *sPtr = w.deviceScales(), *dPtr = w.deviceDescriptors();
   int32_t m32 = int32_t(m);
   // Arguments in the kernel's order (Kernels/GemmA4W4.h).
@@ -366,7 +389,7 @@ static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
   args.push_back(&m32);
   for (void *&p : extra)
     args.push_back(&p);
-  if (spec.splitK > 1) {
+  if (spec.splitK > 1 || spec.streamK) {
     args.push_back(&ws);
     args.push_back(&counters);
   }
@@ -391,6 +414,10 @@ static Expected<KernelSpec> preQuantizedSpec(OpKind op, const PreparedWeight &w,
   // quantization dump takes gemm_mxa4w4 with the same tile).
   spec->twoWarpgroups = tile.twoWarpgroups && op == OpKind::GemmQdqA4W4 && tile.bm < 128;
   spec->persistent = tile.persistent && op == OpKind::GemmQdqA4W4 && tile.splitK == 1;
+  // Stream-K replaces the persistent grid where both are asked for.
+  spec->streamK = tile.streamK && op == OpKind::GemmQdqA4W4 && tile.splitK == 1 && bm >= 128;
+  if (spec->streamK)
+    spec->persistent = false;
   if (tile.bk)
     spec->bk = tile.bk;
   if (Error e = chooseFold(*spec, w, options))

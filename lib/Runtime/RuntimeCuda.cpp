@@ -196,6 +196,7 @@ public:
                  "cuMemsetD8Async");
   }
   Error synchronize() override { return check(api().cuCtxSynchronize(), "cuCtxSynchronize"); }
+  int multiprocessorCount() const override { return multiprocessors; }
 
   Error launch(const CompiledKernel &k, const LaunchGeometry &geometry, void **args,
                void *stream) override {
@@ -203,9 +204,8 @@ public:
     if (!fn)
       return fn.takeError();
     LaunchGeometry g = geometry;
-    // A persistent grid: as many workgroups as are resident at once.
-    if (g.persistentPerSm && multiprocessors > 0)
-      g.grid[0] = std::min(g.grid[0], g.persistentPerSm * unsigned(multiprocessors));
+    // Persistent and stream-K grids: as many workgroups as are resident at once.
+    g.grid[0] = launchedGridX(g, multiprocessors);
     if (g.programmaticDependent && api().cuLaunchKernelEx) {
       // May start while the previous kernel in the stream runs: the kernel
       // waits for it (griddepcontrol.wait) after its prologue.

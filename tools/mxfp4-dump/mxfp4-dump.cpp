@@ -47,6 +47,9 @@ static cl::opt<bool> twoWgOpt("two-warpgroups",
 static cl::opt<bool> persistentOpt("persistent",
                                    cl::desc("sm_90a gemm_qdqa4w4: a persistent grid"),
                                    cl::init(false));
+static cl::opt<bool> streamKOpt("stream-k",
+                                cl::desc("sm_90a gemm_qdqa4w4 of BM 128 or 256: stream-K"),
+                                cl::init(false));
 static cl::opt<int64_t> stagesOpt("stages", cl::desc("sm_90a TMA stages (default: the tile's)"),
                                   cl::init(0));
 static cl::opt<bool> foldOpt("folded-scales",
@@ -116,6 +119,7 @@ int main(int argc, char **argv) {
     spec->stages = stagesOpt;
     spec->twoWarpgroups = twoWgOpt;
     spec->persistent = persistentOpt;
+    spec->streamK = streamKOpt;
     spec->foldedScales = foldOpt;
     if (Error e = verifyKernelSpec(*spec))
       return fail(e.message());

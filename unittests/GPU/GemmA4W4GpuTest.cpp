@@ -400,6 +400,66 @@ TEST_F(Gemm, PersistentGridAgreesBitForBit) {
     }
 }
 
+TEST_F(Gemm, StreamKIsRepeatableAndAgreesWithWholeTiles) {
+  // Stream-K splits tiles between workgroups at any K step: here into up to
+  // ~6 segments (M = 129, BM 128: 10 steps per workgroup of 56-step tiles)
+  // and into segments of one step (K = 768 at M = 300, BM 256: 144
+  // iterations over ~132 workgroups). Outputs agree with one whole tile per
+  // workgroup within the f32 sum order, match the float64 reference, never
+  // reach rows >= M, and repeat bit for bit (the partial sums are added in
+  // K order whichever workgroup finishes last; the counters reset).
+  OPEN_DEVICE_OR_SKIP(dev);
+  for (auto [n, k, m, bm] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{1536, 7168, 512, 128},
+                             {1536, 7168, 129, 128},
+                             {1536, 7168, 2048, 256},
+                             {1536, 768, 300, 256},
+                             {7168, 4224, 1000, 128}}) {
+    SCOPED_TRACE(testing::Message() << "N=" << n << " K=" << k << " M=" << m << " BM=" << bm
+                                    << " seed=" << seed);
+    HostWeights w = randomWeights(rng, n, k);
+    auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
+    ASSERT_OK(prepared);
+    std::vector<uint16_t> a = randomActivations(rng, m, k);
+    // One guard row after C: must still hold the poison.
+    DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t((m + 1) * n * 2));
+    da.upload(a);
+    GemmA4W4Options whole, stream;
+    whole.bm = stream.bm = bm;
+    whole.splitK = stream.splitK = 1;
+    whole.preQuantize = stream.preQuantize = true;
+    whole.persistent = false;
+    whole.streamK = false;
+    stream.streamK = true;
+    auto ref = poisonedGemm(dev, da, dc, m, n, **prepared, whole, 0x77);
+    ASSERT_OK(ref);
+    std::vector<uint16_t> first;
+    for (int rep = 0; rep < 3; ++rep) {
+      dc.fill(0xFF);
+      ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), stream));
+      ASSERT_OK(dev.synchronize());
+      std::vector<uint16_t> got = dc.download<uint16_t>(size_t((m + 1) * n));
+      for (int64_t j = 0; j < n; ++j)
+        ASSERT_EQ(got[size_t(m * n + j)], 0xFFFF) << "wrote past row M at column " << j;
+      got.resize(size_t(m * n));
+      int64_t far = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        double x = bf16ToFloat(got[i]), y = bf16ToFloat((*ref)[i]);
+        // Only the order of the f32 sum differs: within a couple of bf16 ulps.
+        if (!(std::fabs(x - y) <= std::ldexp(std::fabs(y), -6) + 1e-6) && far++ < 5)
+          ADD_FAILURE() << "element " << i << ": stream-K " << x << ", whole tiles " << y;
+      }
+      EXPECT_EQ(far, 0) << "repetition " << rep;
+      if (rep == 0) {
+        expectMatchesQdq(rng, a, w, m, got);
+        first = std::move(got);
+      } else {
+        EXPECT_EQ(bf16Differences(got, first, "repetition " + std::to_string(rep), "the first"),
+                  0);
+      }
+    }
+  }
+}
+
 TEST_F(Gemm, ApiRejectsBadInput) {
   OPEN_DEVICE_OR_SKIP(dev);
   HostWeights w = randomWeights(rng, 256, 512);

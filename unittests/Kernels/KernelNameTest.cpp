@@ -280,6 +280,41 @@ TEST(KernelName, Persistent) {
   EXPECT_ERROR_CONTAINS(parseKernelName(q->name() + "_ps"), "no tile loop");
 }
 
+TEST(KernelName, StreamK) {
+  // gemm_qdqa4w4 of BM 128 or 256 without split-K may run stream-K ("_sk",
+  // last, instead of "_ps"); it sums partial tiles, so no activation.
+  auto g = makeGemmA4W4Spec(Arch::SM90A, 7168, 4224, 256, kDefaultScaleRounding,
+                            Activation::None, {0.0f, 0.0f}, OpKind::GemmQdqA4W4);
+  ASSERT_OK(g);
+  g->foldedScales = true;
+  g->streamK = true;
+  const std::string name = g->name();
+  EXPECT_EQ(name.substr(name.size() - 8), "_fold_sk") << name;
+  auto back = parseKernelName(name);
+  ASSERT_OK(back);
+  EXPECT_TRUE(back->streamK);
+  EXPECT_FALSE(back->persistent);
+  EXPECT_EQ(back->name(), name);
+  EXPECT_ERROR_CONTAINS(parseKernelName(name + "_ps"), "trailing fields after 'sk'");
+  g->persistent = true;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "without split-K, a persistent grid");
+  g->persistent = false;
+  g->splitK = 2;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "split-K 2");
+  g->splitK = 1;
+  g->bm = 64;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "with BM 64");
+  g->bm = 128;
+  g->activation = Activation::Silu;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "an activation");
+  auto inl = makeGemmA4W4Spec(Arch::SM90A, 7168, 768, 128);
+  ASSERT_OK(inl);
+  EXPECT_ERROR_CONTAINS(parseKernelName(inl->name() + "_sk"), "not of gemm_a4w4");
+  auto q = makeQuantizeMxSpec(Arch::SM90A, 7168, 64);
+  ASSERT_OK(q);
+  EXPECT_ERROR_CONTAINS(parseKernelName(q->name() + "_sk"), "no tile loop");
+}
+
 TEST(KernelName, MutatedNamesNeverCrash) {
   uint64_t seed = test::freshSeed();
   std::mt19937_64 rng(seed);

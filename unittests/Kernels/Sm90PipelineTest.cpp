@@ -102,6 +102,36 @@ TEST(Sm90Pipeline, StagedActivationsFitAndAlign) {
   EXPECT_LE(p.totalBytes(), sm90::kMaxSharedBytes);
 }
 
+// Stream-K: a linear grid of one workgroup per (tile, K step) at most,
+// which the launch shrinks to the resident workgroups (one per SM: the
+// one-tile kernel's five or three stages, its output staged in a stage);
+// two f32 partial tiles of workspace per workgroup.
+TEST(Sm90Pipeline, StreamKGrid) {
+  for (int64_t bm : {128, 256}) {
+    Expected<KernelSpec> spec = makeGemmA4W4Spec(Arch::SM90A, 1536, 7168, bm,
+                                                 kDefaultScaleRounding, Activation::None,
+                                                 {0.0f, 0.0f}, OpKind::GemmQdqA4W4);
+    ASSERT_OK(spec);
+    spec->streamK = true;
+    ASSERT_OK(verifyKernelSpec(*spec));
+    CompiledKernel k;
+    k.spec = *spec;
+    const int64_t tiles = (300 + bm - 1) / bm * 12;
+    EXPECT_EQ(streamKIterations(*spec, 300), tiles * 56);
+    LaunchGeometry g = k.geometry(300);
+    EXPECT_EQ(g.grid[0], unsigned(tiles * 56));
+    EXPECT_EQ(g.grid[1], 1u);
+    EXPECT_EQ(g.grid[2], 1u);
+    EXPECT_EQ(g.persistentPerSm, 1u);
+    EXPECT_EQ(launchedGridX(g, 132), 132u);
+    EXPECT_EQ(launchedGridX(g, 0), g.grid[0]);
+    const sm90::SharedLayout l = sm90::sharedLayout(bm, 128, true);
+    EXPECT_EQ(g.sharedBytes, unsigned(l.totalBytes()));
+    EXPECT_LE(bm * sm90::kStagedRowBytes, l.stageBytes());
+    EXPECT_EQ(streamKWorkspaceBytes(*spec, 132), 2 * 132 * bm * 128 * 4);
+  }
+}
+
 // BM 256 on the image: three stages of 64 KiB of activations and 8.5 KiB
 // of weights, two warpgroups, its staged output tile and split-K partial
 // tile fit, M tiles of 256 rows.

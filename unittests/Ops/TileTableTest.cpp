@@ -42,6 +42,9 @@ TEST(TileTable, EveryChoiceVerifies) {
         spec->stages = t.stages;
         spec->twoWarpgroups = t.twoWarpgroups && op == OpKind::GemmQdqA4W4 && t.bm < 128;
         spec->persistent = t.persistent && op == OpKind::GemmQdqA4W4 && t.splitK == 1;
+        spec->streamK = t.streamK && op == OpKind::GemmQdqA4W4 && t.splitK == 1 && t.bm >= 128;
+        if (spec->streamK)
+          spec->persistent = false;
         if (t.bk)
           spec->bk = t.bk;
         ASSERT_OK(verifyKernelSpec(*spec));
@@ -53,6 +56,7 @@ TEST(TileTable, EveryChoiceVerifies) {
           spec->bm = std::min<int64_t>(spec->bm, 128);
           spec->twoWarpgroups = false;
           spec->persistent = false;
+          spec->streamK = false;
           ASSERT_OK(verifyKernelSpec(*spec));
         }
       }

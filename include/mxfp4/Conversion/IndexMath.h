@@ -35,6 +35,15 @@ inline mlir::Value idxDiv(mlir::ImplicitLocOpBuilder &b, mlir::Value x, int64_t 
 inline mlir::Value idxRem(mlir::ImplicitLocOpBuilder &b, mlir::Value x, int64_t v) {
   return mlir::arith::RemUIOp::create(b, x, idxConst(b, v));
 }
+inline mlir::Value idxMul(mlir::ImplicitLocOpBuilder &b, mlir::Value x, mlir::Value y) {
+  return mlir::arith::MulIOp::create(b, x, y);
+}
+inline mlir::Value idxDiv(mlir::ImplicitLocOpBuilder &b, mlir::Value x, mlir::Value y) {
+  return mlir::arith::DivUIOp::create(b, x, y);
+}
+inline mlir::Value idxRem(mlir::ImplicitLocOpBuilder &b, mlir::Value x, mlir::Value y) {
+  return mlir::arith::RemUIOp::create(b, x, y);
+}
 
 /// mxtile.tile_id d is the workgroup id along x, y or z.
 inline mlir::Value lowerTileId(mlir::ImplicitLocOpBuilder &b, tile::TileIdOp op) {

@@ -36,10 +36,15 @@ struct LaunchGeometry {
   /// be launched before that kernel finishes (CUDA programmatic dependent
   /// launch; runtimes without it launch as usual).
   bool programmaticDependent = false;
-  /// A persistent kernel loops over grid[0] tiles: the launch may shrink
-  /// grid[0] to this many workgroups per multiprocessor (0: not persistent).
+  /// A persistent kernel loops over grid[0] tiles (stream-K over grid[0]
+  /// iterations): the launch shrinks grid[0] to this many workgroups per
+  /// multiprocessor (0: neither; launchedGridX).
   unsigned persistentPerSm = 0;
 };
+
+/// grid[0] as launched on a device of `multiprocessors` SMs (0: unknown):
+/// persistent and stream-K grids shrink to the workgroups resident at once.
+unsigned launchedGridX(const LaunchGeometry &g, int multiprocessors);
 
 struct CompiledKernel {
   KernelSpec spec;

@@ -8,7 +8,8 @@
 // C (bf16), M (i32), with the bf16dq epilogue the dump buffers for packed E2M1 codes [M, K/2]
 // and E8M0 scales [M, K/32] (i8), and with split-K > 1 the f32 workspace
 // [M, N] and the i32 tile counters [ceil(M/BM) * N/BN], both zero on entry
-// and left zero. Grid z = split-K.
+// and left zero. Grid z = split-K. Stream-K (sm_90a) takes the same two
+// buffers: 2 x BM x BN f32 per workgroup, and the counters.
 // Grid: x = N / BN tiles, y = ceil(M / BM) tiles; block: the target's threads.
 //
 //===----------------------------------------------------------------------===//

@@ -87,11 +87,24 @@ struct KernelSpec {
   /// receive the next tile's first K steps while it finishes one, so no
   /// tile waits for its first copies. Named by a trailing "_ps".
   bool persistent = false;
+  /// sm_90a gemm_qdqa4w4 without split-K, BM 128 or 256: stream-K. One
+  /// workgroup per SM, each taking an equal run of the (tile, K step)
+  /// iterations in order, so a tile's K steps may be split between
+  /// consecutive workgroups; partial tiles are summed in K order through an
+  /// f32 workspace by the last of them to finish. No wave is left part
+  /// empty. Named by a trailing "_sk".
+  bool streamK = false;
 
   /// The canonical name (see the file comment).
   std::string name() const;
   bool operator==(const KernelSpec &o) const { return name() == o.name(); }
 };
+
+/// Stream-K (KernelSpec::streamK): the (output tile, K step) iterations of
+/// M rows, which its workgroups divide evenly, and the bytes of the f32
+/// workspace of `workgroups` of them (two partial tiles each).
+int64_t streamKIterations(const KernelSpec &spec, int64_t m);
+int64_t streamKWorkspaceBytes(const KernelSpec &spec, int64_t workgroups);
 
 /// Parses a canonical name back into a spec and verifies it.
 Expected<KernelSpec> parseKernelName(std::string_view name);

@@ -102,6 +102,9 @@ struct GemmA4W4Options {
   /// Override whether sm_90a dequantize-once GEMMs without split-K run as a
   /// persistent grid (workgroups looping over output tiles).
   std::optional<bool> persistent;
+  /// Override whether sm_90a dequantize-once GEMMs of BM 128 or 256 without
+  /// split-K run stream-K (every SM an equal share of the tiles' K steps).
+  std::optional<bool> streamK;
   /// Override the table's choice between quantizing the activations inline
   /// in every workgroup (false) and once, in a separate quant_mxfp4 pass,
   /// before a gemm_mxa4w4 (true; sm_90a).
@@ -131,6 +134,7 @@ struct GemmA4W4Tile {
   int64_t stages = 0;       ///< sm_90a TMA stages; 0: the tile's default
   bool twoWarpgroups = false; ///< sm_90a gemm_qdqa4w4 below BM 128: 8 warps
   bool persistent = false;    ///< sm_90a gemm_qdqa4w4 without split-K: a persistent grid
+  bool streamK = false;       ///< sm_90a gemm_qdqa4w4, BM 128/256, no split-K: stream-K
 };
 
 /// The tile for (arch, N, K, M): the one table later tuning replaces.

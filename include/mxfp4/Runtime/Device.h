@@ -42,6 +42,8 @@ public:
   virtual Error copyToHost(void *dst, const void *src, size_t bytes) = 0;
   virtual Error fill(void *dst, uint8_t byte, size_t bytes, void *stream = nullptr) = 0;
   virtual Error synchronize() = 0;
+  /// Streaming multiprocessors (compute units); 0 if the driver did not say.
+  virtual int multiprocessorCount() const { return 0; }
 
   /// Loads `kernel`'s code object (once per symbol per device) and launches
   /// it on `stream` (nullptr: the default stream). `args` is the usual

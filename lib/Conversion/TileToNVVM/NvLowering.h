@@ -71,7 +71,14 @@ struct Config {
   /// it finishes one (TileToNVVM.cpp, Sm90StagedKLoop.cpp); 0: one tile per
   /// workgroup, else the number of N tiles.
   int64_t persistentTilesX = 0;
-  bool persistent() const { return persistentTilesX != 0; }
+  /// Stream-K (mxtile.stream_k; Sm90StreamK.cpp): each workgroup takes an
+  /// equal run of the (tile, K step) iterations; persistentTilesX holds the
+  /// number of N tiles. Its stages and output staging are those of a
+  /// one-tile kernel.
+  bool streamK = false;
+  bool persistent() const { return persistentTilesX != 0 && !streamK; }
+  /// The kernel body runs inside a loop over tiles (persistent or stream-K).
+  bool tileLoop() const { return persistentTilesX != 0; }
   /// Warpgroups per workgroup: 2 for BM 128 or when asked (each warp then
   /// owns 16 weight rows, one wgmma per warpgroup and MMA step), else 1
   /// (each warp owns 32 rows).
@@ -116,10 +123,15 @@ public:
   /// The persistent kernel (Sm90Persistent.cpp): the body of `kernel`
   /// lowered inside the loop over this workgroup's tiles.
   mlir::LogicalResult lowerPersistent(mlir::ImplicitLocOpBuilder &b, mlir::func::FuncOp kernel);
+  /// The stream-K kernel (Sm90StreamK.cpp): the body of `kernel` lowered
+  /// inside the loop over this workgroup's segments.
+  mlir::LogicalResult lowerStreamK(mlir::ImplicitLocOpBuilder &b, mlir::func::FuncOp kernel);
 
   mlir::IRMapping mapping;
 
 private:
+  /// Sets tileCount from the kernel's M argument (kernels with a tile loop).
+  mlir::LogicalResult countTiles(mlir::ImplicitLocOpBuilder &b, mlir::func::FuncOp kernel);
   /// Coordinate `id` of linear tile `tile` of a persistent kernel.
   mlir::Value tileCoordinate(mlir::ImplicitLocOpBuilder &b, tile::TileIdOp id, mlir::Value tile);
   /// `v` (index math of the kernel body) as it is for linear tile `tile`.
@@ -145,6 +157,15 @@ private:
                                        llvm::ArrayRef<mlir::Value> init);
   // Sm90Store.cpp
   mlir::LogicalResult lowerStore(mlir::ImplicitLocOpBuilder &b, tile::StoreOp op);
+  /// Stream-K's store of this segment's `tiles` (Sm90StreamK.cpp): whole
+  /// tiles leave as usual; partial ones meet in the workspace `ws` and the
+  /// last of the tile's segments (by `counters`) sums them in K order.
+  mlir::LogicalResult storeStreamK(mlir::ImplicitLocOpBuilder &b, llvm::ArrayRef<mlir::Value> tiles,
+                                   mlir::Value out, mlir::Value row0, mlir::Value col0,
+                                   mlir::Value ld, mlir::Value valid, mlir::Value ws,
+                                   mlir::Value counters);
+  /// The workgroup whose stream-K run holds iteration `it` (index).
+  mlir::Value streamOwner(mlir::ImplicitLocOpBuilder &b, mlir::Value it);
   /// Stores the bf16 tile `tiles` through shared memory (Sm90Store.cpp):
   /// 16-byte global stores to `out` (row-major, `ld` columns) from row
   /// `row0`, column `col0`, for the `valid` rows that exist.
@@ -224,6 +245,11 @@ private:
   void issueStage(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop, tile::LoadWeightOp w,
                   mlir::Value st, mlir::Value steps, tile::LoadQdqOp act = {},
                   StageParts parts = StageParts::All, StageTarget target = {});
+  /// Starts the copies of the workgroup's stream-K step `j` (counted from
+  /// its first iteration) into stage j % S, if it has that many steps.
+  void issueStreamStep(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop,
+                       tile::LoadWeightOp w, tile::LoadQdqOp act, mlir::Value j,
+                       StageParts parts = StageParts::All);
   /// Waits for step `st`'s stage to land and reads this thread's fragments.
   WeightRegs loadWeights(mlir::ImplicitLocOpBuilder &b, mlir::Value st);
   /// A pointer to byte `offset` of shared memory.
@@ -255,6 +281,12 @@ private:
   /// Persistent kernels: this workgroup's tile iteration, its linear tile,
   /// the next one it takes, and the number of tiles.
   mlir::Value tileIter, currentTile, nextTile, tileCount;
+  /// Stream-K: the K steps of a tile, the workgroup's first iteration and
+  /// its number of iterations (T = tileCount * tileSteps of them split
+  /// evenly over the grid), the current segment's K steps [segK0, segK1)
+  /// of currentTile, and the shared byte offset where its output tile is
+  /// staged (the stage of its last step, free once the loop ends).
+  mlir::Value tileSteps, streamStart, streamLen, streamTotal, segK0, segK1, outputRegion;
 };
 
 // Sm90Mma.cpp: E2M1/E8M0 -> BF16 in registers.

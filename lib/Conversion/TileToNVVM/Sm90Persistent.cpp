@@ -46,20 +46,26 @@ Value Sm90Emitter::valueForTile(ImplicitLocOpBuilder &b, Value v, Value tile) {
   return b.clone(*def, local)->getResult(cast<OpResult>(v).getResultNumber());
 }
 
-LogicalResult Sm90Emitter::lowerPersistent(ImplicitLocOpBuilder &b, func::FuncOp kernel) {
+LogicalResult Sm90Emitter::countTiles(ImplicitLocOpBuilder &b, func::FuncOp kernel) {
   // M is the kernel's one integer argument (Kernels/GemmA4W4.cpp).
   Value m;
   for (BlockArgument arg : kernel.getArguments()) {
     if (!arg.getType().isSignlessInteger(32))
       continue;
     if (m)
-      return kernel.emitError() << "a persistent kernel takes one integer argument (M)";
+      return kernel.emitError() << "a kernel with a tile loop takes one integer argument (M)";
     m = mapping.lookup(arg);
   }
   if (!m)
-    return kernel.emitError() << "a persistent kernel needs its M argument";
+    return kernel.emitError() << "a kernel with a tile loop needs its M argument";
   Value rows = arith::IndexCastUIOp::create(b, b.getIndexType(), m);
   tileCount = idxMul(b, idxDiv(b, idxAdd(b, rows, cfg.bm - 1), cfg.bm), cfg.persistentTilesX);
+  return success();
+}
+
+LogicalResult Sm90Emitter::lowerPersistent(ImplicitLocOpBuilder &b, func::FuncOp kernel) {
+  if (failed(countTiles(b, kernel)))
+    return failure();
   // Once per workgroup: the stage barriers. (The first tile's prologue
   // waits for the kernel that writes the image, Sm90StagedKLoop.cpp.)
   initStages(b);

@@ -41,18 +41,33 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
   const int64_t stages = l.stages;
   Value lb = mapping.lookup(loop.getLowerBound()), ub = mapping.lookup(loop.getUpperBound()),
         step = mapping.lookup(loop.getStep());
+  // Stream-K runs the segment's steps [segK0, segK1) of the tile
+  // (Sm90StreamK.cpp).
+  const bool streamK = cfg.streamK;
+  if (streamK) {
+    ub = idxAdd(b, lb, idxMul(b, segK1, step));
+    lb = idxAdd(b, lb, idxMul(b, segK0, step));
+  }
   Value steps = arith::DivUIOp::create(b, arith::SubIOp::create(b, ub, lb), step);
   // A persistent kernel counts steps across its tiles (Sm90Persistent.cpp):
-  // this tile's step st is the workgroup's step base + st.
+  // this tile's step st is the workgroup's step base + st. Stream-K counts
+  // them from the workgroup's first iteration.
   const bool persistent = cfg.persistent();
-  Value base = persistent ? arith::MulIOp::create(b, tileIter, steps).getResult() : Value();
-  auto slot = [&](Value st) { return persistent ? idxAdd(b, base, st) : st; };
+  Value base = persistent ? arith::MulIOp::create(b, tileIter, steps).getResult()
+               : streamK
+                   ? idxAdd(b, idxAdd(b, idxMul(b, currentTile, tileSteps), segK0),
+                            arith::SubIOp::create(b, idxConst(b, 0), streamStart))
+                   : Value();
+  auto slot = [&](Value st) { return base ? idxAdd(b, base, st) : st; };
   // Step st's activations, weights and scales start their trip into stage st % S.
   auto issue = [&](Value st, StageParts parts = StageParts::All) {
+    if (streamK)
+      return issueStreamStep(b, loop, weight, act, slot(st), parts);
     issueStage(b, loop, weight, st, steps, act, parts);
   };
   // Step st of this tile, S - 1 steps ahead; past the last, a persistent
-  // kernel's next tile's step st - steps (if it has a next tile).
+  // kernel's next tile's step st - steps (if it has a next tile), or
+  // stream-K's next segment's.
   auto issueAhead = [&](Value st) {
     if (!persistent)
       return issue(st);
@@ -76,7 +91,7 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
     for (int64_t st = 0; st + 1 < stages; ++st)
       issue(idxConst(b, st), StageParts::Activations);
   };
-  if (persistent) {
+  if (cfg.tileLoop()) {
     auto firstTile = scf::IfOp::create(
         b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tileIter, idxConst(b, 0)),
         /*withElseRegion=*/false);
@@ -115,5 +130,9 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
   };
   accumulators[loop.getResult(0)] =
       tileAccumulators(b, emitStepLoop(b, lb, ub, step, init, first, body));
+  if (streamK) // the last step's stage: every wgmma that read it has completed
+    outputRegion = idxAdd(
+        b, idxMul(b, idxRem(b, slot(idxAdd(b, steps, -1)), stages), l.stageBytes()),
+        l.stagesOffset());
   return success();
 }

@@ -46,12 +46,18 @@ LogicalResult Sm90Emitter::storeThroughShared(ImplicitLocOpBuilder &b, ArrayRef<
                                               Value valid) {
   using sm90::kStagedRowBytes;
   // Persistent kernels have a region of their own (their stages receive
-  // the next tile meanwhile); the others reuse the K loop's buffers.
+  // the next tile meanwhile), stream-K takes the stage of the segment's
+  // last step (the others may be receiving the next segment); the others
+  // reuse the K loop's buffers.
   const sm90::SharedLayout l = cfg.shared();
-  const int64_t region = cfg.persistent() ? l.outputOffset() : 0;
-  if (region + cfg.bm * kStagedRowBytes > l.barriersOffset())
+  const int64_t regionBytes = cfg.persistent() ? l.outputBytes
+                              : cfg.streamK    ? l.stageBytes()
+                                               : l.barriersOffset();
+  if (cfg.bm * kStagedRowBytes > regionBytes)
     return emitError(b.getLoc()) << "the staged output tile (" << cfg.bm * kStagedRowBytes
                                  << " bytes) does not fit the workgroup's shared memory";
+  Value region = cfg.streamK ? outputRegion
+                             : idxConst(b, cfg.persistent() ? l.outputOffset() : 0);
   // Every warpgroup's wgmmas have read the last buffers (or the previous
   // tile's stores the region) before they are overwritten.
   gpu::BarrierOp::create(b);
@@ -146,6 +152,15 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
     LLVM::StoreOp::create(b, v, elementPtr(b, out, elem, at),
                           /*alignment=*/elem.getIntOrFloatBitWidth() / 8);
   };
+  if (cfg.streamK) {
+    if (!op.getWorkspace() || op.getSplits() != 0 || !elem.isBF16())
+      return op.emitOpError() << "stream-K stores bf16 through its workspace (reduce with "
+                                 "splits = 0)";
+    return storeStreamK(b, acc->second, out, row0, col0, ldv, valid,
+                        mapping.lookup(op.getWorkspace()), mapping.lookup(op.getCounters()));
+  }
+  if (op.getWorkspace() && op.getSplits() == 0)
+    return op.emitOpError() << "splits = 0 (stream-K) needs a kernel with mxtile.stream_k";
   if (!op.getWorkspace()) {
     if (elem.isBF16())
       return storeThroughShared(b, acc->second, out, row0, col0, ldv, valid);

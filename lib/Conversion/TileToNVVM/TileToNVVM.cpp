@@ -58,7 +58,7 @@ LogicalResult Sm90Emitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
   b.setLoc(op->getLoc());
   if (auto id = dyn_cast<tile::TileIdOp>(op)) {
     mapping.map(id.getResult(),
-                cfg.persistent() ? tileCoordinate(b, id, currentTile) : lowerTileId(b, id));
+                cfg.tileLoop() ? tileCoordinate(b, id, currentTile) : lowerTileId(b, id));
     return success();
   }
   if (auto z = dyn_cast<tile::ZeroOp>(op)) {
@@ -225,6 +225,14 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
       return kernel.emitError() << "a persistent grid needs the activation image "
                                    "(mxtile.load_qdq) and a positive N tile count";
   }
+  if (auto tiles = kernel->getAttrOfType<IntegerAttr>(tile::kStreamKAttr)) {
+    cfg.persistentTilesX = tiles.getInt();
+    cfg.streamK = true;
+    if (!cfg.stagedActivations || cfg.persistentTilesX < 1 ||
+        kernel->hasAttr(tile::kPersistentAttr) || (cfg.bm != 128 && cfg.bm != 256))
+      return kernel.emitError() << "stream-K needs the activation image (mxtile.load_qdq), BM "
+                                   "128 or 256, a positive N tile count and no persistent grid";
+  }
   if (cfg.twoWarpgroups && !cfg.stagedActivations)
     return kernel.emitError() << "two warpgroups below BM 128 need the activation image "
                                  "(mxtile.load_qdq): the inline quantizer splits its chunks "
@@ -339,8 +347,9 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
     // once every quantizer workgroup runs; it waits for our results itself.
     if (cfg->quantizeOnly)
       NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::launch_dependents);
-    if (cfg->persistent()) {
-      if (failed(emitter.lowerPersistent(b, kernel))) {
+    if (cfg->tileLoop()) {
+      if (failed(cfg->streamK ? emitter.lowerStreamK(b, kernel)
+                              : emitter.lowerPersistent(b, kernel))) {
         func.erase();
         return failure();
       }

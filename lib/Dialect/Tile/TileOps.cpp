@@ -199,8 +199,9 @@ LogicalResult StoreOp::verify() {
     return failure();
   if (bool(getWorkspace()) != bool(getCounters()))
     return emitOpError() << "reduce takes both a workspace and a counter buffer";
-  if (getWorkspace() && getSplits() < 2)
-    return emitOpError() << "a split-K reduction needs splits >= 2, got " << getSplits();
+  if (getWorkspace() && getSplits() < 2 && getSplits() != 0)
+    return emitOpError() << "a split-K reduction needs splits >= 2 (or 0: stream-K), got "
+                         << getSplits();
   if (!getWorkspace() && getSplits() != 1)
     return emitOpError() << "splits = " << getSplits() << " needs reduce(workspace, counters)";
   Type elem = getBase().getType().getElementType();

@@ -22,6 +22,11 @@ inline constexpr llvm::StringLiteral kTwoWarpgroupsAttr = "mxtile.two_warpgroups
 /// value (i64) is the number of N tiles, tile t being N tile t % that and M
 /// tile t / that.
 inline constexpr llvm::StringLiteral kPersistentAttr = "mxtile.persistent";
+/// On an sm_90a GEMM kernel: stream-K (KernelSpec::streamK); the value
+/// (i64) is the number of N tiles, as for kPersistentAttr. Its store
+/// reduces with splits = 0: the partial sums are the kernel's stream-K
+/// segments of the tile.
+inline constexpr llvm::StringLiteral kStreamKAttr = "mxtile.stream_k";
 } // namespace mxfp4::tile
 
 #endif // MXFP4_DIALECT_TILE_TILEDIALECT_H
