@@ -13,7 +13,8 @@
 //    (K * 2^-24 + 2^-8) * sum_k |a_k w_k| (FP32 accumulation, BF16 output) on
 //    the seed's 24 points and ragged M, and never writes rows >= M;
 //  - weights with all scales below 128 take the folded dequantization (one
-//    multiply), bit for bit the unfolded one.
+//    multiply), bit for bit the unfolded one;
+//  - split-K and stream-K repeat bit for bit and agree with whole tiles.
 //
 //===----------------------------------------------------------------------===//
 
@@ -404,7 +405,9 @@ TEST_F(Gemm, StreamKIsRepeatableAndAgreesWithWholeTiles) {
   // Stream-K splits tiles between workgroups at any K step: here into up to
   // ~6 segments (M = 129, BM 128: 10 steps per workgroup of 56-step tiles)
   // and into segments of one step (K = 768 at M = 300, BM 256: 144
-  // iterations over ~132 workgroups). Outputs agree with one whole tile per
+  // iterations over ~132 workgroups), after waves of whole tiles (7168 x
+  // 4224 at M = 1000: 448 tiles, 3 waves and 52 split; 7168 x 768 at M =
+  // 2048, BM 256: 2-3 steps each after 3 waves). Outputs agree with one whole tile per
   // workgroup within the f32 sum order, match the float64 reference, never
   // reach rows >= M, and repeat bit for bit (the partial sums are added in
   // K order whichever workgroup finishes last; the counters reset).
@@ -413,7 +416,8 @@ TEST_F(Gemm, StreamKIsRepeatableAndAgreesWithWholeTiles) {
                              {1536, 7168, 129, 128},
                              {1536, 7168, 2048, 256},
                              {1536, 768, 300, 256},
-                             {7168, 4224, 1000, 128}}) {
+                             {7168, 4224, 1000, 128},
+                             {7168, 768, 2048, 256}}) {
     SCOPED_TRACE(testing::Message() << "N=" << n << " K=" << k << " M=" << m << " BM=" << bm
                                     << " seed=" << seed);
     HostWeights w = randomWeights(rng, n, k);

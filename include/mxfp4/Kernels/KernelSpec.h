@@ -88,8 +88,9 @@ struct KernelSpec {
   /// tile waits for its first copies. Named by a trailing "_ps".
   bool persistent = false;
   /// sm_90a gemm_qdqa4w4 without split-K, BM 128 or 256: stream-K. One
-  /// workgroup per SM, each taking an equal run of the (tile, K step)
-  /// iterations in order, so a tile's K steps may be split between
+  /// workgroup per SM; the waves of whole tiles that fill the SMs go one
+  /// tile per workgroup, the tiles left over are split evenly by their
+  /// (tile, K step) iterations, so a tile's K steps may be split between
   /// consecutive workgroups; partial tiles are summed in K order through an
   /// f32 workspace by the last of them to finish. No wave is left part
   /// empty. Named by a trailing "_sk".

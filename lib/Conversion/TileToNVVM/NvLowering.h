@@ -164,7 +164,8 @@ private:
                                    mlir::Value out, mlir::Value row0, mlir::Value col0,
                                    mlir::Value ld, mlir::Value valid, mlir::Value ws,
                                    mlir::Value counters);
-  /// The workgroup whose stream-K run holds iteration `it` (index).
+  /// The workgroup whose stream-K run holds iteration `it` (index; in the
+  /// stream-K part).
   mlir::Value streamOwner(mlir::ImplicitLocOpBuilder &b, mlir::Value it);
   /// Stores the bf16 tile `tiles` through shared memory (Sm90Store.cpp):
   /// 16-byte global stores to `out` (row-major, `ld` columns) from row
@@ -245,8 +246,8 @@ private:
   void issueStage(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop, tile::LoadWeightOp w,
                   mlir::Value st, mlir::Value steps, tile::LoadQdqOp act = {},
                   StageParts parts = StageParts::All, StageTarget target = {});
-  /// Starts the copies of the workgroup's stream-K step `j` (counted from
-  /// its first iteration) into stage j % S, if it has that many steps.
+  /// Starts the copies of the stream-K workgroup's step `j` (counted from
+  /// its first, whole tiles first) into stage j % S, if it has that many.
   void issueStreamStep(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop,
                        tile::LoadWeightOp w, tile::LoadQdqOp act, mlir::Value j,
                        StageParts parts = StageParts::All);
@@ -281,12 +282,17 @@ private:
   /// Persistent kernels: this workgroup's tile iteration, its linear tile,
   /// the next one it takes, and the number of tiles.
   mlir::Value tileIter, currentTile, nextTile, tileCount;
-  /// Stream-K: the K steps of a tile, the workgroup's first iteration and
-  /// its number of iterations (T = tileCount * tileSteps of them split
-  /// evenly over the grid), the current segment's K steps [segK0, segK1)
-  /// of currentTile, and the shared byte offset where its output tile is
-  /// staged (the stage of its last step, free once the loop ends).
-  mlir::Value tileSteps, streamStart, streamLen, streamTotal, segK0, segK1, outputRegion;
+  /// Stream-K (Sm90StreamK.cpp): the K steps of a tile; the waves of whole
+  /// tiles every workgroup takes first (one tile each); the first iteration
+  /// of the stream-K part and its number of iterations (split evenly over
+  /// the grid); this workgroup's first stream-K iteration and its number of
+  /// steps in all (whole tiles and stream-K). The current segment: its K
+  /// steps [segK0, segK1) of currentTile, its first step counted from the
+  /// workgroup's first (segBase), whether it is the workgroup's first
+  /// stream-K segment (i1), and the shared byte offset where its output
+  /// tile is staged (the stage of its last step, free once the loop ends).
+  mlir::Value tileSteps, streamWaves, streamBase, streamTotal, streamStart, streamLen;
+  mlir::Value segK0, segK1, segBase, segFirstStream, outputRegion;
 };
 
 // Sm90Mma.cpp: E2M1/E8M0 -> BF16 in registers.

@@ -54,10 +54,8 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
   // them from the workgroup's first iteration.
   const bool persistent = cfg.persistent();
   Value base = persistent ? arith::MulIOp::create(b, tileIter, steps).getResult()
-               : streamK
-                   ? idxAdd(b, idxAdd(b, idxMul(b, currentTile, tileSteps), segK0),
-                            arith::SubIOp::create(b, idxConst(b, 0), streamStart))
-                   : Value();
+               : streamK  ? segBase
+                          : Value();
   auto slot = [&](Value st) { return base ? idxAdd(b, base, st) : st; };
   // Step st's activations, weights and scales start their trip into stage st % S.
   auto issue = [&](Value st, StageParts parts = StageParts::All) {

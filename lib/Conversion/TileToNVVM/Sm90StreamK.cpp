@@ -1,26 +1,29 @@
 //===- Sm90StreamK.cpp - Stream-K gemm_qdqa4w4 on sm_90a ------------------===//
 //
 // Whole tiles leave part of the last wave empty when the SMs do not divide
-// them (7168x4224 at M = 2048: 896 BM 128 tiles are 6.8 waves of 132).
-// Stream-K (mxtile.stream_k) instead counts the T = tiles x K steps
-// iterations, tile t's step k being iteration t * steps + k, and gives
-// workgroup b of the G launched (one per SM) the run [b T / G, (b+1) T / G).
-// A run is a sequence of segments, the K steps [k0, k1) of one tile each:
-// whole tiles in its middle, a tile's tail at its start and a tile's head
-// at its end. The kernel body is lowered once inside the loop over them
-// (the K loop over [k0, k1), Sm90StagedKLoop.cpp). The stages count the
-// run's steps, so a segment's last steps already receive the next one's
-// first: no segment but the first waits for its first copies.
+// them (7168x4224 at M = 2048: 448 BM 256 tiles are 3.4 waves of 132).
+// Stream-K (mxtile.stream_k) runs G workgroups (one per SM). With W =
+// tiles / G, workgroup b first takes whole tiles b, b + G, ..., b + (W-1) G
+// (the waves that fill the SMs, in the order a one-tile grid runs them, so
+// the L2 sees the same reuse); the remaining tiles' R = (tiles - W G) x
+// steps iterations, tile t's step k being iteration t * steps + k, are
+// split evenly: b takes [W G steps + b R / G, W G steps + (b+1) R / G). That
+// run is a sequence of segments, the K steps [k0, k1) of one tile each: a
+// tile's tail at its start, whole tiles, a tile's head at its end. The
+// kernel body is lowered once inside the loop over all of b's segments (the
+// K loop over [k0, k1), Sm90StagedKLoop.cpp). The stages count b's steps,
+// so a segment's last steps already receive the next one's first: no
+// segment but the first waits for its first copies.
 //
 // A segment covering its whole tile stores it as usual, staged in the
 // shared stage of its last step (free once the loop's wgmmas are done; the
 // other stages may be receiving the next segment). The segments of a
 // split tile belong to consecutive workgroups b0..b1 (b0 holding step 0);
 // each stores its partial tile in f32 to its slot of the workspace (two
-// per workgroup: its first segment's and its last's), and the last of them
-// to finish (by the tile's counter) sums all of them in K order, so the
-// result does not depend on timing, stores the tile and zeroes the counter.
-// No workgroup ever waits for another.
+// per workgroup: its first stream-K segment's and its last's), and the last
+// of them to finish (by the tile's counter) sums all of them in K order, so
+// the result does not depend on timing, stores the tile and zeroes the
+// counter. No workgroup ever waits for another.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,17 +42,25 @@ using namespace mxfp4;
 using namespace mxfp4::nv;
 
 Value Sm90Emitter::streamOwner(ImplicitLocOpBuilder &b, Value it) {
-  // The largest b with b T / G <= it (floors): ((it + 1) G - 1) / T.
+  // The largest b with b R / G <= it - base (floors): ((it - base + 1) G - 1) / R.
   Value grid = gpu::GridDimOp::create(b, gpu::Dimension::x);
-  return idxDiv(b, idxAdd(b, idxMul(b, idxAdd(b, it, 1), grid), -1), streamTotal);
+  Value rel = arith::SubIOp::create(b, it, streamBase);
+  return idxDiv(b, idxAdd(b, idxMul(b, idxAdd(b, rel, 1), grid), -1), streamTotal);
 }
 
 void Sm90Emitter::issueStreamStep(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::LoadWeightOp w,
                                   tile::LoadQdqOp act, Value j, StageParts parts) {
-  Value it = idxAdd(b, streamStart, j);
+  // Whole tiles first (tile b + (j / steps) G), then the stream-K run.
+  Value wholeSteps = idxMul(b, streamWaves, tileSteps);
+  Value whole = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, j, wholeSteps);
+  Value id = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value grid = gpu::GridDimOp::create(b, gpu::Dimension::x);
+  Value wholeTile = idxAdd(b, id, idxMul(b, idxDiv(b, j, tileSteps), grid));
+  Value it = idxAdd(b, streamStart, arith::SubIOp::create(b, j, wholeSteps));
+  Value tile = arith::SelectOp::create(b, whole, wholeTile, idxDiv(b, it, tileSteps));
+  Value k = arith::SelectOp::create(b, whole, idxRem(b, j, tileSteps), idxRem(b, it, tileSteps));
   Value more = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, j, streamLen);
-  issueStage(b, loop, w, idxRem(b, it, tileSteps), tileSteps, act, parts,
-             {j, idxDiv(b, it, tileSteps), more});
+  issueStage(b, loop, w, k, tileSteps, act, parts, {j, tile, more});
 }
 
 LogicalResult Sm90Emitter::lowerStreamK(ImplicitLocOpBuilder &b, func::FuncOp kernel) {
@@ -64,29 +75,48 @@ LogicalResult Sm90Emitter::lowerStreamK(ImplicitLocOpBuilder &b, func::FuncOp ke
   const int64_t by = kLoop ? constant(kLoop.getStep()) : -1;
   if (from != 0 || to <= 0 || by <= 0)
     return kernel.emitError() << "stream-K needs a K loop over constant bounds from 0";
-  tileSteps = idxConst(b, to / by);
-  streamTotal = idxMul(b, tileCount, to / by);
+  const int64_t steps = to / by;
+  tileSteps = idxConst(b, steps);
   Value id = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value grid = gpu::GridDimOp::create(b, gpu::Dimension::x);
-  streamStart = idxDiv(b, idxMul(b, id, streamTotal), grid);
-  Value end = idxDiv(b, idxMul(b, idxAdd(b, id, 1), streamTotal), grid);
-  streamLen = arith::SubIOp::create(b, end, streamStart);
+  // Whole waves of whole tiles first; the rest is split evenly.
+  streamWaves = idxDiv(b, tileCount, grid);
+  Value wholeTiles = idxMul(b, streamWaves, grid);
+  streamBase = idxMul(b, wholeTiles, steps);
+  streamTotal = idxMul(b, arith::SubIOp::create(b, tileCount, wholeTiles), steps);
+  streamStart = idxAdd(b, streamBase, idxDiv(b, idxMul(b, id, streamTotal), grid));
+  Value end =
+      idxAdd(b, streamBase, idxDiv(b, idxMul(b, idxAdd(b, id, 1), streamTotal), grid));
+  Value wholeSteps = idxMul(b, streamWaves, steps);
+  streamLen = idxAdd(b, wholeSteps, arith::SubIOp::create(b, end, streamStart));
   initStages(b);
-  // Segments: the tiles from the run's first iteration's to its last's.
+  // Segments: the whole tiles, then the tiles from the stream-K run's first
+  // iteration's to its last's.
   Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, streamStart, end);
   Value firstTile = idxDiv(b, streamStart, tileSteps);
   Value lastTile = idxDiv(b, arith::MaxUIOp::create(b, idxAdd(b, end, -1), streamStart), tileSteps);
-  Value segments = arith::SelectOp::create(
+  Value streamSegments = arith::SelectOp::create(
       b, any, idxAdd(b, arith::SubIOp::create(b, lastTile, firstTile), 1), idxConst(b, 0));
-  auto loop = scf::ForOp::create(b, idxConst(b, 0), segments, idxConst(b, 1));
+  auto loop = scf::ForOp::create(b, idxConst(b, 0), idxAdd(b, streamWaves, streamSegments),
+                                 idxConst(b, 1));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     tileIter = loop.getInductionVar();
-    currentTile = idxAdd(b, firstTile, tileIter);
-    Value tileBase = idxMul(b, currentTile, tileSteps);
-    segK0 = arith::SubIOp::create(b, arith::MaxUIOp::create(b, streamStart, tileBase), tileBase);
-    segK1 = arith::MinUIOp::create(b, arith::SubIOp::create(b, end, tileBase), tileSteps);
+    Value whole = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tileIter, streamWaves);
+    Value s = arith::SubIOp::create(b, tileIter, streamWaves); // stream-K segment
+    Value streamTile = idxAdd(b, firstTile, s);
+    currentTile = arith::SelectOp::create(b, whole, idxAdd(b, id, idxMul(b, tileIter, grid)),
+                                          streamTile);
+    Value tileBase = idxMul(b, streamTile, steps);
+    Value k0 = arith::SubIOp::create(b, arith::MaxUIOp::create(b, streamStart, tileBase), tileBase);
+    Value k1 = arith::MinUIOp::create(b, arith::SubIOp::create(b, end, tileBase), tileSteps);
+    segK0 = arith::SelectOp::create(b, whole, idxConst(b, 0), k0);
+    segK1 = arith::SelectOp::create(b, whole, tileSteps, k1);
+    segBase = arith::SelectOp::create(
+        b, whole, idxMul(b, tileIter, steps),
+        idxAdd(b, wholeSteps, arith::SubIOp::create(b, idxAdd(b, tileBase, k0), streamStart)));
+    segFirstStream = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tileIter, streamWaves);
     for (Operation &op : kernel.getBody().front()) {
       if (isa<func::ReturnOp>(op))
         continue;
@@ -127,8 +157,7 @@ LogicalResult Sm90Emitter::storeStreamK(ImplicitLocOpBuilder &b, ArrayRef<Value>
   };
   Value id = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value mine = idxAdd(b, idxMul(b, id, 2),
-                      arith::SelectOp::create(b, eq(tileIter, idxConst(b, 0)), idxConst(b, 0),
-                                              idxConst(b, 1)));
+                      arith::SelectOp::create(b, segFirstStream, idxConst(b, 0), idxConst(b, 1)));
   for (int64_t q = 0; q < nVec; ++q)
     LLVM::StoreOp::create(b, tiles[q], unitPtr(mine, q), /*alignment=*/16);
   auto gpuScope = NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU);
@@ -166,7 +195,7 @@ LogicalResult Sm90Emitter::storeStreamK(ImplicitLocOpBuilder &b, ArrayRef<Value>
     NVVM::MembarOp::create(b, gpuScope);
     // b0's segment is its last unless its run starts at the tile's step 0.
     Value grid = gpu::GridDimOp::create(b, gpu::Dimension::x);
-    Value b0Start = idxDiv(b, idxMul(b, b0, streamTotal), grid);
+    Value b0Start = idxAdd(b, streamBase, idxDiv(b, idxMul(b, b0, streamTotal), grid));
     Value b0Slot = idxAdd(b, idxMul(b, b0, 2),
                           arith::SelectOp::create(
                               b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, b0Start,
