@@ -158,12 +158,17 @@ private:
   // Sm90Store.cpp
   mlir::LogicalResult lowerStore(mlir::ImplicitLocOpBuilder &b, tile::StoreOp op);
   /// Stream-K's store of this segment's `tiles` (Sm90StreamK.cpp): whole
-  /// tiles leave as usual; partial ones meet in the workspace `ws` and the
-  /// last of the tile's segments (by `counters`) sums them in K order.
+  /// tiles leave as usual, partial ones go to this segment's slot of the
+  /// workspace `ws`.
   mlir::LogicalResult storeStreamK(mlir::ImplicitLocOpBuilder &b, llvm::ArrayRef<mlir::Value> tiles,
                                    mlir::Value out, mlir::Value row0, mlir::Value col0,
-                                   mlir::Value ld, mlir::Value valid, mlir::Value ws,
-                                   mlir::Value counters);
+                                   mlir::Value ld, mlir::Value valid, mlir::Value ws);
+  /// At the end of a stream-K run, if `partial`: counts this workgroup's
+  /// segment of `tile` on its counter; the last of the tile's segments sums
+  /// their partial tiles in K order and stores it (`store`'s operands as
+  /// they are for `tile`).
+  mlir::LogicalResult finishStreamTile(mlir::ImplicitLocOpBuilder &b, tile::StoreOp store,
+                                       mlir::Value tile, mlir::Value partial);
   /// The workgroup whose stream-K run holds iteration `it` (index; in the
   /// stream-K part).
   mlir::Value streamOwner(mlir::ImplicitLocOpBuilder &b, mlir::Value it);

@@ -124,13 +124,54 @@ LogicalResult Sm90Emitter::lowerStreamK(ImplicitLocOpBuilder &b, func::FuncOp ke
         return failure();
     }
   }
+  // The end of the run: the partial tiles of its first and last stream-K
+  // segments are announced on their tiles' counters (after one gpu-scope
+  // fence for all of this workgroup's workspace stores), and the last
+  // segment of each to arrive sums and stores it. Every copy has landed
+  // and every wgmma completed: stage 0 holds the flag and the staged tile.
+  tile::StoreOp store;
+  kernel.walk([&](tile::StoreOp op) { store = op; });
+  if (!store || !store.getWorkspace())
+    return kernel.emitError() << "stream-K needs a store that reduces through a workspace";
+  outputRegion = idxConst(b, cfg.shared().stagesOffset());
+  auto gpuScope = NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU);
+  NVVM::MembarOp::create(b, gpuScope);
+  gpu::BarrierOp::create(b);
+  Value firstBase = idxMul(b, firstTile, tileSteps), lastBase = idxMul(b, lastTile, tileSteps);
+  auto ult = [&](Value x, Value y) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, y).getResult();
+  };
+  // First: partial unless it starts at step 0 and reaches the tile's end.
+  Value firstPartial = arith::AndIOp::create(
+      b, any,
+      arith::OrIOp::create(b, ult(firstBase, streamStart),
+                           ult(arith::SubIOp::create(b, end, firstBase), tileSteps)));
+  // Last (another tile): it starts at step 0, partial unless it reaches the end.
+  Value lastPartial = arith::AndIOp::create(
+      b, arith::AndIOp::create(b, any, ult(firstTile, lastTile)),
+      ult(arith::SubIOp::create(b, end, lastBase), tileSteps));
+  if (failed(finishStreamTile(b, store, firstTile, firstPartial)) ||
+      failed(finishStreamTile(b, store, lastTile, lastPartial)))
+    return failure();
   gpu::ReturnOp::create(b);
   return success();
 }
 
+/// The workspace's 16-byte unit of vector q of this thread in slot `slot`
+/// (vector q of thread x of slot s at (s * Q + q) * threads + x: every warp
+/// stores and loads 512 contiguous bytes).
+static Value workspaceUnit(ImplicitLocOpBuilder &b, Value ws, Value slot, int64_t q, int64_t nVec,
+                           int64_t threads, Value tid) {
+  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  Value wsPtr = LLVM::AddrSpaceCastOp::create(b, globalPtr, ws);
+  Value unit = idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, slot, nVec), q), threads), tid);
+  Value at = arith::IndexCastUIOp::create(b, b.getI64Type(), unit);
+  return LLVM::GEPOp::create(b, globalPtr, VectorType::get({4}, b.getF32Type()), wsPtr,
+                             ArrayRef<LLVM::GEPArg>{at});
+}
+
 LogicalResult Sm90Emitter::storeStreamK(ImplicitLocOpBuilder &b, ArrayRef<Value> tiles, Value out,
-                                        Value row0, Value col0, Value ld, Value valid, Value ws,
-                                        Value counters) {
+                                        Value row0, Value col0, Value ld, Value valid, Value ws) {
   auto eq = [&](Value x, Value y) {
     return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, x, y).getResult();
   };
@@ -139,96 +180,104 @@ LogicalResult Sm90Emitter::storeStreamK(ImplicitLocOpBuilder &b, ArrayRef<Value>
   b.setInsertionPointToStart(wholeIf.thenBlock());
   if (failed(storeThroughShared(b, tiles, out, row0, col0, ld, valid)))
     return failure();
+  // The staging stage receives a later step by TMA (the async proxy) after
+  // the next barrier: order this thread's accesses to it before that.
+  fenceProxyAsync(b);
+  // A partial tile goes to the workspace slot of this segment: 2b for
+  // workgroup b's first stream-K segment, 2b + 1 for its last. Its sum
+  // waits for the end of the run (finishStreamK): no fence or atomic here
+  // stalls the K loop.
   b.setInsertionPointToStart(wholeIf.elseBlock());
-
-  // Partial tile: vector q of thread x of slot s at 16-byte unit
-  // (s * Q + q) * threads + x of the workspace; slot 2b holds workgroup b's
-  // first segment, 2b + 1 its last.
-  auto i64 = b.getI64Type();
-  auto v4f32 = VectorType::get({4}, b.getF32Type());
-  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
-  Value wsPtr = LLVM::AddrSpaceCastOp::create(b, globalPtr, ws);
-  const int64_t nVec = int64_t(tiles.size()), threads = cfg.threads();
-  auto unitPtr = [&](Value slot, int64_t q) {
-    Value unit = idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, slot, nVec), q), threads), tid);
-    Value at = arith::IndexCastUIOp::create(b, i64, unit);
-    return LLVM::GEPOp::create(b, globalPtr, v4f32, wsPtr, ArrayRef<LLVM::GEPArg>{at})
-        .getResult();
-  };
   Value id = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value mine = idxAdd(b, idxMul(b, id, 2),
                       arith::SelectOp::create(b, segFirstStream, idxConst(b, 0), idxConst(b, 1)));
+  const int64_t nVec = int64_t(tiles.size());
   for (int64_t q = 0; q < nVec; ++q)
-    LLVM::StoreOp::create(b, tiles[q], unitPtr(mine, q), /*alignment=*/16);
-  auto gpuScope = NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU);
-  NVVM::MembarOp::create(b, gpuScope);
-  gpu::BarrierOp::create(b);
+    LLVM::StoreOp::create(b, tiles[q], workspaceUnit(b, ws, mine, q, nVec, cfg.threads(), tid),
+                          /*alignment=*/16);
+  b.setInsertionPointAfter(wholeIf);
+  return success();
+}
 
+LogicalResult Sm90Emitter::finishStreamTile(ImplicitLocOpBuilder &b, tile::StoreOp store,
+                                            Value tile, Value partial) {
+  auto eq = [&](Value x, Value y) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, x, y).getResult();
+  };
+  auto partialIf = scf::IfOp::create(b, partial, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(partialIf.thenBlock());
+  Value ws = mapping.lookup(store.getWorkspace()), counters = mapping.lookup(store.getCounters());
   // The tile's segments: workgroups b0..b1 in K order.
-  Value tileBase = idxMul(b, currentTile, tileSteps);
+  Value tileBase = idxMul(b, tile, tileSteps);
   Value b0 = streamOwner(b, tileBase);
   Value b1 = streamOwner(b, idxAdd(b, idxAdd(b, tileBase, tileSteps), -1));
   Value segments = idxAdd(b, arith::SubIOp::create(b, b1, b0), 1);
   auto i32 = b.getI32Type();
-  auto sharedI32 = [&] { return sharedPtr(b, outputRegion); };
+  Value flagPtr = sharedPtr(b, outputRegion);
   Value isLeader = eq(tid, idxConst(b, 0));
   {
     auto leaderIf = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
+    OpBuilder::InsertionGuard leaderGuard(b);
     b.setInsertionPointToStart(leaderIf.thenBlock());
     Value old = memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
                                             arith::ConstantIntOp::create(b, 1, 32), counters,
-                                            ValueRange{currentTile});
+                                            ValueRange{tile});
     Value last = eq(arith::IndexCastUIOp::create(b, b.getIndexType(), old),
                     idxAdd(b, segments, -1));
-    LLVM::StoreOp::create(b, arith::ExtUIOp::create(b, i32, last), sharedI32());
+    LLVM::StoreOp::create(b, arith::ExtUIOp::create(b, i32, last), flagPtr);
   }
   gpu::BarrierOp::create(b);
-  Value flag = LLVM::LoadOp::create(b, i32, sharedI32());
+  Value flag = LLVM::LoadOp::create(b, i32, flagPtr);
+  // Every thread has read the flag before the word is written again.
+  gpu::BarrierOp::create(b);
   auto lastIf = scf::IfOp::create(
       b, arith::CmpIOp::create(b, arith::CmpIPredicate::ne, flag,
                                arith::ConstantIntOp::create(b, 0, 32)),
       /*withElseRegion=*/false);
+  b.setInsertionPointToStart(lastIf.thenBlock());
+  auto gpuScope = NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU);
+  NVVM::MembarOp::create(b, gpuScope);
+  // b0's segment is its last unless its run starts at the tile's step 0.
+  Value grid = gpu::GridDimOp::create(b, gpu::Dimension::x);
+  Value b0Start = idxAdd(b, streamBase, idxDiv(b, idxMul(b, b0, streamTotal), grid));
+  Value b0Slot = idxAdd(
+      b, idxMul(b, b0, 2),
+      arith::SelectOp::create(
+          b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, b0Start, tileBase),
+          idxConst(b, 1), idxConst(b, 0)));
+  const int64_t nVec = cfg.tilesPerWarp() * cfg.tokenTiles(), threads = cfg.threads();
+  auto v4f32 = VectorType::get({4}, b.getF32Type());
+  auto load = [&](Value slot, int64_t q) -> Value {
+    return LLVM::LoadOp::create(b, v4f32, workspaceUnit(b, ws, slot, q, nVec, threads, tid),
+                                /*alignment=*/16);
+  };
+  SmallVector<Value> first;
+  for (int64_t q = 0; q < nVec; ++q)
+    first.push_back(load(b0Slot, q));
+  auto sum = scf::ForOp::create(b, idxConst(b, 1), segments, idxConst(b, 1), first);
   {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(lastIf.thenBlock());
-    NVVM::MembarOp::create(b, gpuScope);
-    // b0's segment is its last unless its run starts at the tile's step 0.
-    Value grid = gpu::GridDimOp::create(b, gpu::Dimension::x);
-    Value b0Start = idxAdd(b, streamBase, idxDiv(b, idxMul(b, b0, streamTotal), grid));
-    Value b0Slot = idxAdd(b, idxMul(b, b0, 2),
-                          arith::SelectOp::create(
-                              b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, b0Start,
-                                                       tileBase),
-                              idxConst(b, 1), idxConst(b, 0)));
-    SmallVector<Value> first;
+    OpBuilder::InsertionGuard bodyGuard(b);
+    b.setInsertionPointToStart(sum.getBody());
+    // Workgroups after b0 hold the tile in their first stream-K segment.
+    Value slot = idxMul(b, idxAdd(b, b0, sum.getInductionVar()), 2);
+    SmallVector<Value> next;
     for (int64_t q = 0; q < nVec; ++q)
-      first.push_back(LLVM::LoadOp::create(b, v4f32, unitPtr(b0Slot, q), /*alignment=*/16));
-    auto sum = scf::ForOp::create(b, idxConst(b, 1), segments, idxConst(b, 1), first);
-    {
-      OpBuilder::InsertionGuard bodyGuard(b);
-      b.setInsertionPointToStart(sum.getBody());
-      // Workgroups after b0 hold the tile in their first segment.
-      Value slot = idxMul(b, idxAdd(b, b0, sum.getInductionVar()), 2);
-      SmallVector<Value> next;
-      for (int64_t q = 0; q < nVec; ++q)
-        next.push_back(arith::AddFOp::create(
-            b, sum.getRegionIterArgs()[q],
-            LLVM::LoadOp::create(b, v4f32, unitPtr(slot, q), /*alignment=*/16)));
-      scf::YieldOp::create(b, next);
-    }
-    SmallVector<Value> totals(sum.getResults().begin(), sum.getResults().end());
-    if (failed(storeThroughShared(b, totals, out, row0, col0, ld, valid)))
-      return failure();
-    auto resetIf = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
-    b.setInsertionPointToStart(resetIf.thenBlock());
-    memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::assign,
-                                arith::ConstantIntOp::create(b, 0, 32), counters,
-                                ValueRange{currentTile});
+      next.push_back(arith::AddFOp::create(b, sum.getRegionIterArgs()[q], load(slot, q)));
+    scf::YieldOp::create(b, next);
   }
-  b.setInsertionPointAfter(wholeIf);
-  // The staging stage receives a later step by TMA (the async proxy) after
-  // the next barrier: order this thread's accesses to it before that.
-  fenceProxyAsync(b);
+  SmallVector<Value> totals(sum.getResults().begin(), sum.getResults().end());
+  // The store's row, column and valid rows as they are for `tile`.
+  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  Value out = LLVM::AddrSpaceCastOp::create(b, globalPtr, mapping.lookup(store.getBase()));
+  if (failed(storeThroughShared(b, totals, out, valueForTile(b, store.getRow(), tile),
+                                valueForTile(b, store.getCol(), tile),
+                                valueForTile(b, store.getLd(), tile),
+                                valueForTile(b, store.getValidRows(), tile))))
+    return failure();
+  auto resetIf = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(resetIf.thenBlock());
+  memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::assign,
+                              arith::ConstantIntOp::create(b, 0, 32), counters, ValueRange{tile});
   return success();
 }
