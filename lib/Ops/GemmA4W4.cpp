@@ -226,6 +226,28 @@ GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
       // 1536x7168; ...-bm256-sweep-*.log).
       const int64_t tiles256 = (n / 128) * ((m + 255) / 256);
       auto rounds = [&](int64_t t) { return (t + sms - 1) / sms; };
+      // Or BM 256 on the first rows, as many waves of them as pay, and the
+      // rest as this table picks for them, in a second launch (a BM 256
+      // round measured 1.8 BM 128 rounds, the launch ~0.15 of one:
+      // 7168x4224 M = 2048: 1792 + 256 rows; ...-split-m-*.log). In 20ths
+      // of a BM 128 round, taken when 5 % better than the better of BM 128
+      // and BM 256 alone.
+      const int64_t alone = std::min(20 * rounds(tiles), 38 * rounds(tiles256));
+      int64_t bestSplit = 0, bestCost = alone * 19 / 20;
+      for (int64_t head = 256; head < m && !shortK; head += 256) {
+        const int64_t headTiles = (n / 128) * (head / 256);
+        const int64_t restTiles = (n / 128) * ((m - head + 127) / 128);
+        const int64_t cost = 36 * rounds(headTiles) + 20 * rounds(restTiles) + 3;
+        if (4 * headTiles >= 3 * sms && cost < bestCost) {
+          bestSplit = head;
+          bestCost = cost;
+        }
+      }
+      if (bestSplit) {
+        t.bm = 256;
+        t.splitM = bestSplit;
+        return t;
+      }
       if (4 * tiles256 >= 3 * sms && 19 * rounds(tiles256) < 10 * rounds(tiles)) {
         t.bm = 256;
         return t;
@@ -301,8 +323,12 @@ static Error checkGemmArgs(const char *api, Device &dev, int64_t m, const Prepar
 /// The tile the table picks for M, with the caller's overrides.
 static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W4Options &o) {
   GemmA4W4Tile tile = selectGemmA4W4Tile(w.arch(), w.n(), w.k(), m);
-  if (o.bm)
+  if (o.bm) {
     tile.bm = *o.bm;
+    tile.splitM = 0;
+  }
+  if (o.splitM)
+    tile.splitM = *o.splitM;
   if (o.splitK)
     tile.splitK = *o.splitK;
   if (o.bk)
@@ -457,6 +483,9 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
   if (dump && !(options.dumpCodes && options.dumpScales))
     return fail("gemmA4W4: the quantization dump needs both dumpCodes and dumpScales");
   GemmA4W4Tile tile = chooseTile(w, m, options);
+  if (tile.splitM != 0 && (tile.splitM % 256 != 0 || tile.splitM >= m || tile.splitM < 0))
+    return fail("gemmA4W4: splitM must be a positive multiple of 256 below M = ", m, ", got ",
+                tile.splitM);
   if (tile.preQuantize && !dump && options.dequantizeOnce.value_or(true)) {
     // Quantize and dequantize once; the GEMM's K loop then only moves them.
     Expected<void *> q = w.qdqScratch(m);
@@ -464,10 +493,30 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
       return q.takeError();
     if (Error e = qdqMxfp4(dev, stream, a, m, w.k(), *q, options.rounding, w.arch()))
       return e;
-    Expected<KernelSpec> spec = preQuantizedSpec(OpKind::GemmQdqA4W4, w, tile, options);
-    if (!spec)
-      return spec.takeError();
-    return launchGemm(dev, stream, *spec, {*q}, w, out, m, {});
+    if (tile.splitM == 0) {
+      Expected<KernelSpec> spec = preQuantizedSpec(OpKind::GemmQdqA4W4, w, tile, options);
+      if (!spec)
+        return spec.takeError();
+      return launchGemm(dev, stream, *spec, {*q}, w, out, m, {});
+    }
+    // Rows [0, splitM) with this tile, the rest with the table's tile for
+    // them: a grid of whole waves, then a smaller one (its image rows start
+    // at a 256-row pair).
+    const int64_t head = tile.splitM;
+    GemmA4W4Tile rest = selectGemmA4W4Tile(w.arch(), w.n(), w.k(), m - head);
+    rest.preQuantize = true;
+    rest.splitM = 0;
+    Expected<KernelSpec> first = preQuantizedSpec(OpKind::GemmQdqA4W4, w, tile, options);
+    if (!first)
+      return first.takeError();
+    Expected<KernelSpec> second = preQuantizedSpec(OpKind::GemmQdqA4W4, w, rest, options);
+    if (!second)
+      return second.takeError();
+    if (Error e = launchGemm(dev, stream, *first, {*q}, w, out, head, {}))
+      return e;
+    void *image = static_cast<uint16_t *>(*q) + sm90::activationImageElements(head, w.k());
+    void *outRest = static_cast<uint16_t *>(out) + head * w.n();
+    return launchGemm(dev, stream, *second, {image}, w, outRest, m - head, {});
   }
   if (tile.preQuantize) {
     // Quantize once (into the dump buffers when asked: same format), then

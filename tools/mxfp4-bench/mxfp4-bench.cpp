@@ -54,6 +54,10 @@ static cl::opt<std::string> skOpt("stream-k",
                                   cl::desc("comma-separated 0/1: force stream-K off/on (sm_90a "
                                            "gemm_qdqa4w4, BM 128/256, without split-K)"),
                                   cl::init(""));
+static cl::opt<std::string> splitMOpt("split-m",
+                                      cl::desc("comma-separated row splits to force (0: none; "
+                                               "sm_90a dequantize-once)"),
+                                      cl::init(""));
 static cl::opt<std::string> preOpt("prequant",
                                    cl::desc("comma-separated 0/1/2: force inline quantization (0), "
                                             "a separate quant_mxfp4 pass (1) or qdq_mxfp4 pass "
@@ -105,7 +109,8 @@ int main(int argc, char **argv) {
   const std::vector<int64_t> bms = parseList(bmOpt), splits = parseList(splitOpt),
                              bks = parseList(bkOpt), pres = parseList(preOpt),
                              stageList = parseList(stagesOpt), wgs = parseList(wgOpt),
-                             pss = parseList(psOpt), sks = parseList(skOpt);
+                             pss = parseList(psOpt), sks = parseList(skOpt),
+                             splitMs = parseList(splitMOpt);
   std::vector<std::array<int64_t, 3>> points;
   if (presetOpt == "seed-dense") {
     for (auto [n, k] : {std::pair<int64_t, int64_t>{8448, 7168}, {7168, 4224}, {1536, 7168}, {7168, 768}})
@@ -185,11 +190,12 @@ int main(int argc, char **argv) {
     for (int64_t wg : wgs.empty() ? std::vector<int64_t>{0} : wgs)
     for (int64_t ps : pss.empty() ? std::vector<int64_t>{-1} : pss)
     for (int64_t streamK : sks.empty() ? std::vector<int64_t>{-1} : sks)
+    for (int64_t splitM : splitMs.empty() ? std::vector<int64_t>{-1} : splitMs)
     for (int64_t bk : bks.empty() ? std::vector<int64_t>{0} : bks)
       for (int64_t bm : bms.empty() ? std::vector<int64_t>{0} : bms)
         for (int64_t sk : splits.empty() ? std::vector<int64_t>{0} : splits) {
           if (bms.empty() && splits.empty() && bks.empty() && pres.empty() && stageList.empty() &&
-              wgs.empty() && pss.empty() && sks.empty())
+              wgs.empty() && pss.empty() && sks.empty() && splitMs.empty())
             break;
           GemmA4W4Options o;
           if (pre >= 0)
@@ -210,12 +216,14 @@ int main(int argc, char **argv) {
             o.persistent = ps != 0;
           if (streamK >= 0)
             o.streamK = streamK != 0;
+          if (splitM >= 0)
+            o.splitM = splitM;
           double us = timeIt([&] { return gemmA4W4(dev, nullptr, da, m, **prepared, dc, o); });
           llvm::outs() << llvm::format(
               "  tune N=%lld K=%lld M=%lld prequant=%lld stages=%lld wg=%lld ps=%lld sk=%lld "
-              "bk=%lld bm=%lld split-k=%lld: %.1f us\n",
+              "split-m=%lld bk=%lld bm=%lld split-k=%lld: %.1f us\n",
               (long long)n, (long long)k, (long long)m, (long long)pre, (long long)st, (long long)wg,
-              (long long)ps, (long long)streamK, (long long)bk,
+              (long long)ps, (long long)streamK, (long long)splitM, (long long)bk,
               (long long)bm, (long long)sk, us);
           llvm::outs().flush(); // a sweep killed by a timeout keeps its lines
         }

@@ -464,6 +464,55 @@ TEST_F(Gemm, StreamKIsRepeatableAndAgreesWithWholeTiles) {
   }
 }
 
+TEST_F(Gemm, SplitMAgreesBitForBit) {
+  // The table splits 7168x4224 at M = 2048 into BM 256 on 1792 rows and
+  // BM 128 on the last 256, two launches on one activation image; forced
+  // splits leave ragged tails. Every output sums in the same K order as one
+  // BM 128 grid, so the bits are equal, and nothing past row M is written.
+  OPEN_DEVICE_OR_SKIP(dev);
+  const int64_t n = 7168, k = 4224;
+  ASSERT_EQ(selectGemmA4W4Tile(Arch::SM90A, n, k, 2048).splitM, 1792);
+  HostWeights w = randomWeights(rng, n, k);
+  auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
+  ASSERT_OK(prepared);
+  for (auto [m, splitM] : {std::pair<int64_t, int64_t>{2048, -1}, {700, 256}, {1000, 512}}) {
+    SCOPED_TRACE(testing::Message() << "M=" << m << " split=" << splitM << " seed=" << seed);
+    std::vector<uint16_t> a = randomActivations(rng, m, k);
+    DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t((m + 1) * n * 2));
+    da.upload(a);
+    GemmA4W4Options one, split;
+    one.bm = 128;
+    one.splitK = 1;
+    one.preQuantize = split.preQuantize = true;
+    one.persistent = split.persistent = false;
+    if (splitM > 0) {
+      split.bm = 256;
+      split.splitM = splitM;
+    }
+    auto ref = poisonedGemm(dev, da, dc, m, n, **prepared, one, 0x33);
+    ASSERT_OK(ref);
+    dc.fill(0xFF);
+    ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), split));
+    ASSERT_OK(dev.synchronize());
+    std::vector<uint16_t> got = dc.download<uint16_t>(size_t((m + 1) * n));
+    for (int64_t j = 0; j < n; ++j)
+      ASSERT_EQ(got[size_t(m * n + j)], 0xFFFF) << "wrote past row M at column " << j;
+    got.resize(size_t(m * n));
+    EXPECT_EQ(bf16Differences(got, *ref, "split M", "one BM 128 grid"), 0);
+    if (m == 2048)
+      expectMatchesQdq(rng, a, w, m, got);
+  }
+  GemmA4W4Options bad;
+  bad.preQuantize = true;
+  bad.bm = 256;
+  for (int64_t splitM : {100, 256, 512}) {
+    bad.splitM = splitM;
+    DeviceBuffer da(dev, size_t(256 * k * 2)), dc(dev, size_t(256 * n * 2));
+    EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), 256, **prepared, dc.get(), bad),
+                          "splitM must be a positive multiple of 256 below M = 256");
+  }
+}
+
 TEST_F(Gemm, ApiRejectsBadInput) {
   OPEN_DEVICE_OR_SKIP(dev);
   HostWeights w = randomWeights(rng, 256, 512);

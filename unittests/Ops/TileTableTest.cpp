@@ -48,6 +48,14 @@ TEST(TileTable, EveryChoiceVerifies) {
         if (t.bk)
           spec->bk = t.bk;
         ASSERT_OK(verifyKernelSpec(*spec));
+        if (t.splitM) {
+          // A split of M: whole BM 256 pairs first, on the image, and the
+          // rest's own tile splits no further.
+          ASSERT_TRUE(arch == Arch::SM90A && t.preQuantize);
+          ASSERT_EQ(t.splitM % 256, 0);
+          ASSERT_LT(t.splitM, m);
+          ASSERT_EQ(selectGemmA4W4Tile(arch, n, k, m - t.splitM).splitM, 0);
+        }
         if (t.preQuantize) {
           ASSERT_OK(makeQuantizeMxSpec(arch, k, selectQuantizeMxBm(m, k), kDefaultScaleRounding,
                                        OpKind::QdqMx));
@@ -67,13 +75,14 @@ TEST(TileTable, EveryChoiceVerifies) {
 // measured entry speaks for the shape.
 TEST(TileTable, Bm128SplitsMatchTheSweep) {
   struct Want {
-    int64_t n, k, m, bm, splitK;
+    int64_t n, k, m, bm, splitK, splitM = 0;
   };
-  // BM 256 where it won (...-bm256-sweep-*.log).
+  // BM 256 where it won (...-bm256-sweep-*.log), on the first 1792 rows of
+  // 7168x4224 M = 2048 (...-split-m-*.log).
   for (Want w : {Want{1536, 7168, 128, 128, 8}, {1536, 7168, 512, 128, 2},
                  {1536, 7168, 2048, 128, 2}, {7168, 4224, 128, 128, 2},
                  {7168, 4224, 512, 256, 1}, {7168, 4224, 1024, 256, 1},
-                 {7168, 4224, 2048, 128, 1}, {8448, 7168, 128, 128, 2},
+                 {7168, 4224, 2048, 256, 1, 1792}, {8448, 7168, 128, 128, 2},
                  {8448, 7168, 256, 128, 1}, {8448, 7168, 512, 256, 1},
                  {8448, 7168, 1024, 256, 1}, {8448, 7168, 2048, 256, 1},
                  {7168, 768, 128, 128, 1}, {7168, 768, 512, 256, 1},
@@ -82,6 +91,7 @@ TEST(TileTable, Bm128SplitsMatchTheSweep) {
     GemmA4W4Tile t = selectGemmA4W4Tile(Arch::SM90A, w.n, w.k, w.m);
     EXPECT_EQ(t.bm, w.bm);
     EXPECT_EQ(t.splitK, w.splitK);
+    EXPECT_EQ(t.splitM, w.splitM);
     EXPECT_TRUE(t.preQuantize);
     // A persistent grid where tiles have few K steps (...-persistent-sweep-53ed2ea.log).
     EXPECT_EQ(t.persistent, w.k == 768 && w.bm == 128);

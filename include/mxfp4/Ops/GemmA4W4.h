@@ -105,6 +105,11 @@ struct GemmA4W4Options {
   /// Override whether sm_90a dequantize-once GEMMs of BM 128 or 256 without
   /// split-K run stream-K (every SM an equal share of the tiles' K steps).
   std::optional<bool> streamK;
+  /// Override the table's split of M on sm_90a's dequantize-once path: rows
+  /// [0, splitM) with the chosen tile, the rest with the table's tile for
+  /// them, in a second launch on the same activation image (0: no split;
+  /// else a multiple of 256 below M). Forcing BM turns the table's split off.
+  std::optional<int64_t> splitM;
   /// Override the table's choice between quantizing the activations inline
   /// in every workgroup (false) and once, in a separate quant_mxfp4 pass,
   /// before a gemm_mxa4w4 (true; sm_90a).
@@ -135,6 +140,9 @@ struct GemmA4W4Tile {
   bool twoWarpgroups = false; ///< sm_90a gemm_qdqa4w4 below BM 128: 8 warps
   bool persistent = false;    ///< sm_90a gemm_qdqa4w4 without split-K: a persistent grid
   bool streamK = false;       ///< sm_90a gemm_qdqa4w4, BM 128/256, no split-K: stream-K
+  /// sm_90a dequantize-once: this tile for rows [0, splitM) only (0: all),
+  /// the table's tile for the rest, launched after it on the same image.
+  int64_t splitM = 0;
 };
 
 /// The tile for (arch, N, K, M): the one table later tuning replaces.
