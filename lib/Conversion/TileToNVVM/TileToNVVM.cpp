@@ -343,9 +343,12 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
     for (auto [from, to] : llvm::zip(kernel.getArguments(), func.getArguments()))
       emitter.mapping.map(from, to);
     emitter.emitIds(b);
-    // A GEMM launched as this quantizer's programmatic dependent may start
-    // once every quantizer workgroup runs; it waits for our results itself.
-    if (cfg->quantizeOnly)
+    // A GEMM launched as this kernel's programmatic dependent may start
+    // once every workgroup of this one runs (and do its prologue on the SMs
+    // this one leaves); it waits for our results itself. The GEMMs on the
+    // activation image let the next one in (the second part of a split M,
+    // Ops/GemmA4W4.cpp): it only reads the image, complete before them.
+    if (cfg->quantizeOnly || cfg->stagedActivations)
       NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::launch_dependents);
     if (cfg->tileLoop()) {
       if (failed(cfg->streamK ? emitter.lowerStreamK(b, kernel)
