@@ -163,10 +163,10 @@ private:
   mlir::LogicalResult storeStreamK(mlir::ImplicitLocOpBuilder &b, llvm::ArrayRef<mlir::Value> tiles,
                                    mlir::Value out, mlir::Value row0, mlir::Value col0,
                                    mlir::Value ld, mlir::Value valid, mlir::Value ws);
-  /// At the end of a stream-K run, if `partial`: counts this workgroup's
-  /// segment of `tile` on its counter; the last of the tile's segments sums
-  /// their partial tiles in K order and stores it (`store`'s operands as
-  /// they are for `tile`).
+  /// At the end of a stream-K run, if `partial`: announces this
+  /// workgroup's segment of `tile`, waits for the tile's others, then sums
+  /// this workgroup's share of the tile over their partials in K order and
+  /// stores it (`store`'s operands as they are for `tile`).
   mlir::LogicalResult finishStreamTile(mlir::ImplicitLocOpBuilder &b, tile::StoreOp store,
                                        mlir::Value tile, mlir::Value partial);
   /// The workgroup whose stream-K run holds iteration `it` (index; in the

@@ -20,10 +20,16 @@
 // other stages may be receiving the next segment). The segments of a
 // split tile belong to consecutive workgroups b0..b1 (b0 holding step 0);
 // each stores its partial tile in f32 to its slot of the workspace (two
-// per workgroup: its first stream-K segment's and its last's), and the last
-// of them to finish (by the tile's counter) sums all of them in K order, so
-// the result does not depend on timing, stores the tile and zeroes the
-// counter. No workgroup ever waits for another.
+// per workgroup: its first stream-K segment's and its last's) and goes on.
+// At the end of its run each workgroup announces its partial tiles on the
+// tiles' counters, waits until every segment of them has, and sums its
+// share of each tile (accumulator vectors q = r mod the segment count, r
+// its place in K order) over the partials in K order, so the result does
+// not depend on timing, and the reduction is spread over the segments'
+// SMs (a tile's last segment summing all of it alone measured up to 7 us
+// at 11 segments: ...-stream-k-*-sweep-*.log). The waits end because
+// every workgroup writes all its partials before it waits, and the grid
+// is resident at once (one workgroup per SM).
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +42,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mxfp4;
@@ -201,83 +208,119 @@ LogicalResult Sm90Emitter::storeStreamK(ImplicitLocOpBuilder &b, ArrayRef<Value>
 
 LogicalResult Sm90Emitter::finishStreamTile(ImplicitLocOpBuilder &b, tile::StoreOp store,
                                             Value tile, Value partial) {
-  auto eq = [&](Value x, Value y) {
-    return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, x, y).getResult();
+  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, p, x, y).getResult();
   };
   auto partialIf = scf::IfOp::create(b, partial, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(partialIf.thenBlock());
   Value ws = mapping.lookup(store.getWorkspace()), counters = mapping.lookup(store.getCounters());
-  // The tile's segments: workgroups b0..b1 in K order.
+  // The tile's segments: workgroups b0..b1 in K order; this one is r-th.
   Value tileBase = idxMul(b, tile, tileSteps);
   Value b0 = streamOwner(b, tileBase);
   Value b1 = streamOwner(b, idxAdd(b, idxAdd(b, tileBase, tileSteps), -1));
   Value segments = idxAdd(b, arith::SubIOp::create(b, b1, b0), 1);
-  auto i32 = b.getI32Type();
-  Value flagPtr = sharedPtr(b, outputRegion);
-  Value isLeader = eq(tid, idxConst(b, 0));
+  Value id = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value r = arith::SubIOp::create(b, id, b0);
+  // Counter 2t counts the segments whose partial tile is written, 2t + 1
+  // those that have summed their share; the last of those zeroes both.
+  Value arrived = idxMul(b, tile, 2), left = idxAdd(b, arrived, 1);
+  auto c32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 32).getResult(); };
+  auto atomicAdd = [&](Value at, int64_t v) {
+    return arith::IndexCastUIOp::create(
+               b, b.getIndexType(),
+               memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi, c32(v), counters,
+                                           ValueRange{at}))
+        .getResult();
+  };
+  Value isLeader = cmp(arith::CmpIPredicate::eq, tid, idxConst(b, 0));
+  auto gpuScope = NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU);
   {
+    // Announce this partial tile (the caller fenced every thread's stores),
+    // then wait for the others: each workgroup of the tile reaches here at
+    // the end of its run, having written all its partials, and the grid is
+    // resident at once (one workgroup per SM), so the wait ends.
     auto leaderIf = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard leaderGuard(b);
     b.setInsertionPointToStart(leaderIf.thenBlock());
-    Value old = memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
-                                            arith::ConstantIntOp::create(b, 1, 32), counters,
-                                            ValueRange{tile});
-    Value last = eq(arith::IndexCastUIOp::create(b, b.getIndexType(), old),
-                    idxAdd(b, segments, -1));
-    LLVM::StoreOp::create(b, arith::ExtUIOp::create(b, i32, last), flagPtr);
+    atomicAdd(arrived, 1);
+    auto spin = scf::WhileOp::create(b, TypeRange{}, ValueRange{});
+    Block *before = b.createBlock(&spin.getBefore());
+    b.setInsertionPointToStart(before);
+    scf::ConditionOp::create(b, cmp(arith::CmpIPredicate::ult, atomicAdd(arrived, 0), segments),
+                             ValueRange{});
+    Block *after = b.createBlock(&spin.getAfter());
+    b.setInsertionPointToStart(after);
+    scf::YieldOp::create(b);
   }
   gpu::BarrierOp::create(b);
-  Value flag = LLVM::LoadOp::create(b, i32, flagPtr);
-  // Every thread has read the flag before the word is written again.
-  gpu::BarrierOp::create(b);
-  auto lastIf = scf::IfOp::create(
-      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ne, flag,
-                               arith::ConstantIntOp::create(b, 0, 32)),
-      /*withElseRegion=*/false);
-  b.setInsertionPointToStart(lastIf.thenBlock());
-  auto gpuScope = NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU);
   NVVM::MembarOp::create(b, gpuScope);
-  // b0's segment is its last unless its run starts at the tile's step 0.
+
+  // This workgroup sums the accumulator vectors q = r (mod segments) of
+  // every partial tile, in K order, and stores them.
   Value grid = gpu::GridDimOp::create(b, gpu::Dimension::x);
   Value b0Start = idxAdd(b, streamBase, idxDiv(b, idxMul(b, b0, streamTotal), grid));
-  Value b0Slot = idxAdd(
-      b, idxMul(b, b0, 2),
-      arith::SelectOp::create(
-          b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, b0Start, tileBase),
-          idxConst(b, 1), idxConst(b, 0)));
+  // b0's segment is its last unless its run starts at the tile's step 0;
+  // the later workgroups hold the tile in their first stream-K segment.
+  Value b0Slot = idxAdd(b, idxMul(b, b0, 2),
+                        arith::SelectOp::create(b, cmp(arith::CmpIPredicate::ult, b0Start, tileBase),
+                                                idxConst(b, 1), idxConst(b, 0)));
   const int64_t nVec = cfg.tilesPerWarp() * cfg.tokenTiles(), threads = cfg.threads();
   auto v4f32 = VectorType::get({4}, b.getF32Type());
   auto load = [&](Value slot, int64_t q) -> Value {
     return LLVM::LoadOp::create(b, v4f32, workspaceUnit(b, ws, slot, q, nVec, threads, tid),
                                 /*alignment=*/16);
   };
-  SmallVector<Value> first;
-  for (int64_t q = 0; q < nVec; ++q)
-    first.push_back(load(b0Slot, q));
-  auto sum = scf::ForOp::create(b, idxConst(b, 1), segments, idxConst(b, 1), first);
-  {
-    OpBuilder::InsertionGuard bodyGuard(b);
-    b.setInsertionPointToStart(sum.getBody());
-    // Workgroups after b0 hold the tile in their first stream-K segment.
-    Value slot = idxMul(b, idxAdd(b, b0, sum.getInductionVar()), 2);
-    SmallVector<Value> next;
-    for (int64_t q = 0; q < nVec; ++q)
-      next.push_back(arith::AddFOp::create(b, sum.getRegionIterArgs()[q], load(slot, q)));
-    scf::YieldOp::create(b, next);
-  }
-  SmallVector<Value> totals(sum.getResults().begin(), sum.getResults().end());
-  // The store's row, column and valid rows as they are for `tile`.
   auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
   Value out = LLVM::AddrSpaceCastOp::create(b, globalPtr, mapping.lookup(store.getBase()));
-  if (failed(storeThroughShared(b, totals, out, valueForTile(b, store.getRow(), tile),
-                                valueForTile(b, store.getCol(), tile),
-                                valueForTile(b, store.getLd(), tile),
-                                valueForTile(b, store.getValidRows(), tile))))
-    return failure();
-  auto resetIf = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
+  Value row0 = valueForTile(b, store.getRow(), tile), col0 = valueForTile(b, store.getCol(), tile);
+  Value ld = valueForTile(b, store.getLd(), tile);
+  Value valid = valueForTile(b, store.getValidRows(), tile);
+  Value column = idxAdd(b, idxAdd(b, col0, idxMul(b, warp, 16 * cfg.tilesPerWarp())), g);
+  for (int64_t q = 0; q < nVec; ++q) {
+    Value mine = cmp(arith::CmpIPredicate::eq, idxRem(b, idxConst(b, q), segments), r);
+    auto mineIf = scf::IfOp::create(b, mine, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard mineGuard(b);
+    b.setInsertionPointToStart(mineIf.thenBlock());
+    auto sum = scf::ForOp::create(b, idxConst(b, 1), segments, idxConst(b, 1),
+                                  ValueRange{load(b0Slot, q)});
+    {
+      OpBuilder::InsertionGuard bodyGuard(b);
+      b.setInsertionPointToStart(sum.getBody());
+      Value slot = idxMul(b, idxAdd(b, b0, sum.getInductionVar()), 2);
+      scf::YieldOp::create(b, ValueRange{arith::AddFOp::create(
+                                  b, sum.getRegionIterArgs()[0], load(slot, q))});
+    }
+    // Vector q = (i, j): (weight row g + 8 hh, token 8 j + 2t + tt) at
+    // element 2 hh + tt; bf16 stores of the tokens that exist.
+    const int64_t i = q / cfg.tokenTiles(), j = q % cfg.tokenTiles();
+    for (int64_t tt = 0; tt < 2; ++tt) {
+      Value token = idxAdd(b, idxMul(b, t, 2), j * 8 + tt);
+      auto okIf = scf::IfOp::create(b, cmp(arith::CmpIPredicate::ult, token, valid),
+                                    /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard okGuard(b);
+      b.setInsertionPointToStart(okIf.thenBlock());
+      Value rowBase = idxMul(b, idxAdd(b, row0, token), ld);
+      for (int64_t hh = 0; hh < 2; ++hh) {
+        Value v = vector::ExtractOp::create(b, sum.getResult(0), ArrayRef<int64_t>{hh * 2 + tt});
+        Value at = arith::IndexCastUIOp::create(
+            b, b.getI64Type(), idxAdd(b, rowBase, idxAdd(b, column, i * 16 + hh * 8)));
+        Value ptr = LLVM::GEPOp::create(b, globalPtr, b.getBF16Type(), out,
+                                        ArrayRef<LLVM::GEPArg>{at});
+        LLVM::StoreOp::create(b, arith::TruncFOp::create(b, b.getBF16Type(), v), ptr,
+                              /*alignment=*/2);
+      }
+    }
+  }
+  // Every thread has loaded its share before the leader counts it; the last
+  // workgroup to leave zeroes both counters (no one waits on them then).
+  gpu::BarrierOp::create(b);
+  auto leaderIf = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(leaderIf.thenBlock());
+  Value lastOut = cmp(arith::CmpIPredicate::eq, atomicAdd(left, 1), idxAdd(b, segments, -1));
+  auto resetIf = scf::IfOp::create(b, lastOut, /*withElseRegion=*/false);
   b.setInsertionPointToStart(resetIf.thenBlock());
-  memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::assign,
-                              arith::ConstantIntOp::create(b, 0, 32), counters, ValueRange{tile});
+  for (Value at : {arrived, left})
+    memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::assign, c32(0), counters, ValueRange{at});
   return success();
 }
