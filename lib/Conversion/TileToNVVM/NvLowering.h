@@ -164,11 +164,12 @@ private:
                                    mlir::Value out, mlir::Value row0, mlir::Value col0,
                                    mlir::Value ld, mlir::Value valid, mlir::Value ws);
   /// At the end of a stream-K run, if `partial`: announces this
-  /// workgroup's segment of `tile`, waits for the tile's others, then sums
-  /// this workgroup's share of the tile over their partials in K order and
-  /// stores it (`store`'s operands as they are for `tile`).
+  /// workgroup's segment of `tile` (`announce`), or waits for the tile's
+  /// others, then sums this workgroup's share of the tile over their
+  /// partials in K order and stores it (`store`'s operands as they are for
+  /// `tile`).
   mlir::LogicalResult finishStreamTile(mlir::ImplicitLocOpBuilder &b, tile::StoreOp store,
-                                       mlir::Value tile, mlir::Value partial);
+                                       mlir::Value tile, mlir::Value partial, bool announce);
   /// The workgroup whose stream-K run holds iteration `it` (index; in the
   /// stream-K part).
   mlir::Value streamOwner(mlir::ImplicitLocOpBuilder &b, mlir::Value it);

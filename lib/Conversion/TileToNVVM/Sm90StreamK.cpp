@@ -157,9 +157,13 @@ LogicalResult Sm90Emitter::lowerStreamK(ImplicitLocOpBuilder &b, func::FuncOp ke
   Value lastPartial = arith::AndIOp::create(
       b, arith::AndIOp::create(b, any, ult(firstTile, lastTile)),
       ult(arith::SubIOp::create(b, end, lastBase), tileSteps));
-  if (failed(finishStreamTile(b, store, firstTile, firstPartial)) ||
-      failed(finishStreamTile(b, store, lastTile, lastPartial)))
-    return failure();
+  // Announce both before waiting for either: a wait for a tile whose
+  // other segment is announced after that workgroup's own first wait would
+  // chain the grid's workgroups one after another.
+  for (bool announce : {true, false})
+    if (failed(finishStreamTile(b, store, firstTile, firstPartial, announce)) ||
+        failed(finishStreamTile(b, store, lastTile, lastPartial, announce)))
+      return failure();
   gpu::ReturnOp::create(b);
   return success();
 }
@@ -207,7 +211,7 @@ LogicalResult Sm90Emitter::storeStreamK(ImplicitLocOpBuilder &b, ArrayRef<Value>
 }
 
 LogicalResult Sm90Emitter::finishStreamTile(ImplicitLocOpBuilder &b, tile::StoreOp store,
-                                            Value tile, Value partial) {
+                                            Value tile, Value partial, bool announce) {
   auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
     return arith::CmpIOp::create(b, p, x, y).getResult();
   };
@@ -234,16 +238,21 @@ LogicalResult Sm90Emitter::finishStreamTile(ImplicitLocOpBuilder &b, tile::Store
         .getResult();
   };
   Value isLeader = cmp(arith::CmpIPredicate::eq, tid, idxConst(b, 0));
+  if (announce) {
+    // This partial tile is written (the caller fenced every thread's stores).
+    auto leaderIf = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(leaderIf.thenBlock());
+    atomicAdd(arrived, 1);
+    return success();
+  }
   auto gpuScope = NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU);
   {
-    // Announce this partial tile (the caller fenced every thread's stores),
-    // then wait for the others: each workgroup of the tile reaches here at
-    // the end of its run, having written all its partials, and the grid is
-    // resident at once (one workgroup per SM), so the wait ends.
+    // Wait for the tile's other segments: each workgroup announces all its
+    // partial tiles at the end of its run before it waits for any, and the
+    // grid is resident at once (one workgroup per SM), so the wait ends.
     auto leaderIf = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard leaderGuard(b);
     b.setInsertionPointToStart(leaderIf.thenBlock());
-    atomicAdd(arrived, 1);
     auto spin = scf::WhileOp::create(b, TypeRange{}, ValueRange{});
     Block *before = b.createBlock(&spin.getBefore());
     b.setInsertionPointToStart(before);
