@@ -176,7 +176,8 @@ namespace {
 /// measured M so far; tuning appends and widens.
 struct MeasuredTile {
   int64_t n, k, mMin, mMax;
-  GemmA4W4Tile tile; ///< bm, splitK, bk (0: default), preQuantize, stages, two warpgroups
+  GemmA4W4Tile tile; ///< bm, splitK, bk (0: default), preQuantize, stages, two warpgroups,
+                     ///< persistent, stream-K
 };
 constexpr MeasuredTile kSm90Measured[] = {
     {8448, 7168, 32, 64, {128, 2, 0, true}},  // M = 32 / 64: 29.7 / 30.1 us (rule: 30.0 / 37.3)
@@ -191,6 +192,9 @@ constexpr MeasuredTile kSm90Measured[] = {
     {7168, 768, 1, 1, {8, 1, 256, false}},    // 8.7 us (9.5)
     {7168, 768, 8, 8, {8, 1, 0, true}},       // 9.5 us (11.3)
     {7168, 768, 32, 32, {32, 1, 0, true}},    // 10.3 us (13.8)
+    // Stream-K after one wave of whole tiles: 90.8 us (95.7;
+    // ...-stream-k-hybrid-sweep-d77deba.log).
+    {1536, 7168, 2048, 2048, {128, 1, 0, true, 0, false, false, true}},
 };
 } // namespace
 

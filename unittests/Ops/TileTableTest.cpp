@@ -80,7 +80,7 @@ TEST(TileTable, Bm128SplitsMatchTheSweep) {
   // BM 256 where it won (...-bm256-sweep-*.log), on the first 1792 rows of
   // 7168x4224 M = 2048 (...-split-m-*.log).
   for (Want w : {Want{1536, 7168, 128, 128, 8}, {1536, 7168, 512, 128, 2},
-                 {1536, 7168, 2048, 128, 2}, {7168, 4224, 128, 128, 2},
+                 {1536, 7168, 2048, 128, 1}, {7168, 4224, 128, 128, 2},
                  {7168, 4224, 512, 256, 1}, {7168, 4224, 1024, 256, 1},
                  {7168, 4224, 2048, 256, 1, 1792}, {8448, 7168, 128, 128, 2},
                  {8448, 7168, 256, 128, 1}, {8448, 7168, 512, 256, 1},
@@ -95,6 +95,8 @@ TEST(TileTable, Bm128SplitsMatchTheSweep) {
     EXPECT_TRUE(t.preQuantize);
     // A persistent grid where tiles have few K steps (...-persistent-sweep-53ed2ea.log).
     EXPECT_EQ(t.persistent, w.k == 768 && w.bm == 128);
+    // Stream-K where it won (...-stream-k-hybrid-sweep-d77deba.log).
+    EXPECT_EQ(t.streamK, w.n == 1536 && w.m == 2048);
   }
 }
 

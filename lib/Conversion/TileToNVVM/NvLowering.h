@@ -158,18 +158,12 @@ private:
   // Sm90Store.cpp
   mlir::LogicalResult lowerStore(mlir::ImplicitLocOpBuilder &b, tile::StoreOp op);
   /// Stream-K's store of this segment's `tiles` (Sm90StreamK.cpp): whole
-  /// tiles leave as usual, partial ones go to this segment's slot of the
-  /// workspace `ws`.
+  /// tiles leave as usual; partial ones meet in the workspace `ws` and the
+  /// last of the tile's segments (by `counters`) sums them in K order.
   mlir::LogicalResult storeStreamK(mlir::ImplicitLocOpBuilder &b, llvm::ArrayRef<mlir::Value> tiles,
                                    mlir::Value out, mlir::Value row0, mlir::Value col0,
-                                   mlir::Value ld, mlir::Value valid, mlir::Value ws);
-  /// At the end of a stream-K run, if `partial`: announces this
-  /// workgroup's segment of `tile` (`announce`), or waits for the tile's
-  /// others, then sums this workgroup's share of the tile over their
-  /// partials in K order and stores it (`store`'s operands as they are for
-  /// `tile`).
-  mlir::LogicalResult finishStreamTile(mlir::ImplicitLocOpBuilder &b, tile::StoreOp store,
-                                       mlir::Value tile, mlir::Value partial, bool announce);
+                                   mlir::Value ld, mlir::Value valid, mlir::Value ws,
+                                   mlir::Value counters);
   /// The workgroup whose stream-K run holds iteration `it` (index; in the
   /// stream-K part).
   mlir::Value streamOwner(mlir::ImplicitLocOpBuilder &b, mlir::Value it);

@@ -38,11 +38,8 @@ Value Sm90Emitter::valueForTile(ImplicitLocOpBuilder &b, Value v, Value tile) {
   Operation *def = v.getDefiningOp();
   if (auto id = dyn_cast_or_null<tile::TileIdOp>(def))
     return tileCoordinate(b, id, tile);
-  if (!def || !isScalarArith(def))
+  if (!def || !isScalarArith(def) || def->getNumOperands() == 0)
     return mapping.lookup(v);
-  // Constants anew: the mapped ones may be inside another tile's loop body.
-  if (def->getNumOperands() == 0)
-    return b.clone(*def)->getResult(cast<OpResult>(v).getResultNumber());
   IRMapping local;
   for (Value operand : def->getOperands())
     local.map(operand, valueForTile(b, operand, tile));

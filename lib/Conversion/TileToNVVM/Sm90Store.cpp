@@ -157,7 +157,7 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
       return op.emitOpError() << "stream-K stores bf16 through its workspace (reduce with "
                                  "splits = 0)";
     return storeStreamK(b, acc->second, out, row0, col0, ldv, valid,
-                        mapping.lookup(op.getWorkspace()));
+                        mapping.lookup(op.getWorkspace()), mapping.lookup(op.getCounters()));
   }
   if (op.getWorkspace() && op.getSplits() == 0)
     return op.emitOpError() << "splits = 0 (stream-K) needs a kernel with mxtile.stream_k";

@@ -20,16 +20,12 @@
 // other stages may be receiving the next segment). The segments of a
 // split tile belong to consecutive workgroups b0..b1 (b0 holding step 0);
 // each stores its partial tile in f32 to its slot of the workspace (two
-// per workgroup: its first stream-K segment's and its last's) and goes on.
-// At the end of its run each workgroup announces its partial tiles on the
-// tiles' counters, waits until every segment of them has, and sums its
-// share of each tile (accumulator vectors q = r mod the segment count, r
-// its place in K order) over the partials in K order, so the result does
-// not depend on timing, and the reduction is spread over the segments'
-// SMs (a tile's last segment summing all of it alone measured up to 7 us
-// at 11 segments: ...-stream-k-*-sweep-*.log). The waits end because
-// every workgroup writes all its partials before it waits, and the grid
-// is resident at once (one workgroup per SM).
+// per workgroup: its first stream-K segment's and its last's), and the last
+// of them to finish (by the tile's counter) sums all of them in K order, so
+// the result does not depend on timing, stores the tile and zeroes the
+// counter. No workgroup ever waits for another. (Deferring the counters and
+// sums to the end of the run, or spreading each sum over the tile's
+// segments after a wait for all of them, measured slower: Performance.md.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,7 +38,6 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mxfp4;
@@ -131,58 +126,13 @@ LogicalResult Sm90Emitter::lowerStreamK(ImplicitLocOpBuilder &b, func::FuncOp ke
         return failure();
     }
   }
-  // The end of the run: the partial tiles of its first and last stream-K
-  // segments are announced on their tiles' counters (after one gpu-scope
-  // fence for all of this workgroup's workspace stores), and the last
-  // segment of each to arrive sums and stores it. Every copy has landed
-  // and every wgmma completed: stage 0 holds the flag and the staged tile.
-  tile::StoreOp store;
-  kernel.walk([&](tile::StoreOp op) { store = op; });
-  if (!store || !store.getWorkspace())
-    return kernel.emitError() << "stream-K needs a store that reduces through a workspace";
-  outputRegion = idxConst(b, cfg.shared().stagesOffset());
-  auto gpuScope = NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU);
-  NVVM::MembarOp::create(b, gpuScope);
-  gpu::BarrierOp::create(b);
-  Value firstBase = idxMul(b, firstTile, tileSteps), lastBase = idxMul(b, lastTile, tileSteps);
-  auto ult = [&](Value x, Value y) {
-    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, y).getResult();
-  };
-  // First: partial unless it starts at step 0 and reaches the tile's end.
-  Value firstPartial = arith::AndIOp::create(
-      b, any,
-      arith::OrIOp::create(b, ult(firstBase, streamStart),
-                           ult(arith::SubIOp::create(b, end, firstBase), tileSteps)));
-  // Last (another tile): it starts at step 0, partial unless it reaches the end.
-  Value lastPartial = arith::AndIOp::create(
-      b, arith::AndIOp::create(b, any, ult(firstTile, lastTile)),
-      ult(arith::SubIOp::create(b, end, lastBase), tileSteps));
-  // Announce both before waiting for either: a wait for a tile whose
-  // other segment is announced after that workgroup's own first wait would
-  // chain the grid's workgroups one after another.
-  for (bool announce : {true, false})
-    if (failed(finishStreamTile(b, store, firstTile, firstPartial, announce)) ||
-        failed(finishStreamTile(b, store, lastTile, lastPartial, announce)))
-      return failure();
   gpu::ReturnOp::create(b);
   return success();
 }
 
-/// The workspace's 16-byte unit of vector q of this thread in slot `slot`
-/// (vector q of thread x of slot s at (s * Q + q) * threads + x: every warp
-/// stores and loads 512 contiguous bytes).
-static Value workspaceUnit(ImplicitLocOpBuilder &b, Value ws, Value slot, int64_t q, int64_t nVec,
-                           int64_t threads, Value tid) {
-  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
-  Value wsPtr = LLVM::AddrSpaceCastOp::create(b, globalPtr, ws);
-  Value unit = idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, slot, nVec), q), threads), tid);
-  Value at = arith::IndexCastUIOp::create(b, b.getI64Type(), unit);
-  return LLVM::GEPOp::create(b, globalPtr, VectorType::get({4}, b.getF32Type()), wsPtr,
-                             ArrayRef<LLVM::GEPArg>{at});
-}
-
 LogicalResult Sm90Emitter::storeStreamK(ImplicitLocOpBuilder &b, ArrayRef<Value> tiles, Value out,
-                                        Value row0, Value col0, Value ld, Value valid, Value ws) {
+                                        Value row0, Value col0, Value ld, Value valid, Value ws,
+                                        Value counters) {
   auto eq = [&](Value x, Value y) {
     return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, x, y).getResult();
   };
@@ -191,145 +141,96 @@ LogicalResult Sm90Emitter::storeStreamK(ImplicitLocOpBuilder &b, ArrayRef<Value>
   b.setInsertionPointToStart(wholeIf.thenBlock());
   if (failed(storeThroughShared(b, tiles, out, row0, col0, ld, valid)))
     return failure();
-  // The staging stage receives a later step by TMA (the async proxy) after
-  // the next barrier: order this thread's accesses to it before that.
-  fenceProxyAsync(b);
-  // A partial tile goes to the workspace slot of this segment: 2b for
-  // workgroup b's first stream-K segment, 2b + 1 for its last. Its sum
-  // waits for the end of the run (finishStreamK): no fence or atomic here
-  // stalls the K loop.
   b.setInsertionPointToStart(wholeIf.elseBlock());
+
+  // Partial tile: vector q of thread x of slot s at 16-byte unit
+  // (s * Q + q) * threads + x of the workspace; slot 2b holds workgroup b's
+  // first segment, 2b + 1 its last.
+  auto i64 = b.getI64Type();
+  auto v4f32 = VectorType::get({4}, b.getF32Type());
+  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  Value wsPtr = LLVM::AddrSpaceCastOp::create(b, globalPtr, ws);
+  const int64_t nVec = int64_t(tiles.size()), threads = cfg.threads();
+  auto unitPtr = [&](Value slot, int64_t q) {
+    Value unit = idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, slot, nVec), q), threads), tid);
+    Value at = arith::IndexCastUIOp::create(b, i64, unit);
+    return LLVM::GEPOp::create(b, globalPtr, v4f32, wsPtr, ArrayRef<LLVM::GEPArg>{at})
+        .getResult();
+  };
   Value id = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value mine = idxAdd(b, idxMul(b, id, 2),
                       arith::SelectOp::create(b, segFirstStream, idxConst(b, 0), idxConst(b, 1)));
-  const int64_t nVec = int64_t(tiles.size());
   for (int64_t q = 0; q < nVec; ++q)
-    LLVM::StoreOp::create(b, tiles[q], workspaceUnit(b, ws, mine, q, nVec, cfg.threads(), tid),
-                          /*alignment=*/16);
-  b.setInsertionPointAfter(wholeIf);
-  return success();
-}
+    LLVM::StoreOp::create(b, tiles[q], unitPtr(mine, q), /*alignment=*/16);
+  auto gpuScope = NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU);
+  NVVM::MembarOp::create(b, gpuScope);
+  gpu::BarrierOp::create(b);
 
-LogicalResult Sm90Emitter::finishStreamTile(ImplicitLocOpBuilder &b, tile::StoreOp store,
-                                            Value tile, Value partial, bool announce) {
-  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
-    return arith::CmpIOp::create(b, p, x, y).getResult();
-  };
-  auto partialIf = scf::IfOp::create(b, partial, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(partialIf.thenBlock());
-  Value ws = mapping.lookup(store.getWorkspace()), counters = mapping.lookup(store.getCounters());
-  // The tile's segments: workgroups b0..b1 in K order; this one is r-th.
-  Value tileBase = idxMul(b, tile, tileSteps);
+  // The tile's segments: workgroups b0..b1 in K order.
+  Value tileBase = idxMul(b, currentTile, tileSteps);
   Value b0 = streamOwner(b, tileBase);
   Value b1 = streamOwner(b, idxAdd(b, idxAdd(b, tileBase, tileSteps), -1));
   Value segments = idxAdd(b, arith::SubIOp::create(b, b1, b0), 1);
-  Value id = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  Value r = arith::SubIOp::create(b, id, b0);
-  // Counter 2t counts the segments whose partial tile is written, 2t + 1
-  // those that have summed their share; the last of those zeroes both.
-  Value arrived = idxMul(b, tile, 2), left = idxAdd(b, arrived, 1);
-  auto c32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 32).getResult(); };
-  auto atomicAdd = [&](Value at, int64_t v) {
-    return arith::IndexCastUIOp::create(
-               b, b.getIndexType(),
-               memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi, c32(v), counters,
-                                           ValueRange{at}))
-        .getResult();
-  };
-  Value isLeader = cmp(arith::CmpIPredicate::eq, tid, idxConst(b, 0));
-  if (announce) {
-    // This partial tile is written (the caller fenced every thread's stores).
-    auto leaderIf = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
-    b.setInsertionPointToStart(leaderIf.thenBlock());
-    atomicAdd(arrived, 1);
-    return success();
-  }
-  auto gpuScope = NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU);
+  auto i32 = b.getI32Type();
+  auto sharedI32 = [&] { return sharedPtr(b, outputRegion); };
+  Value isLeader = eq(tid, idxConst(b, 0));
   {
-    // Wait for the tile's other segments: each workgroup announces all its
-    // partial tiles at the end of its run before it waits for any, and the
-    // grid is resident at once (one workgroup per SM), so the wait ends.
     auto leaderIf = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard leaderGuard(b);
+    OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(leaderIf.thenBlock());
-    auto spin = scf::WhileOp::create(b, TypeRange{}, ValueRange{});
-    Block *before = b.createBlock(&spin.getBefore());
-    b.setInsertionPointToStart(before);
-    scf::ConditionOp::create(b, cmp(arith::CmpIPredicate::ult, atomicAdd(arrived, 0), segments),
-                             ValueRange{});
-    Block *after = b.createBlock(&spin.getAfter());
-    b.setInsertionPointToStart(after);
-    scf::YieldOp::create(b);
+    Value old = memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
+                                            arith::ConstantIntOp::create(b, 1, 32), counters,
+                                            ValueRange{currentTile});
+    Value last = eq(arith::IndexCastUIOp::create(b, b.getIndexType(), old),
+                    idxAdd(b, segments, -1));
+    LLVM::StoreOp::create(b, arith::ExtUIOp::create(b, i32, last), sharedI32());
   }
   gpu::BarrierOp::create(b);
-  NVVM::MembarOp::create(b, gpuScope);
-
-  // This workgroup sums the accumulator vectors q = r (mod segments) of
-  // every partial tile, in K order, and stores them.
-  Value grid = gpu::GridDimOp::create(b, gpu::Dimension::x);
-  Value b0Start = idxAdd(b, streamBase, idxDiv(b, idxMul(b, b0, streamTotal), grid));
-  // b0's segment is its last unless its run starts at the tile's step 0;
-  // the later workgroups hold the tile in their first stream-K segment.
-  Value b0Slot = idxAdd(b, idxMul(b, b0, 2),
-                        arith::SelectOp::create(b, cmp(arith::CmpIPredicate::ult, b0Start, tileBase),
-                                                idxConst(b, 1), idxConst(b, 0)));
-  const int64_t nVec = cfg.tilesPerWarp() * cfg.tokenTiles(), threads = cfg.threads();
-  auto v4f32 = VectorType::get({4}, b.getF32Type());
-  auto load = [&](Value slot, int64_t q) -> Value {
-    return LLVM::LoadOp::create(b, v4f32, workspaceUnit(b, ws, slot, q, nVec, threads, tid),
-                                /*alignment=*/16);
-  };
-  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
-  Value out = LLVM::AddrSpaceCastOp::create(b, globalPtr, mapping.lookup(store.getBase()));
-  Value row0 = valueForTile(b, store.getRow(), tile), col0 = valueForTile(b, store.getCol(), tile);
-  Value ld = valueForTile(b, store.getLd(), tile);
-  Value valid = valueForTile(b, store.getValidRows(), tile);
-  Value column = idxAdd(b, idxAdd(b, col0, idxMul(b, warp, 16 * cfg.tilesPerWarp())), g);
-  for (int64_t q = 0; q < nVec; ++q) {
-    Value mine = cmp(arith::CmpIPredicate::eq, idxRem(b, idxConst(b, q), segments), r);
-    auto mineIf = scf::IfOp::create(b, mine, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard mineGuard(b);
-    b.setInsertionPointToStart(mineIf.thenBlock());
-    auto sum = scf::ForOp::create(b, idxConst(b, 1), segments, idxConst(b, 1),
-                                  ValueRange{load(b0Slot, q)});
+  Value flag = LLVM::LoadOp::create(b, i32, sharedI32());
+  auto lastIf = scf::IfOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ne, flag,
+                               arith::ConstantIntOp::create(b, 0, 32)),
+      /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(lastIf.thenBlock());
+    NVVM::MembarOp::create(b, gpuScope);
+    // b0's segment is its last unless its run starts at the tile's step 0.
+    Value grid = gpu::GridDimOp::create(b, gpu::Dimension::x);
+    Value b0Start = idxAdd(b, streamBase, idxDiv(b, idxMul(b, b0, streamTotal), grid));
+    Value b0Slot = idxAdd(b, idxMul(b, b0, 2),
+                          arith::SelectOp::create(
+                              b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, b0Start,
+                                                       tileBase),
+                              idxConst(b, 1), idxConst(b, 0)));
+    SmallVector<Value> first;
+    for (int64_t q = 0; q < nVec; ++q)
+      first.push_back(LLVM::LoadOp::create(b, v4f32, unitPtr(b0Slot, q), /*alignment=*/16));
+    auto sum = scf::ForOp::create(b, idxConst(b, 1), segments, idxConst(b, 1), first);
     {
       OpBuilder::InsertionGuard bodyGuard(b);
       b.setInsertionPointToStart(sum.getBody());
+      // Workgroups after b0 hold the tile in their first segment.
       Value slot = idxMul(b, idxAdd(b, b0, sum.getInductionVar()), 2);
-      scf::YieldOp::create(b, ValueRange{arith::AddFOp::create(
-                                  b, sum.getRegionIterArgs()[0], load(slot, q))});
+      SmallVector<Value> next;
+      for (int64_t q = 0; q < nVec; ++q)
+        next.push_back(arith::AddFOp::create(
+            b, sum.getRegionIterArgs()[q],
+            LLVM::LoadOp::create(b, v4f32, unitPtr(slot, q), /*alignment=*/16)));
+      scf::YieldOp::create(b, next);
     }
-    // Vector q = (i, j): (weight row g + 8 hh, token 8 j + 2t + tt) at
-    // element 2 hh + tt; bf16 stores of the tokens that exist.
-    const int64_t i = q / cfg.tokenTiles(), j = q % cfg.tokenTiles();
-    for (int64_t tt = 0; tt < 2; ++tt) {
-      Value token = idxAdd(b, idxMul(b, t, 2), j * 8 + tt);
-      auto okIf = scf::IfOp::create(b, cmp(arith::CmpIPredicate::ult, token, valid),
-                                    /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard okGuard(b);
-      b.setInsertionPointToStart(okIf.thenBlock());
-      Value rowBase = idxMul(b, idxAdd(b, row0, token), ld);
-      for (int64_t hh = 0; hh < 2; ++hh) {
-        Value v = vector::ExtractOp::create(b, sum.getResult(0), ArrayRef<int64_t>{hh * 2 + tt});
-        Value at = arith::IndexCastUIOp::create(
-            b, b.getI64Type(), idxAdd(b, rowBase, idxAdd(b, column, i * 16 + hh * 8)));
-        Value ptr = LLVM::GEPOp::create(b, globalPtr, b.getBF16Type(), out,
-                                        ArrayRef<LLVM::GEPArg>{at});
-        LLVM::StoreOp::create(b, arith::TruncFOp::create(b, b.getBF16Type(), v), ptr,
-                              /*alignment=*/2);
-      }
-    }
+    SmallVector<Value> totals(sum.getResults().begin(), sum.getResults().end());
+    if (failed(storeThroughShared(b, totals, out, row0, col0, ld, valid)))
+      return failure();
+    auto resetIf = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(resetIf.thenBlock());
+    memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::assign,
+                                arith::ConstantIntOp::create(b, 0, 32), counters,
+                                ValueRange{currentTile});
   }
-  // Every thread has loaded its share before the leader counts it; the last
-  // workgroup to leave zeroes both counters (no one waits on them then).
-  gpu::BarrierOp::create(b);
-  auto leaderIf = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
-  b.setInsertionPointToStart(leaderIf.thenBlock());
-  Value lastOut = cmp(arith::CmpIPredicate::eq, atomicAdd(left, 1), idxAdd(b, segments, -1));
-  auto resetIf = scf::IfOp::create(b, lastOut, /*withElseRegion=*/false);
-  b.setInsertionPointToStart(resetIf.thenBlock());
-  for (Value at : {arrived, left})
-    memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::assign, c32(0), counters, ValueRange{at});
+  b.setInsertionPointAfter(wholeIf);
+  // The staging stage receives a later step by TMA (the async proxy) after
+  // the next barrier: order this thread's accesses to it before that.
+  fenceProxyAsync(b);
   return success();
 }
