@@ -154,6 +154,29 @@ void expectMatchesQdq(std::mt19937_64 &rng, const std::vector<uint16_t> &a, cons
                 100 * vsBf16.relL2);
 }
 
+/// Runs gemmA4W4 into `dc` (M + 1 rows, poisoned first), checks that the
+/// guard row after C still holds the poison and returns the M x N output.
+std::vector<uint16_t> gemmWithGuardRow(Device &dev, const DeviceBuffer &da, DeviceBuffer &dc,
+                                       int64_t m, int64_t n, const PreparedWeight &w,
+                                       const GemmA4W4Options &o = {}) {
+  dc.fill(0xFF);
+  Error e = gemmA4W4(dev, nullptr, da.get(), m, w, dc.get(), o);
+  if (!e)
+    e = dev.synchronize();
+  if (e) {
+    ADD_FAILURE() << e.message();
+    return {};
+  }
+  std::vector<uint16_t> c = dc.download<uint16_t>(size_t((m + 1) * n));
+  for (int64_t j = 0; j < n; ++j)
+    if (c[size_t(m * n + j)] != 0xFFFF) {
+      ADD_FAILURE() << "wrote past row M at column " << j;
+      break;
+    }
+  c.resize(size_t(m * n));
+  return c;
+}
+
 /// Runs one GEMM point and checks it against the float64 QDQ reference on up
 /// to `sampleRows` rows (all rows when M is small).
 void checkPoint(Device &dev, std::mt19937_64 &rng, uint64_t seed, int64_t n, int64_t k, int64_t m,
@@ -166,13 +189,8 @@ void checkPoint(Device &dev, std::mt19937_64 &rng, uint64_t seed, int64_t n, int
   // One guard row after C: must still hold the poison.
   DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t((m + 1) * n * 2));
   da.upload(a);
-  dc.fill(0xFF);
-  ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get()));
-  ASSERT_OK(dev.synchronize());
-  std::vector<uint16_t> c = dc.download<uint16_t>(size_t((m + 1) * n));
-  for (int64_t j = 0; j < n; ++j)
-    ASSERT_EQ(c[size_t(m * n + j)], 0xFFFF) << "wrote past row M at column " << j;
-
+  std::vector<uint16_t> c = gemmWithGuardRow(dev, da, dc, m, n, **prepared);
+  ASSERT_FALSE(c.empty());
   expectMatchesQdq(rng, a, w, m, c, sampleRows, print);
 }
 
@@ -438,13 +456,8 @@ TEST_F(Gemm, StreamKIsRepeatableAndAgreesWithWholeTiles) {
     ASSERT_OK(ref);
     std::vector<uint16_t> first;
     for (int rep = 0; rep < 3; ++rep) {
-      dc.fill(0xFF);
-      ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), stream));
-      ASSERT_OK(dev.synchronize());
-      std::vector<uint16_t> got = dc.download<uint16_t>(size_t((m + 1) * n));
-      for (int64_t j = 0; j < n; ++j)
-        ASSERT_EQ(got[size_t(m * n + j)], 0xFFFF) << "wrote past row M at column " << j;
-      got.resize(size_t(m * n));
+      std::vector<uint16_t> got = gemmWithGuardRow(dev, da, dc, m, n, **prepared, stream);
+      ASSERT_EQ(got.size(), ref->size());
       int64_t far = 0;
       for (size_t i = 0; i < got.size(); ++i) {
         double x = bf16ToFloat(got[i]), y = bf16ToFloat((*ref)[i]);
@@ -491,13 +504,8 @@ TEST_F(Gemm, SplitMAgreesBitForBit) {
     }
     auto ref = poisonedGemm(dev, da, dc, m, n, **prepared, one, 0x33);
     ASSERT_OK(ref);
-    dc.fill(0xFF);
-    ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), split));
-    ASSERT_OK(dev.synchronize());
-    std::vector<uint16_t> got = dc.download<uint16_t>(size_t((m + 1) * n));
-    for (int64_t j = 0; j < n; ++j)
-      ASSERT_EQ(got[size_t(m * n + j)], 0xFFFF) << "wrote past row M at column " << j;
-    got.resize(size_t(m * n));
+    std::vector<uint16_t> got = gemmWithGuardRow(dev, da, dc, m, n, **prepared, split);
+    ASSERT_EQ(got.size(), ref->size());
     EXPECT_EQ(bf16Differences(got, *ref, "split M", "one BM 128 grid"), 0);
     if (m == 2048)
       expectMatchesQdq(rng, a, w, m, got);

@@ -130,6 +130,8 @@ public:
   mlir::IRMapping mapping;
 
 private:
+  /// Lowers the ops of `kernel`'s body but its return (inside a tile loop).
+  mlir::LogicalResult lowerBody(mlir::ImplicitLocOpBuilder &b, mlir::func::FuncOp kernel);
   /// Sets tileCount from the kernel's M argument (kernels with a tile loop).
   mlir::LogicalResult countTiles(mlir::ImplicitLocOpBuilder &b, mlir::func::FuncOp kernel);
   /// Coordinate `id` of linear tile `tile` of a persistent kernel.

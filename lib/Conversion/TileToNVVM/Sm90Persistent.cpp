@@ -63,6 +63,13 @@ LogicalResult Sm90Emitter::countTiles(ImplicitLocOpBuilder &b, func::FuncOp kern
   return success();
 }
 
+LogicalResult Sm90Emitter::lowerBody(ImplicitLocOpBuilder &b, func::FuncOp kernel) {
+  for (Operation &op : kernel.getBody().front())
+    if (!isa<func::ReturnOp>(op) && failed(lower(b, &op)))
+      return failure();
+  return success();
+}
+
 LogicalResult Sm90Emitter::lowerPersistent(ImplicitLocOpBuilder &b, func::FuncOp kernel) {
   if (failed(countTiles(b, kernel)))
     return failure();
@@ -83,12 +90,8 @@ LogicalResult Sm90Emitter::lowerPersistent(ImplicitLocOpBuilder &b, func::FuncOp
     tileIter = loop.getInductionVar();
     currentTile = arith::AddIOp::create(b, first, arith::MulIOp::create(b, tileIter, stride));
     nextTile = arith::AddIOp::create(b, currentTile, stride);
-    for (Operation &op : kernel.getBody().front()) {
-      if (isa<func::ReturnOp>(op))
-        continue;
-      if (failed(lower(b, &op)))
-        return failure();
-    }
+    if (failed(lowerBody(b, kernel)))
+      return failure();
   }
   gpu::ReturnOp::create(b);
   return success();

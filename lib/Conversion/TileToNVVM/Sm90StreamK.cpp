@@ -119,12 +119,8 @@ LogicalResult Sm90Emitter::lowerStreamK(ImplicitLocOpBuilder &b, func::FuncOp ke
         b, whole, idxMul(b, tileIter, steps),
         idxAdd(b, wholeSteps, arith::SubIOp::create(b, idxAdd(b, tileBase, k0), streamStart)));
     segFirstStream = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tileIter, streamWaves);
-    for (Operation &op : kernel.getBody().front()) {
-      if (isa<func::ReturnOp>(op))
-        continue;
-      if (failed(lower(b, &op)))
-        return failure();
-    }
+    if (failed(lowerBody(b, kernel)))
+      return failure();
   }
   gpu::ReturnOp::create(b);
   return success();
