@@ -490,7 +490,12 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
   if (tile.splitM != 0 && (tile.splitM % 256 != 0 || tile.splitM >= m || tile.splitM < 0))
     return fail("gemmA4W4: splitM must be a positive multiple of 256 below M = ", m, ", got ",
                 tile.splitM);
-  if (tile.preQuantize && !dump && options.dequantizeOnce.value_or(true)) {
+  const bool image = tile.preQuantize && !dump && options.dequantizeOnce.value_or(true);
+  if (options.splitM.value_or(0) != 0 && !image)
+    return fail("gemmA4W4: splitM splits the dequantize-once path (qdq_mxfp4 + gemm_qdqa4w4); "
+                "it does not apply with inline quantization, a quantization dump or "
+                "dequantizeOnce = false");
+  if (image) {
     // Quantize and dequantize once; the GEMM's K loop then only moves them.
     Expected<void *> q = w.qdqScratch(m);
     if (!q)
@@ -540,7 +545,10 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
     rest.preQuantize = true;
     return gemmMxA4W4(dev, stream, codes, scales, m, w, out, rest);
   }
-  Expected<KernelSpec> spec = makeGemmA4W4Spec(w.arch(), w.n(), w.k(), tile.bm, options.rounding);
+  // The table's BM 256 exists on the activation image only: quantizing
+  // inline (as forced) takes BM 128.
+  const int64_t bm = options.bm ? tile.bm : std::min<int64_t>(tile.bm, 128);
+  Expected<KernelSpec> spec = makeGemmA4W4Spec(w.arch(), w.n(), w.k(), bm, options.rounding);
   if (!spec)
     return spec.takeError();
   spec->splitK = tile.splitK;

@@ -507,18 +507,29 @@ TEST_F(Gemm, SplitMAgreesBitForBit) {
     std::vector<uint16_t> got = gemmWithGuardRow(dev, da, dc, m, n, **prepared, split);
     ASSERT_EQ(got.size(), ref->size());
     EXPECT_EQ(bf16Differences(got, *ref, "split M", "one BM 128 grid"), 0);
-    if (m == 2048)
+    if (m == 2048) {
       expectMatchesQdq(rng, a, w, m, got);
+      // Quantizing inline where the table picks BM 256 and a split takes
+      // BM 128, the same bits.
+      GemmA4W4Options inl;
+      inl.preQuantize = false;
+      std::vector<uint16_t> inlined = gemmWithGuardRow(dev, da, dc, m, n, **prepared, inl);
+      EXPECT_EQ(bf16Differences(inlined, *ref, "inline", "one BM 128 grid"), 0);
+    }
   }
   GemmA4W4Options bad;
   bad.preQuantize = true;
   bad.bm = 256;
+  DeviceBuffer da(dev, size_t(512 * k * 2)), dc(dev, size_t(512 * n * 2));
   for (int64_t splitM : {100, 256, 512}) {
     bad.splitM = splitM;
-    DeviceBuffer da(dev, size_t(256 * k * 2)), dc(dev, size_t(256 * n * 2));
     EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), 256, **prepared, dc.get(), bad),
                           "splitM must be a positive multiple of 256 below M = 256");
   }
+  bad.splitM = 256;
+  bad.dequantizeOnce = false;
+  EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), 512, **prepared, dc.get(), bad),
+                        "does not apply with inline quantization");
 }
 
 TEST_F(Gemm, ApiRejectsBadInput) {
