@@ -238,7 +238,7 @@ GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
       // and BM 256 alone.
       const int64_t alone = std::min(20 * rounds(tiles), 38 * rounds(tiles256));
       int64_t bestSplit = 0, bestCost = alone * 19 / 20;
-      for (int64_t head = 256; head < m && !shortK; head += 256) {
+      for (int64_t head = 256; !shortK && head < m; head += 256) {
         const int64_t headTiles = (n / 128) * (head / 256);
         const int64_t restTiles = (n / 128) * ((m - head + 127) / 128);
         const int64_t cost = 36 * rounds(headTiles) + 20 * rounds(restTiles) + 3;

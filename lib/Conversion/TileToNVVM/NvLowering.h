@@ -167,8 +167,22 @@ private:
                                    mlir::Value ld, mlir::Value valid, mlir::Value ws,
                                    mlir::Value counters);
   /// The workgroup whose stream-K run holds iteration `it` (index; in the
-  /// stream-K part).
+  /// stream-K part), and the first iteration of workgroup `w`'s run.
   mlir::Value streamOwner(mlir::ImplicitLocOpBuilder &b, mlir::Value it);
+  mlir::Value streamRunStart(mlir::ImplicitLocOpBuilder &b, mlir::Value w);
+  /// This thread's vector q (of nVec) in slot `slot` (i64) of the f32
+  /// workspace `ws` (a global pointer): 16-byte unit (slot * nVec + q) *
+  /// threads + tid, so every warp stores and loads 512 contiguous bytes.
+  mlir::Value workspaceVector(mlir::ImplicitLocOpBuilder &b, mlir::Value ws, mlir::Value slot,
+                              int64_t q, int64_t nVec);
+  /// After the caller's fence and barrier: the leader adds this workgroup's
+  /// arrival to counters[counter] (index); every thread gets whether it was
+  /// the last (the old count equal to `lastOld`), through the shared i32 at
+  /// `flag`.
+  mlir::Value arriveLast(mlir::ImplicitLocOpBuilder &b, mlir::Value counters, mlir::Value counter,
+                         mlir::Value lastOld, mlir::Value flag);
+  /// The leader zeroes counters[counter] for the next launch.
+  void resetCounter(mlir::ImplicitLocOpBuilder &b, mlir::Value counters, mlir::Value counter);
   /// Stores the bf16 tile `tiles` through shared memory (Sm90Store.cpp):
   /// 16-byte global stores to `out` (row-major, `ld` columns) from row
   /// `row0`, column `col0`, for the `valid` rows that exist.

@@ -185,7 +185,6 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   Value ws = LLVM::AddrSpaceCastOp::create(b, globalPtr, mapping.lookup(op.getWorkspace()));
   Value counters = mapping.lookup(op.getCounters());
   auto toI64 = [&](Value v) { return arith::IndexCastUIOp::create(b, i64, v).getResult(); };
-  auto c64 = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 64).getResult(); };
   Value tileIdx =
       arith::AddIOp::create(b,
                             arith::MulIOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::y),
@@ -193,18 +192,12 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
                             gpu::BlockIdOp::create(b, gpu::Dimension::x));
   Value numTiles = arith::MulIOp::create(b, gpu::GridDimOp::create(b, gpu::Dimension::x),
                                          gpu::GridDimOp::create(b, gpu::Dimension::y));
-  const int64_t nVec = int64_t(acc->second.size()), threads = cfg.threads();
-  /// Thread tid's unit q of split `slice` (i64).
+  const int64_t nVec = int64_t(acc->second.size());
+  /// Thread tid's vector q of split `slice` (i64): slot z * tiles + tile.
   auto unitPtr = [&](Value slice, int64_t q) {
-    Value tileUnit = arith::AddIOp::create(b, arith::MulIOp::create(b, slice, toI64(numTiles)),
-                                           toI64(tileIdx));
-    Value idx = arith::AddIOp::create(
-        b, arith::MulIOp::create(b, arith::AddIOp::create(b, arith::MulIOp::create(b, tileUnit,
-                                                                                   c64(nVec)),
-                                                          c64(q)),
-                                 c64(threads)),
-        toI64(tid));
-    return LLVM::GEPOp::create(b, globalPtr, v4f32, ws, ArrayRef<LLVM::GEPArg>{idx}).getResult();
+    Value slot = arith::AddIOp::create(b, arith::MulIOp::create(b, slice, toI64(numTiles)),
+                                       toI64(tileIdx));
+    return workspaceVector(b, ws, slot, q, nVec);
   };
   Value z = toI64(gpu::BlockIdOp::create(b, gpu::Dimension::z));
   for (int64_t q = 0; q < nVec; ++q)
@@ -212,24 +205,8 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   auto gpuScope = NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU);
   NVVM::MembarOp::create(b, gpuScope);
   gpu::BarrierOp::create(b);
-  auto i32 = b.getI32Type();
-  Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
-  {
-    auto ifOp = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    Value one = arith::ConstantIntOp::create(b, 1, 32);
-    Value old = memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi, one, counters,
-                                            ValueRange{tileIdx});
-    Value last = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, old,
-                                       arith::ConstantIntOp::create(b, op.getSplits() - 1, 32));
-    Value flag = arith::ExtUIOp::create(b, i32, last);
-    memref::StoreOp::create(b, flag, smem, ValueRange{idxConst(b, 0)});
-  }
-  gpu::BarrierOp::create(b);
-  Value flag = memref::LoadOp::create(b, smem, ValueRange{idxConst(b, 0)});
-  Value isLast = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, flag,
-                                       arith::ConstantIntOp::create(b, 0, 32));
+  Value isLast = arriveLast(b, counters, tileIdx, idxConst(b, op.getSplits() - 1),
+                            sharedPtr(b, idxConst(b, 0)));
   auto lastIf = scf::IfOp::create(b, isLast, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(lastIf.thenBlock());
@@ -237,16 +214,55 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   SmallVector<Value> totals;
   for (int64_t q = 0; q < nVec; ++q) {
     totals.push_back(sumInSplitOrder(b, op.getSplits(), [&](int64_t s) -> Value {
-      return LLVM::LoadOp::create(b, v4f32, unitPtr(c64(s), q), /*alignment=*/16);
+      Value slice = arith::ConstantIntOp::create(b, s, 64);
+      return LLVM::LoadOp::create(b, v4f32, unitPtr(slice, q), /*alignment=*/16);
     }));
   }
   forEachElement(totals, storeOut);
-  auto resetIf = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
-  b.setInsertionPointToStart(resetIf.thenBlock());
+  resetCounter(b, counters, tileIdx);
+  return success();
+}
+
+Value Sm90Emitter::workspaceVector(ImplicitLocOpBuilder &b, Value ws, Value slot, int64_t q,
+                                   int64_t nVec) {
+  auto i64 = b.getI64Type();
+  auto c64 = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 64).getResult(); };
+  Value unit = arith::AddIOp::create(b, arith::MulIOp::create(b, slot, c64(nVec)), c64(q));
+  Value idx = arith::AddIOp::create(b, arith::MulIOp::create(b, unit, c64(cfg.threads())),
+                                    arith::IndexCastUIOp::create(b, i64, tid));
+  return LLVM::GEPOp::create(b, ws.getType(), VectorType::get({4}, b.getF32Type()), ws,
+                             ArrayRef<LLVM::GEPArg>{idx});
+}
+
+Value Sm90Emitter::arriveLast(ImplicitLocOpBuilder &b, Value counters, Value counter,
+                              Value lastOld, Value flag) {
+  auto i32 = b.getI32Type();
+  Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
+  {
+    auto ifOp = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value old = memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
+                                            arith::ConstantIntOp::create(b, 1, 32), counters,
+                                            ValueRange{counter});
+    Value last = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                       arith::IndexCastUIOp::create(b, b.getIndexType(), old),
+                                       lastOld);
+    LLVM::StoreOp::create(b, arith::ExtUIOp::create(b, i32, last), flag);
+  }
+  gpu::BarrierOp::create(b);
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::ne, LLVM::LoadOp::create(b, i32, flag),
+                               arith::ConstantIntOp::create(b, 0, 32));
+}
+
+void Sm90Emitter::resetCounter(ImplicitLocOpBuilder &b, Value counters, Value counter) {
+  Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
+  auto ifOp = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
   memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::assign,
                               arith::ConstantIntOp::create(b, 0, 32), counters,
-                              ValueRange{tileIdx});
-  return success();
+                              ValueRange{counter});
 }
 
 LogicalResult Sm90Emitter::storeClusterSplitK(ImplicitLocOpBuilder &b, ArrayRef<Value> tiles,

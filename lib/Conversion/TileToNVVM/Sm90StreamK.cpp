@@ -43,6 +43,11 @@ using namespace mlir;
 using namespace mxfp4;
 using namespace mxfp4::nv;
 
+Value Sm90Emitter::streamRunStart(ImplicitLocOpBuilder &b, Value w) {
+  Value grid = gpu::GridDimOp::create(b, gpu::Dimension::x);
+  return idxAdd(b, streamBase, idxDiv(b, idxMul(b, w, streamTotal), grid));
+}
+
 Value Sm90Emitter::streamOwner(ImplicitLocOpBuilder &b, Value it) {
   // The largest b with b R / G <= it - base (floors): ((it - base + 1) G - 1) / R.
   Value grid = gpu::GridDimOp::create(b, gpu::Dimension::x);
@@ -86,9 +91,8 @@ LogicalResult Sm90Emitter::lowerStreamK(ImplicitLocOpBuilder &b, func::FuncOp ke
   Value wholeTiles = idxMul(b, streamWaves, grid);
   streamBase = idxMul(b, wholeTiles, steps);
   streamTotal = idxMul(b, arith::SubIOp::create(b, tileCount, wholeTiles), steps);
-  streamStart = idxAdd(b, streamBase, idxDiv(b, idxMul(b, id, streamTotal), grid));
-  Value end =
-      idxAdd(b, streamBase, idxDiv(b, idxMul(b, idxAdd(b, id, 1), streamTotal), grid));
+  streamStart = streamRunStart(b, id);
+  Value end = streamRunStart(b, idxAdd(b, id, 1));
   Value wholeSteps = idxMul(b, streamWaves, steps);
   streamLen = idxAdd(b, wholeSteps, arith::SubIOp::create(b, end, streamStart));
   initStages(b);
@@ -139,25 +143,21 @@ LogicalResult Sm90Emitter::storeStreamK(ImplicitLocOpBuilder &b, ArrayRef<Value>
     return failure();
   b.setInsertionPointToStart(wholeIf.elseBlock());
 
-  // Partial tile: vector q of thread x of slot s at 16-byte unit
-  // (s * Q + q) * threads + x of the workspace; slot 2b holds workgroup b's
-  // first segment, 2b + 1 its last.
-  auto i64 = b.getI64Type();
+  // Partial tile: slot 2b of the workspace holds workgroup b's first
+  // stream-K segment, 2b + 1 its last.
   auto v4f32 = VectorType::get({4}, b.getF32Type());
-  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
-  Value wsPtr = LLVM::AddrSpaceCastOp::create(b, globalPtr, ws);
-  const int64_t nVec = int64_t(tiles.size()), threads = cfg.threads();
-  auto unitPtr = [&](Value slot, int64_t q) {
-    Value unit = idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, slot, nVec), q), threads), tid);
-    Value at = arith::IndexCastUIOp::create(b, i64, unit);
-    return LLVM::GEPOp::create(b, globalPtr, v4f32, wsPtr, ArrayRef<LLVM::GEPArg>{at})
-        .getResult();
+  Value wsPtr =
+      LLVM::AddrSpaceCastOp::create(b, LLVM::LLVMPointerType::get(b.getContext(), 1), ws);
+  const int64_t nVec = int64_t(tiles.size());
+  auto vectorPtr = [&](Value slot, int64_t q) {
+    return workspaceVector(b, wsPtr, arith::IndexCastUIOp::create(b, b.getI64Type(), slot), q,
+                           nVec);
   };
   Value id = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value mine = idxAdd(b, idxMul(b, id, 2),
                       arith::SelectOp::create(b, segFirstStream, idxConst(b, 0), idxConst(b, 1)));
   for (int64_t q = 0; q < nVec; ++q)
-    LLVM::StoreOp::create(b, tiles[q], unitPtr(mine, q), /*alignment=*/16);
+    LLVM::StoreOp::create(b, tiles[q], vectorPtr(mine, q), /*alignment=*/16);
   auto gpuScope = NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU);
   NVVM::MembarOp::create(b, gpuScope);
   gpu::BarrierOp::create(b);
@@ -167,41 +167,23 @@ LogicalResult Sm90Emitter::storeStreamK(ImplicitLocOpBuilder &b, ArrayRef<Value>
   Value b0 = streamOwner(b, tileBase);
   Value b1 = streamOwner(b, idxAdd(b, idxAdd(b, tileBase, tileSteps), -1));
   Value segments = idxAdd(b, arith::SubIOp::create(b, b1, b0), 1);
-  auto i32 = b.getI32Type();
-  auto sharedI32 = [&] { return sharedPtr(b, outputRegion); };
-  Value isLeader = eq(tid, idxConst(b, 0));
-  {
-    auto leaderIf = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(leaderIf.thenBlock());
-    Value old = memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
-                                            arith::ConstantIntOp::create(b, 1, 32), counters,
-                                            ValueRange{currentTile});
-    Value last = eq(arith::IndexCastUIOp::create(b, b.getIndexType(), old),
-                    idxAdd(b, segments, -1));
-    LLVM::StoreOp::create(b, arith::ExtUIOp::create(b, i32, last), sharedI32());
-  }
-  gpu::BarrierOp::create(b);
-  Value flag = LLVM::LoadOp::create(b, i32, sharedI32());
-  auto lastIf = scf::IfOp::create(
-      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ne, flag,
-                               arith::ConstantIntOp::create(b, 0, 32)),
-      /*withElseRegion=*/false);
+  Value isLast = arriveLast(b, counters, currentTile, idxAdd(b, segments, -1),
+                            sharedPtr(b, outputRegion));
+  auto lastIf = scf::IfOp::create(b, isLast, /*withElseRegion=*/false);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(lastIf.thenBlock());
     NVVM::MembarOp::create(b, gpuScope);
     // b0's segment is its last unless its run starts at the tile's step 0.
-    Value grid = gpu::GridDimOp::create(b, gpu::Dimension::x);
-    Value b0Start = idxAdd(b, streamBase, idxDiv(b, idxMul(b, b0, streamTotal), grid));
-    Value b0Slot = idxAdd(b, idxMul(b, b0, 2),
-                          arith::SelectOp::create(
-                              b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, b0Start,
-                                                       tileBase),
-                              idxConst(b, 1), idxConst(b, 0)));
+    Value b0Slot = idxAdd(
+        b, idxMul(b, b0, 2),
+        arith::SelectOp::create(b,
+                                arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                                      streamRunStart(b, b0), tileBase),
+                                idxConst(b, 1), idxConst(b, 0)));
     SmallVector<Value> first;
     for (int64_t q = 0; q < nVec; ++q)
-      first.push_back(LLVM::LoadOp::create(b, v4f32, unitPtr(b0Slot, q), /*alignment=*/16));
+      first.push_back(LLVM::LoadOp::create(b, v4f32, vectorPtr(b0Slot, q), /*alignment=*/16));
     auto sum = scf::ForOp::create(b, idxConst(b, 1), segments, idxConst(b, 1), first);
     {
       OpBuilder::InsertionGuard bodyGuard(b);
@@ -212,17 +194,13 @@ LogicalResult Sm90Emitter::storeStreamK(ImplicitLocOpBuilder &b, ArrayRef<Value>
       for (int64_t q = 0; q < nVec; ++q)
         next.push_back(arith::AddFOp::create(
             b, sum.getRegionIterArgs()[q],
-            LLVM::LoadOp::create(b, v4f32, unitPtr(slot, q), /*alignment=*/16)));
+            LLVM::LoadOp::create(b, v4f32, vectorPtr(slot, q), /*alignment=*/16)));
       scf::YieldOp::create(b, next);
     }
     SmallVector<Value> totals(sum.getResults().begin(), sum.getResults().end());
     if (failed(storeThroughShared(b, totals, out, row0, col0, ld, valid)))
       return failure();
-    auto resetIf = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
-    b.setInsertionPointToStart(resetIf.thenBlock());
-    memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::assign,
-                                arith::ConstantIntOp::create(b, 0, 32), counters,
-                                ValueRange{currentTile});
+    resetCounter(b, counters, currentTile);
   }
   b.setInsertionPointAfter(wholeIf);
   // The staging stage receives a later step by TMA (the async proxy) after

@@ -344,10 +344,10 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
       emitter.mapping.map(from, to);
     emitter.emitIds(b);
     // A GEMM launched as this kernel's programmatic dependent may start
-    // once every workgroup of this one runs (and do its prologue on the SMs
-    // this one leaves); it waits for our results itself. The GEMMs on the
-    // activation image let the next one in (the second part of a split M,
-    // Ops/GemmA4W4.cpp): it only reads the image, complete before them.
+    // once every workgroup of this one runs, and do its prologue on the SMs
+    // this one leaves; its griddepcontrol.wait waits for this one to end.
+    // The GEMMs on the activation image let the next one in too (the
+    // second part of a split M, Ops/GemmA4W4.cpp).
     if (cfg->quantizeOnly || cfg->stagedActivations)
       NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::launch_dependents);
     if (cfg->tileLoop()) {
