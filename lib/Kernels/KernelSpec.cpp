@@ -399,11 +399,11 @@ Error verifyKernelSpec(const KernelSpec &s) {
                 "split-K, not of ",
                 toString(s.op), " on ", arch, " with split-K ", s.splitK);
   if (s.streamK && (s.arch != Arch::SM90A || s.op != OpKind::GemmQdqA4W4 || s.splitK != 1 ||
-                    s.persistent || (s.bm != 128 && s.bm != 256) ||
+                    s.persistent || (s.bm != 128 && s.bm != 256) || s.bn != 128 ||
                     s.activation != Activation::None))
-    return fail("stream-K (_sk) is a variant of the sm_90a gemm_qdqa4w4 with BM 128 or 256, "
-                "without split-K, a persistent grid or an activation (it sums partial tiles), "
-                "not of ",
+    return fail("stream-K (_sk) is a variant of the sm_90a gemm_qdqa4w4 with BM 128 or 256 and "
+                "BN 128, without split-K, a persistent grid or an activation (it sums partial "
+                "tiles), not of ",
                 toString(s.op), " on ", arch, " with BM ", s.bm, ", split-K ", s.splitK,
                 s.persistent ? ", persistent" : "");
   const bool preQuantized = s.op == OpKind::GemmMxA4W4 || s.op == OpKind::GemmQdqA4W4;
@@ -414,8 +414,14 @@ Error verifyKernelSpec(const KernelSpec &s) {
     return fail(toString(s.op), " quantizes nothing: the quantization dump (epilogue bf16dq) does "
                 "not apply");
   if (s.arch == Arch::SM90A) {
-    if (s.bn != 128)
-      return fail("gemm_a4w4 on sm_90a: BN must be 128 (4 warps x 32 weight rows), got ", s.bn);
+    if (s.bn != sm90::kTileRows && s.bn != sm90::kNarrowTileRows)
+      return fail("gemm_a4w4 on sm_90a: BN must be 128 or 64 (4 warps x 32 or 16 weight rows), "
+                  "got ",
+                  s.bn);
+    if (s.bn == sm90::kNarrowTileRows && (s.bm > 128 || s.twoWarpgroups))
+      return fail("gemm_a4w4 on sm_90a: BN 64 runs one warpgroup, so BM <= 128 and not two "
+                  "warpgroups, got BM ",
+                  s.bm, s.twoWarpgroups ? " with two warpgroups" : "");
     const bool staged = s.op == OpKind::GemmQdqA4W4;
     if (s.bm != 8 && s.bm != 16 && s.bm != 32 && s.bm != 64 && s.bm != 128 &&
         !(staged && s.bm == 256))
@@ -437,7 +443,7 @@ Error verifyKernelSpec(const KernelSpec &s) {
       return fail("gemm_a4w4 on sm_90a: BM x BK = ", s.bm * s.bk,
                   " exceeds the 64 KiB of shared memory (at most 16384)");
     const sm90::SharedLayout layout =
-        sm90::sharedLayout(s.bm, s.bk, s.op == OpKind::GemmQdqA4W4, s.stages, s.persistent);
+        sm90::sharedLayout(s.bm, s.bk, s.op == OpKind::GemmQdqA4W4, s.stages, s.persistent, s.bn);
     // A persistent workgroup issues the next tile's first S - 1 steps from
     // inside this tile's loop.
     if (s.persistent && s.k / s.bk < layout.stages - 1)

@@ -84,29 +84,32 @@ template <typename... Parts> static Error fail(const Parts &...parts) {
   return makeError(parts...);
 }
 
-/// The TMA descriptors of sm_90a weights and scales, in device memory
-/// (Kernels/Sm90Pipeline.h has the views and boxes).
+/// The TMA descriptors of sm_90a weights and scales, in device memory: with
+/// BN 128 boxes, then with BN 64 boxes (Kernels/Sm90Pipeline.h has the
+/// views and boxes).
 static Expected<void *> sm90Descriptors(Device &dev, void *weights, void *scales, int64_t n,
                                         int64_t k) {
   using namespace sm90;
   const uint64_t chunks = uint64_t(k / 128);
-  Expected<std::array<uint8_t, 128>> w =
-      dev.encodeTensorMap(weights, {kTileChunkWords, chunks, uint64_t(n / 16)},
-                          {kTileChunkWords, 1, kTileRows / 16});
-  if (!w)
-    return w.takeError();
-  Expected<std::array<uint8_t, 128>> s =
-      dev.encodeTensorMap(scales, {kGroupScaleWords, chunks, uint64_t(n / 32)},
-                          {kGroupScaleWords, 1, kTileRows / 32});
-  if (!s)
-    return s.takeError();
-  uint8_t both[2 * kDescriptorBytes];
-  std::copy(w->begin(), w->end(), both);
-  std::copy(s->begin(), s->end(), both + kDescriptorBytes);
-  Expected<void *> d = dev.alloc(sizeof(both));
+  uint8_t all[4 * kDescriptorBytes];
+  for (int64_t bn : {kTileRows, kNarrowTileRows}) {
+    Expected<std::array<uint8_t, 128>> w =
+        dev.encodeTensorMap(weights, {kTileChunkWords, chunks, uint64_t(n / 16)},
+                            {kTileChunkWords, 1, uint32_t(bn / 16)});
+    if (!w)
+      return w.takeError();
+    Expected<std::array<uint8_t, 128>> s =
+        dev.encodeTensorMap(scales, {kGroupScaleWords, chunks, uint64_t(n / 32)},
+                            {kGroupScaleWords, 1, uint32_t(bn / 32)});
+    if (!s)
+      return s.takeError();
+    std::copy(w->begin(), w->end(), all + descriptorOffset(bn));
+    std::copy(s->begin(), s->end(), all + descriptorOffset(bn) + kDescriptorBytes);
+  }
+  Expected<void *> d = dev.alloc(sizeof(all));
   if (!d)
     return d.takeError();
-  if (Error e = dev.copyToDevice(*d, both, sizeof(both))) {
+  if (Error e = dev.copyToDevice(*d, all, sizeof(all))) {
     dev.free(*d);
     return e;
   }
@@ -337,6 +340,8 @@ static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W
     tile.splitK = *o.splitK;
   if (o.bk)
     tile.bk = *o.bk;
+  if (o.bn)
+    tile.bn = *o.bn;
   if (o.preQuantize)
     tile.preQuantize = *o.preQuantize;
   if (o.stages)
@@ -450,6 +455,8 @@ static Expected<KernelSpec> preQuantizedSpec(OpKind op, const PreparedWeight &w,
     spec->persistent = false;
   if (tile.bk)
     spec->bk = tile.bk;
+  if (tile.bn)
+    spec->bn = tile.bn;
   if (Error e = chooseFold(*spec, w, options))
     return e;
   if (Error e = verifyKernelSpec(*spec))
@@ -551,6 +558,8 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
   Expected<KernelSpec> spec = makeGemmA4W4Spec(w.arch(), w.n(), w.k(), bm, options.rounding);
   if (!spec)
     return spec.takeError();
+  if (tile.bn)
+    spec->bn = tile.bn;
   spec->splitK = tile.splitK;
   spec->stages = tile.stages;
   if (tile.bk)

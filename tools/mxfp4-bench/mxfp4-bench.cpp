@@ -38,6 +38,9 @@ static cl::opt<std::string> bmOpt("bm", cl::desc("comma-separated M tiles to for
                                   cl::init(""));
 static cl::opt<std::string> splitOpt("split-k", cl::desc("comma-separated split-K factors to force"),
                                      cl::init(""));
+static cl::opt<std::string> bnOpt("bn",
+                                  cl::desc("comma-separated N tiles to force (sm_90a: 128, 64)"),
+                                  cl::init(""));
 static cl::opt<std::string> bkOpt("bk", cl::desc("comma-separated K tiles to force (tuning)"),
                                   cl::init(""));
 static cl::opt<std::string> stagesOpt("stages",
@@ -107,7 +110,8 @@ int main(int argc, char **argv) {
   const std::string json = jsonOpt;
   const bool withPeers = peersOpt;
   const std::vector<int64_t> bms = parseList(bmOpt), splits = parseList(splitOpt),
-                             bks = parseList(bkOpt), pres = parseList(preOpt),
+                             bks = parseList(bkOpt), bns = parseList(bnOpt),
+                             pres = parseList(preOpt),
                              stageList = parseList(stagesOpt), wgs = parseList(wgOpt),
                              pss = parseList(psOpt), sks = parseList(skOpt),
                              splitMs = parseList(splitMOpt);
@@ -191,10 +195,12 @@ int main(int argc, char **argv) {
     for (int64_t ps : pss.empty() ? std::vector<int64_t>{-1} : pss)
     for (int64_t streamK : sks.empty() ? std::vector<int64_t>{-1} : sks)
     for (int64_t splitM : splitMs.empty() ? std::vector<int64_t>{-1} : splitMs)
+    for (int64_t bn : bns.empty() ? std::vector<int64_t>{0} : bns)
     for (int64_t bk : bks.empty() ? std::vector<int64_t>{0} : bks)
       for (int64_t bm : bms.empty() ? std::vector<int64_t>{0} : bms)
         for (int64_t sk : splits.empty() ? std::vector<int64_t>{0} : splits) {
-          if (bms.empty() && splits.empty() && bks.empty() && pres.empty() && stageList.empty() &&
+          if (bms.empty() && splits.empty() && bks.empty() && bns.empty() && pres.empty() &&
+              stageList.empty() &&
               wgs.empty() && pss.empty() && sks.empty() && splitMs.empty())
             break;
           GemmA4W4Options o;
@@ -208,6 +214,8 @@ int main(int argc, char **argv) {
             o.splitK = sk;
           if (bk)
             o.bk = bk;
+          if (bn)
+            o.bn = bn;
           if (st)
             o.stages = st;
           if (wg)
@@ -221,9 +229,9 @@ int main(int argc, char **argv) {
           double us = timeIt([&] { return gemmA4W4(dev, nullptr, da, m, **prepared, dc, o); });
           llvm::outs() << llvm::format(
               "  tune N=%lld K=%lld M=%lld prequant=%lld stages=%lld wg=%lld ps=%lld sk=%lld "
-              "split-m=%lld bk=%lld bm=%lld split-k=%lld: %.1f us\n",
+              "split-m=%lld bn=%lld bk=%lld bm=%lld split-k=%lld: %.1f us\n",
               (long long)n, (long long)k, (long long)m, (long long)pre, (long long)st, (long long)wg,
-              (long long)ps, (long long)streamK, (long long)splitM, (long long)bk,
+              (long long)ps, (long long)streamK, (long long)splitM, (long long)bn, (long long)bk,
               (long long)bm, (long long)sk, us);
           llvm::outs().flush(); // a sweep killed by a timeout keeps its lines
         }

@@ -41,6 +41,8 @@ static cl::opt<int64_t> kOpt("k", cl::desc("K (reduction length)"), cl::init(716
 static cl::opt<int64_t> bmOpt("bm", cl::desc("M tile: 16 or 64"), cl::init(16));
 static cl::opt<int64_t> splitKOpt("split-k", cl::desc("split-K factor (sm_90a)"), cl::init(1));
 static cl::opt<int64_t> bkOpt("bk", cl::desc("K tile (default: the arch's)"), cl::init(0));
+static cl::opt<int64_t> bnOpt("bn", cl::desc("N tile (default: the arch's; sm_90a: 128 or 64)"),
+                              cl::init(0));
 static cl::opt<bool> twoWgOpt("two-warpgroups",
                               cl::desc("sm_90a gemm_qdqa4w4 below BM 128: two warpgroups"),
                               cl::init(false));
@@ -116,6 +118,8 @@ int main(int argc, char **argv) {
     spec->splitK = splitKOpt;
     if (bkOpt)
       spec->bk = bkOpt;
+    if (bnOpt)
+      spec->bn = bnOpt;
     spec->stages = stagesOpt;
     spec->twoWarpgroups = twoWgOpt;
     spec->persistent = persistentOpt;

@@ -378,6 +378,48 @@ TEST_F(Gemm, TileShapesAgreeBitForBit) {
     }
 }
 
+TEST_F(Gemm, NarrowTilesAgreeBitForBit) {
+  // BN 64 runs one warpgroup of 4 warps x 16 weight rows over half the
+  // rows of a BN 128 tile, with the same wgmma K order per output, so each
+  // variant (inline or image, split-K in a cluster or a workspace, the
+  // persistent grid) gives the bits of its BN 128 twin.
+  OPEN_DEVICE_OR_SKIP(dev);
+  const int64_t n = 1536;
+  for (int64_t k : {768, 2048}) {
+    HostWeights w = randomWeights(rng, n, k);
+    auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
+    ASSERT_OK(prepared);
+    for (int64_t m : {5, 77, 300}) {
+      std::vector<uint16_t> a = randomActivations(rng, m, k);
+      DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * n * 2));
+      da.upload(a);
+      // (BM, split-K, image, persistent).
+      for (auto [bm, splits, image, persistent] :
+           {std::tuple<int64_t, int64_t, bool, bool>{8, 1, false, false}, {16, 3, false, false},
+            {128, 1, false, false}, {32, 1, true, false}, {64, 1, true, false},
+            {128, 1, true, false}, {128, 1, true, true}, {128, 2, true, false},
+            {16, 2, true, false}}) {
+        SCOPED_TRACE(testing::Message() << "K=" << k << " M=" << m << " BM " << bm << " split-K "
+                                        << splits << (image ? " image" : " inline")
+                                        << (persistent ? " persistent" : "") << " seed=" << seed);
+        GemmA4W4Options o;
+        o.bm = bm;
+        o.splitK = splits;
+        o.preQuantize = image;
+        o.persistent = persistent;
+        std::vector<uint16_t> outs[2];
+        for (int64_t bn : {128, 64}) {
+          o.bn = bn;
+          auto c = poisonedGemm(dev, da, dc, m, n, **prepared, o, uint8_t(0x3C + bn));
+          ASSERT_OK(c);
+          outs[bn == 64] = std::move(*c);
+        }
+        EXPECT_EQ(bf16Differences(outs[1], outs[0], "BN 64", "BN 128"), 0);
+      }
+    }
+  }
+}
+
 TEST_F(Gemm, PersistentGridAgreesBitForBit) {
   // A persistent grid takes several tiles per workgroup (here up to four:
   // more tiles than resident workgroups), its stages counting steps across

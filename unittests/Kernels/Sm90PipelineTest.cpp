@@ -36,8 +36,8 @@ TEST(Sm90Pipeline, EveryTileFitsAndIsAligned) {
     EXPECT_EQ(l.activationBytes, 2 * bm * bk * 2);
     EXPECT_EQ(l.stagesOffset() % 128, 0);
     EXPECT_EQ(l.stageBytes() % 128, 0);
-    EXPECT_EQ(l.scalesInStage(), bk / 128 * sm90::kWeightBoxBytes);
-    EXPECT_EQ(l.stageBytes() - l.scalesInStage(), bk / 128 * sm90::kScaleBoxBytes);
+    EXPECT_EQ(l.scalesInStage(), bk / 128 * sm90::weightBoxBytes());
+    EXPECT_EQ(l.stageBytes() - l.scalesInStage(), bk / 128 * sm90::scaleBoxBytes());
     EXPECT_EQ(l.barriersOffset() % 8, 0);
     // One stage holds the step's weight rows and scales exactly.
     EXPECT_EQ(l.stageBytes(), sm90::kTileRows * bk / 2 + sm90::kTileRows * bk / 32);
@@ -100,6 +100,60 @@ TEST(Sm90Pipeline, StagedActivationsFitAndAlign) {
   EXPECT_EQ(p.barriersOffset(), p.outputOffset() + 128 * sm90::kStagedRowBytes);
   EXPECT_EQ(g.sharedBytes, unsigned(p.totalBytes()));
   EXPECT_LE(p.totalBytes(), sm90::kMaxSharedBytes);
+}
+
+// BN 64: half the weight and scale boxes in every stage (still 128-byte
+// aligned), the same stage counts or more, one warpgroup at any BM, twice
+// the workgroups along N, and its own pair of TMA descriptors.
+TEST(Sm90Pipeline, NarrowTileHalvesTheBoxes) {
+  for (bool staged : {false, true})
+    for (auto [bm, bk] : loweredTiles()) {
+      SCOPED_TRACE(testing::Message() << "BM " << bm << " BK " << bk << " staged " << staged);
+      const sm90::SharedLayout wide = sm90::sharedLayout(bm, bk, staged);
+      const sm90::SharedLayout l = sm90::sharedLayout(bm, bk, staged, 0, false, 64);
+      // Staged tiles below BM 128 fit as many stages as 74 KiB hold.
+      if (staged && bm < 128) {
+        EXPECT_GE(l.stages, wide.stages);
+      } else {
+        EXPECT_EQ(l.stages, wide.stages);
+      }
+      EXPECT_EQ(l.weightBox(), 64 * 128 / 2);
+      EXPECT_EQ(l.scaleBox(), 64 * 128 / 32);
+      EXPECT_EQ(l.stageBytes(), (staged ? bm * bk * 2 : 0) + 64 * bk / 2 + 64 * bk / 32);
+      EXPECT_EQ(l.stageBytes() % 128, 0);
+      EXPECT_EQ(l.scalesInStage() % 128, 0);
+      EXPECT_LE(l.totalBytes(), sm90::kMaxSharedBytes);
+      if (staged && bm < 128 && bk == 128) { // three workgroups per SM
+        EXPECT_LE(3 * (l.totalBytes() + 1024), 228 * 1024);
+      }
+      EXPECT_EQ(sm90::gemmWarpgroups(bm, false, 64), 1);
+    }
+  EXPECT_EQ(sm90::descriptorOffset(128), 0);
+  EXPECT_EQ(sm90::descriptorOffset(64), 2 * sm90::kDescriptorBytes);
+  Expected<KernelSpec> spec = makeGemmA4W4Spec(Arch::SM90A, 7168, 768, 128, kDefaultScaleRounding,
+                                               Activation::None, {0.0f, 0.0f},
+                                               OpKind::GemmQdqA4W4);
+  ASSERT_OK(spec);
+  spec->bn = 64;
+  ASSERT_OK(verifyKernelSpec(*spec));
+  EXPECT_NE(spec->name().find("_bn64_"), std::string::npos);
+  CompiledKernel k;
+  k.spec = *spec;
+  LaunchGeometry g = k.geometry(128);
+  EXPECT_EQ(g.grid[0], 112u);
+  EXPECT_EQ(g.block[0], 128u);
+  EXPECT_EQ(g.sharedBytes, unsigned(sm90::sharedLayout(128, 128, true, 0, false, 64).totalBytes()));
+  // One warpgroup: no BM 256, no second warpgroup.
+  KernelSpec bad = *spec;
+  bad.bm = 256;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(bad), "BN 64 runs one warpgroup");
+  bad = *spec;
+  bad.bm = 32;
+  bad.twoWarpgroups = true;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(bad), "BN 64 runs one warpgroup");
+  bad = *spec;
+  bad.bn = 32;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(bad), "BN must be 128 or 64");
 }
 
 // Stream-K: a linear grid of one workgroup per (tile, K step) at most,

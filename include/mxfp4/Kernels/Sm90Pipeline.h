@@ -18,11 +18,12 @@
 // Weights reach shared memory by TMA (cp.async.bulk.tensor), one stage per K
 // step, S steps in flight. The descriptors view the sm90_mma16 layouts
 // (Format/Layout.h) as 3-D arrays of 32-bit words:
-//   weights [N/16 tiles][K/128 chunks][256 words]  box {256, 1, 8}: 128 rows of one chunk
-//   scales  [N/32 groups][K/128 chunks][32 words]  box {32, 1, 4}
+//   weights [N/16 tiles][K/128 chunks][256 words]  box {256, 1, BN/16}: BN rows of one chunk
+//   scales  [N/32 groups][K/128 chunks][32 words]  box {32, 1, BN/32}
 // so a box lands in shared memory exactly as the rows' global bytes, and a
 // thread reads its 16 weight bytes / scale word at the same offsets it would
-// read in global memory.
+// read in global memory. BN is 128, or 64 where N / 128 tiles would leave
+// most SMs idle (each has its own pair of descriptors).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MXFP4_KERNELS_SM90PIPELINE_H
@@ -32,17 +33,22 @@
 
 namespace mxfp4::sm90 {
 
-/// Rows of weights per workgroup (the N tile).
+/// Rows of weights per workgroup (the N tile): 128, or the narrow tile 64.
 inline constexpr int64_t kTileRows = 128;
-/// Bytes of one weight box (128 rows x 128 K of E2M1) and one scale box.
-inline constexpr int64_t kWeightBoxBytes = kTileRows * 128 / 2;
-inline constexpr int64_t kScaleBoxBytes = kTileRows * 128 / 32;
+inline constexpr int64_t kNarrowTileRows = 64;
+/// Bytes of one weight box (BN rows x 128 K of E2M1) and one scale box.
+constexpr int64_t weightBoxBytes(int64_t bn = kTileRows) { return bn * 128 / 2; }
+constexpr int64_t scaleBoxBytes(int64_t bn = kTileRows) { return bn * 128 / 32; }
 /// The descriptors' innermost extents: 32-bit words of one 16-row tile's
 /// 128-K chunk (16 rows x 64 bytes) and of one 32-row group's scale chunk.
 inline constexpr int64_t kTileChunkWords = 16 * 64 / 4;
 inline constexpr int64_t kGroupScaleWords = 32 * 4 / 4;
-/// Bytes of one TMA descriptor (CUtensorMap); the weights' comes first.
+/// Bytes of one TMA descriptor (CUtensorMap). The prepared weights hold
+/// four: weights and scales with BN 128 boxes, then with BN 64 boxes.
 inline constexpr int64_t kDescriptorBytes = 128;
+constexpr int64_t descriptorOffset(int64_t bn) {
+  return bn == kTileRows ? 0 : 2 * kDescriptorBytes;
+}
 /// Shared memory one sm_90 workgroup may take (227 KiB), and an SM's (228
 /// KiB, 1 KiB of it reserved per resident workgroup).
 inline constexpr int64_t kMaxSharedBytes = 227 * 1024;
@@ -73,14 +79,15 @@ struct SharedLayout {
   /// whose stages already receive the next tile while one is stored);
   /// other kernels stage it from byte 0.
   int64_t outputBytes = 0;
+  int64_t bn = kTileRows; ///< weight rows per box
+  constexpr int64_t weightBox() const { return weightBoxBytes(bn); }
+  constexpr int64_t scaleBox() const { return scaleBoxBytes(bn); }
   /// One stage: its activations (if staged), weight boxes, then scale boxes.
   constexpr int64_t stageBytes() const {
-    return stagedActivationBytes + chunks * (kWeightBoxBytes + kScaleBoxBytes);
+    return stagedActivationBytes + chunks * (weightBox() + scaleBox());
   }
   constexpr int64_t weightsInStage() const { return stagedActivationBytes; }
-  constexpr int64_t scalesInStage() const {
-    return stagedActivationBytes + chunks * kWeightBoxBytes;
-  }
+  constexpr int64_t scalesInStage() const { return stagedActivationBytes + chunks * weightBox(); }
   constexpr int64_t stagesOffset() const { return activationBytes; }
   constexpr int64_t outputOffset() const { return activationBytes + stages * stageBytes(); }
   constexpr int64_t barriersOffset() const { return outputOffset() + outputBytes; }
@@ -98,13 +105,15 @@ struct SharedLayout {
 /// fit 74 KiB (three workgroups per SM), 3..6 (the staged K loop refills a
 /// stage one step after its wgmmas: 3 keep one workgroup busy). `stages`
 /// (KernelSpec::stages) overrides the count: 2 stages of BM 128 let two
-/// workgroups share an SM and hide each other's waits.
+/// workgroups share an SM and hide each other's waits. BN 64 halves the
+/// weight and scale boxes and keeps the counts.
 constexpr SharedLayout sharedLayout(int64_t bm, int64_t bk, bool stagedActivations = false,
-                                    int64_t stages = 0, bool persistent = false) {
+                                    int64_t stages = 0, bool persistent = false,
+                                    int64_t bn = kTileRows) {
   const int64_t chunks = bk / 128;
   const int64_t output = persistent ? bm * kStagedRowBytes : 0;
   if (stagedActivations) {
-    SharedLayout l{0, 0, chunks, bm * bk * 2, output};
+    SharedLayout l{0, 0, chunks, bm * bk * 2, output, bn};
     int64_t fit = 74 * 1024 / l.stageBytes();
     l.stages = stages                 ? stages
                : bm == 256            ? 3
@@ -114,15 +123,15 @@ constexpr SharedLayout sharedLayout(int64_t bm, int64_t bk, bool stagedActivatio
   }
   if (!stages)
     stages = bm == 128 ? 5 : (chunks == 1 ? 4 : 3);
-  return {2 * bm * bk * 2, stages, chunks, 0, output};
+  return {2 * bm * bk * 2, stages, chunks, 0, output, bn};
 }
 
 /// Warpgroups of a GEMM workgroup: BM 128 and 256 have two (each warp
 /// converts 16 weight rows, one m64n128 or m64n256 wgmma per warpgroup and
 /// MMA step), smaller tiles one (32 rows per warp) unless `twoWarpgroups`
-/// asks for two.
-constexpr int64_t gemmWarpgroups(int64_t bm, bool twoWarpgroups = false) {
-  return bm >= 128 || twoWarpgroups ? 2 : 1;
+/// asks for two. BN 64 has one at any BM (16 rows per warp).
+constexpr int64_t gemmWarpgroups(int64_t bm, bool twoWarpgroups = false, int64_t bn = kTileRows) {
+  return bn == kTileRows && (bm >= 128 || twoWarpgroups) ? 2 : 1;
 }
 
 /// Workgroups of this layout that fit one SM's shared memory.

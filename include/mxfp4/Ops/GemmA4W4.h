@@ -39,7 +39,8 @@ public:
   int64_t k() const { return cols; }
   void *deviceData() const { return data; }
   void *deviceScales() const { return scales; }
-  /// sm_90a: the TMA descriptors of the weights and scales (2 x 128 bytes).
+  /// sm_90a: the TMA descriptors of the weights and scales for BN 128 and BN
+  /// 64 boxes (4 x 128 bytes).
   void *deviceDescriptors() const { return descriptors; }
   /// Every weight scale is below 128 (scale <= 1): the GEMMs use the
   /// kernels that fold it (KernelSpec::foldedScales).
@@ -95,6 +96,9 @@ struct GemmA4W4Options {
   std::optional<int64_t> splitK;
   std::optional<int64_t> bk;
   /// Override the sm_90a TMA stage count (0: the tile's default).
+  /// Override the N tile (sm_90a: 128, or 64 for twice the workgroups where
+  /// N / 128 tiles leave SMs idle; BM <= 128, one warpgroup).
+  std::optional<int64_t> bn;
   std::optional<int64_t> stages;
   /// Override whether sm_90a dequantize-once GEMMs below BM 128 use two
   /// warpgroups.
@@ -134,9 +138,10 @@ struct GemmA4W4Options {
 struct GemmA4W4Tile {
   int64_t bm = 16;
   int64_t splitK = 1;
-  int64_t bk = 0;           ///< 0: the target's default
-  bool preQuantize = false; ///< quant_mxfp4 once, then gemm_mxa4w4 (sm_90a)
-  int64_t stages = 0;       ///< sm_90a TMA stages; 0: the tile's default
+  int64_t bk = 0;             ///< 0: the target's default
+  int64_t bn = 0;             ///< sm_90a N tile, 128 or 64; 0: the target's default
+  bool preQuantize = false;   ///< quant_mxfp4 once, then gemm_mxa4w4 (sm_90a)
+  int64_t stages = 0;         ///< sm_90a TMA stages; 0: the tile's default
   bool twoWarpgroups = false; ///< sm_90a gemm_qdqa4w4 below BM 128: 8 warps
   bool persistent = false;    ///< sm_90a gemm_qdqa4w4 without split-K: a persistent grid
   bool streamK = false;       ///< sm_90a gemm_qdqa4w4, BM 128/256, no split-K: stream-K

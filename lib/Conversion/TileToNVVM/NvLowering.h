@@ -81,14 +81,14 @@ struct Config {
   bool tileLoop() const { return persistentTilesX != 0; }
   /// Warpgroups per workgroup: 2 for BM 128 or when asked (each warp then
   /// owns 16 weight rows, one wgmma per warpgroup and MMA step), else 1
-  /// (each warp owns 32 rows).
-  int64_t warpgroups() const { return sm90::gemmWarpgroups(bm, twoWarpgroups); }
+  /// (each warp owns BN / 4 rows).
+  int64_t warpgroups() const { return sm90::gemmWarpgroups(bm, twoWarpgroups, bn); }
   int64_t threads() const { return 128 * warpgroups(); }
   /// m16 weight tiles per warp (wgmmas per MMA step and warpgroup).
-  int64_t tilesPerWarp() const { return 2 / warpgroups(); }
+  int64_t tilesPerWarp() const { return bn / 64 / warpgroups(); }
   /// Shared memory of a GEMM workgroup (dynamic: it exceeds 48 KiB).
   sm90::SharedLayout shared() const {
-    return sm90::sharedLayout(bm, bk, stagedActivations, stages, persistent());
+    return sm90::sharedLayout(bm, bk, stagedActivations, stages, persistent(), bn);
   }
 
   int64_t chunksPerStep() const { return bk / 128; }

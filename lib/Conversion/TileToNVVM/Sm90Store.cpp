@@ -3,7 +3,7 @@
 // The accumulator fragments (lane mapping of NvLowering.h: acc[i][j] holds
 // (weight row g, token 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1)) pass through
 // shared memory on their way out: each thread writes its bf16 values into a
-// BM x 128 tile there, and the tile leaves in 16-byte stores, 256
+// BM x BN tile there, and the tile leaves in 16-byte stores, 2 BN
 // contiguous bytes per token row, for the rows of M that exist (written
 // from the fragments, a warp's bf16 stores would cover four 16-byte pieces
 // of four rows). Split-K tiles are first summed over their
@@ -76,12 +76,13 @@ LogicalResult Sm90Emitter::storeThroughShared(ImplicitLocOpBuilder &b, ArrayRef<
         LLVM::StoreOp::create(b, v, sharedPtr(b, at), /*alignment=*/2);
       }
   gpu::BarrierOp::create(b);
-  // 16-byte unit u of the tile: token u / 16, columns 8 (u % 16) + 0..7.
+  // 16-byte unit u of the tile: token u / U, columns 8 (u % U) + 0..7, U = BN / 8.
   auto v4i32 = VectorType::get({4}, b.getI32Type());
   Value rows = arith::MinUIOp::create(b, valid, idxConst(b, cfg.bm));
-  for (int64_t u0 = 0; u0 < cfg.bm * 16; u0 += cfg.threads()) {
+  const int64_t unitsPerRow = cfg.bn / 8;
+  for (int64_t u0 = 0; u0 < cfg.bm * unitsPerRow; u0 += cfg.threads()) {
     Value u = idxAdd(b, tid, u0);
-    Value row = idxDiv(b, u, 16), unit = idxRem(b, u, 16);
+    Value row = idxDiv(b, u, unitsPerRow), unit = idxRem(b, u, unitsPerRow);
     Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, rows);
     auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);

@@ -87,8 +87,12 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
                                            NVVM::MemScopeKindAttr(), BoolAttr(), Value());
   Value stageStart = idxAdd(b, idxMul(b, stage, l.stageBytes()), l.stagesOffset());
   if (parts != StageParts::Activations) {
-    // The kernel argument is a plain global pointer (TileToNVVM.cpp).
+    // The kernel argument is a plain global pointer (TileToNVVM.cpp); BN
+    // 64 takes the second pair of descriptors (Sm90Pipeline.h).
     Value weightMap = mapping.lookup(w.getDescriptors());
+    if (const int64_t offset = sm90::descriptorOffset(cfg.bn))
+      weightMap = LLVM::GEPOp::create(b, weightMap.getType(), b.getI8Type(), weightMap,
+                                      ArrayRef<LLVM::GEPArg>{int32_t(offset)});
     Value scaleMap = LLVM::GEPOp::create(b, weightMap.getType(), b.getI8Type(), weightMap,
                                          ArrayRef<LLVM::GEPArg>{sm90::kDescriptorBytes});
     Value n0 = tileValue(w.getRow());
@@ -103,8 +107,8 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
     };
     for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
       Value chunk = toI32(idxAdd(b, chunk0, kc));
-      copy(l.weightsInStage() + kc * sm90::kWeightBoxBytes, weightMap, chunk, tile);
-      copy(l.scalesInStage() + kc * sm90::kScaleBoxBytes, scaleMap, chunk, group);
+      copy(l.weightsInStage() + kc * l.weightBox(), weightMap, chunk, tile);
+      copy(l.scalesInStage() + kc * l.scaleBox(), scaleMap, chunk, group);
     }
   }
   if (!act || parts == StageParts::Weights)
@@ -155,9 +159,9 @@ WeightRegs Sm90Emitter::loadWeights(ImplicitLocOpBuilder &b, Value st) {
   NVVM::MBarrierTryWaitParityOp::create(
       b, sharedPtr(b, idxAdd(b, idxMul(b, stage, 8), l.barriersOffset())), parity,
       arith::ConstantIntOp::create(b, kWaitTicks, 32));
-  // Warp w's rows are tiles w * tiles + i of the stage's 8 (16-row tiles of
-  // 1 KiB: 16-byte unit (tile * 2 + h) * 32 + lane) and scale group
-  // w * tiles / 2 of 4 (32 words each).
+  // Warp w's rows are tiles w * tiles + i of the stage's BN / 16 (16-row
+  // tiles of 1 KiB: 16-byte unit (tile * 2 + h) * 32 + lane) and scale group
+  // w * tiles / 2 of BN / 32 (32 words each).
   const int64_t tiles = cfg.tilesPerWarp();
   Value tile0 = idxMul(b, warp, tiles);
   Value group = idxDiv(b, tile0, 2);
@@ -168,13 +172,12 @@ WeightRegs Sm90Emitter::loadWeights(ImplicitLocOpBuilder &b, Value st) {
     for (int64_t i = 0; i < tiles; ++i)
       for (int64_t h = 0; h < 2; ++h) {
         Value unit = idxAdd(b, idxMul(b, idxAdd(b, tile0, i), sm90::kTileChunkWords / 4), lane);
-        Value at =
-            idxAdd(b, vecStage, idxAdd(b, unit, kc * sm90::kWeightBoxBytes / 16 + h * 32));
+        Value at = idxAdd(b, vecStage, idxAdd(b, unit, kc * l.weightBox() / 16 + h * 32));
         r.words.push_back(memref::LoadOp::create(b, stageVectors, ValueRange{at}));
       }
     Value at = idxAdd(b, wordStage,
                       idxAdd(b, idxMul(b, group, sm90::kGroupScaleWords),
-                             idxAdd(b, lane, kc * sm90::kScaleBoxBytes / 4)));
+                             idxAdd(b, lane, kc * l.scaleBox() / 4)));
     r.scales.push_back(memref::LoadOp::create(b, stageWords, ValueRange{at}));
   }
   return r;

@@ -185,8 +185,9 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
   cfg.bm = mma.getA().getType().getRows();
   cfg.bk = mma.getA().getType().getCols();
   cfg.bn = mma.getB().getType().getRows();
-  if (cfg.bn != 128)
-    return mma.emitOpError() << "on sm_90a the N tile must be 128 (4 warps x 32 rows), got "
+  if (cfg.bn != sm90::kTileRows && cfg.bn != sm90::kNarrowTileRows)
+    return mma.emitOpError() << "on sm_90a the N tile must be 128 or 64 (4 warps x 32 or 16 "
+                                "rows), got "
                              << cfg.bn;
   bool staged = false;
   kernel.walk([&](tile::LoadQdqOp) { staged = true; });
@@ -233,6 +234,10 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
       return kernel.emitError() << "stream-K needs the activation image (mxtile.load_qdq), BM "
                                    "128 or 256, a positive N tile count and no persistent grid";
   }
+  if (cfg.bn == sm90::kNarrowTileRows && (cfg.bm > 128 || cfg.twoWarpgroups))
+    return mma.emitOpError() << "on sm_90a the N tile 64 takes one warpgroup and BM <= 128, got "
+                                "BM "
+                             << cfg.bm << (cfg.twoWarpgroups ? " with two warpgroups" : "");
   if (cfg.twoWarpgroups && !cfg.stagedActivations)
     return kernel.emitError() << "two warpgroups below BM 128 need the activation image "
                                  "(mxtile.load_qdq): the inline quantizer splits its chunks "
