@@ -47,6 +47,8 @@ TEST(TileTable, EveryChoiceVerifies) {
           spec->persistent = false;
         if (t.bk)
           spec->bk = t.bk;
+        if (t.bn)
+          spec->bn = t.bn;
         ASSERT_OK(verifyKernelSpec(*spec));
         if (t.splitM) {
           // A split of M: whole BM 256 pairs first, on the image, and the

@@ -139,7 +139,6 @@ struct GemmA4W4Tile {
   int64_t bm = 16;
   int64_t splitK = 1;
   int64_t bk = 0;             ///< 0: the target's default
-  int64_t bn = 0;             ///< sm_90a N tile, 128 or 64; 0: the target's default
   bool preQuantize = false;   ///< quant_mxfp4 once, then gemm_mxa4w4 (sm_90a)
   int64_t stages = 0;         ///< sm_90a TMA stages; 0: the tile's default
   bool twoWarpgroups = false; ///< sm_90a gemm_qdqa4w4 below BM 128: 8 warps
@@ -148,6 +147,8 @@ struct GemmA4W4Tile {
   /// sm_90a dequantize-once: this tile for rows [0, splitM) only (0: all),
   /// the table's tile for the rest, launched after it on the same image.
   int64_t splitM = 0;
+  /// sm_90a N tile, 128 or 64 (0: the target's default).
+  int64_t bn = 0;
 };
 
 /// The tile for (arch, N, K, M): the one table later tuning replaces.
