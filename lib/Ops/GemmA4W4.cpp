@@ -182,122 +182,148 @@ struct MeasuredTile {
   GemmA4W4Tile tile; ///< bm, splitK, bk (0: default), preQuantize, stages, two warpgroups,
                      ///< persistent, stream-K
 };
+/// The same tile with BN 64.
+constexpr GemmA4W4Tile narrow(GemmA4W4Tile t) {
+  t.bn = sm90::kNarrowTileRows;
+  return t;
+}
 constexpr MeasuredTile kSm90Measured[] = {
     {8448, 7168, 32, 64, {128, 2, 0, true}},  // M = 32 / 64: 29.7 / 30.1 us (rule: 30.0 / 37.3)
     {7168, 7168, 1, 1, {8, 7, 0, false}},     // 21.1 us (23.1)
     {7168, 7168, 8, 8, {8, 7, 0, false}},     // 25.4 us (27.5)
     {7168, 7168, 32, 32, {32, 7, 0, true}},   // 37.4 us (44.4)
-    {7168, 4224, 1, 8, {8, 11, 0, false}},    // M = 1 / 8: 19.1 / 21.4 us (20.4 / 23.7)
+    // BN 64 (...-bn64-sweep-32a34fd.log; the BN 128 entry's time in the
+    // same run in parentheses): M = 1 / 8: 18.0 / 17.7 us (19.5 / 19.4).
+    {7168, 4224, 1, 8, narrow({8, 11, 0, true})},
+    {7168, 4224, 32, 32, narrow({32, 3, 0, true})},     // 19.7 us (23.4)
+    {7168, 4224, 128, 128, narrow({128, 1, 0, true, 4})}, // 21.8 us (22.9)
     {8448, 4224, 1, 8, {8, 11, 0, false}},    // 20.5 / 22.3 us (21.9 / 25.2)
     {1536, 7168, 1, 1, {8, 14, 256, false}},  // 11.7 us (12.5)
     {1536, 7168, 8, 8, {8, 14, 0, false}},    // 12.1 us (rule: the same)
     {1536, 7168, 32, 32, {32, 8, 0, true, 0, true}}, // 13.9 us, two warpgroups (18.5)
-    {7168, 768, 1, 1, {8, 1, 256, false}},    // 8.7 us (9.5)
-    {7168, 768, 8, 8, {8, 1, 0, true}},       // 9.5 us (11.3)
-    {7168, 768, 32, 32, {32, 1, 0, true}},    // 10.3 us (13.8)
+    // BN 64: 56 tiles of 128 rows leave 76 SMs idle; 112 of 64 rows
+    // (...-bn64-sweep-32a34fd.log, the BN 128 entry in parentheses).
+    {7168, 768, 1, 1, narrow({8, 1, 256, false})},        // 7.5 us (8.4)
+    {7168, 768, 2, 8, narrow({8, 1, 256, true})},         // M = 8: 8.1 us (8.7)
+    {7168, 768, 32, 32, narrow({32, 1, 256, true, 6})},   // 8.4 us (9.9)
+    {7168, 768, 128, 128, narrow({128, 1, 0, true})},     // 9.6 us (11.5)
     // Stream-K after one wave of whole tiles: 90.8 us (95.7;
     // ...-stream-k-hybrid-sweep-d77deba.log).
     {1536, 7168, 2048, 2048, {128, 1, 0, true, 0, false, false, true}},
 };
 } // namespace
 
+/// The sm_90a rule for shapes and M the measured entries do not cover.
+static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m) {
+  // Measured on the H200 (docs/Performance.md, 2026-11-30 sweeps): small
+  // tiles and split-K while the output tiles leave SMs idle; on the
+  // dequantized-once activations BM 128 (two warpgroups) from M = 128
+  // when N is large, else from M = 33 (small N: few workgroup columns, so
+  // the weights are better converted once per 128 tokens, split over K).
+  GemmA4W4Tile t;
+  t.bm = m <= 8      ? 8
+         : m <= 32   ? 16
+         : n >= 4096 ? (m < 128 ? 32 : 128)
+                     : 128;
+  // Quantizing inline costs every one of the N/128 workgroup columns the
+  // whole activation tile; quantize once instead from M = 32 (K >= 2048)
+  // or M = 64 (measured: docs/Performance.md, 2026-11-30 sweeps).
+  t.preQuantize = m >= 64 || (m >= 32 && k >= 2048);
+  const int64_t sms = 132;
+  int64_t tiles = (n / 128) * ((m + t.bm - 1) / t.bm), steps = k / 128;
+  bool shortK = k < 2048; // the reduction only pays off when K is long
+  if (t.bm == 128 && t.preQuantize) {
+    // On the image, BM 256 feeds each converted weight fragment to twice
+    // the tokens: ~5 % less time per FLOP at equal waves, but half the
+    // tiles. Taken when its tiles fill at least 3/4 of a wave and its
+    // rounds of tiles, at 2 x 0.95 the time each, beat BM 128's (the
+    // sweep's winners: 8448x7168 M = 512 / 1024 / 2048, 7168x4224 M = 512
+    // / 1024, 7168x768 M = 512; not 7168x4224 / 7168x768 M = 2048 or
+    // 1536x7168; ...-bm256-sweep-*.log).
+    const int64_t tiles256 = (n / 128) * ((m + 255) / 256);
+    auto rounds = [&](int64_t t) { return (t + sms - 1) / sms; };
+    // Or BM 256 on the first rows, as many waves of them as pay, and the
+    // rest as this table picks for them, in a second launch (a BM 256
+    // round measured 1.8 BM 128 rounds, the launch ~0.15 of one:
+    // 7168x4224 M = 2048: 1792 + 256 rows; ...-split-m-*.log). In 20ths
+    // of a BM 128 round, taken when 5 % better than the better of BM 128
+    // and BM 256 alone.
+    const int64_t alone = std::min(20 * rounds(tiles), 38 * rounds(tiles256));
+    int64_t bestSplit = 0, bestCost = alone * 19 / 20;
+    for (int64_t head = 256; !shortK && head < m; head += 256) {
+      const int64_t headTiles = (n / 128) * (head / 256);
+      const int64_t restTiles = (n / 128) * ((m - head + 127) / 128);
+      const int64_t cost = 36 * rounds(headTiles) + 20 * rounds(restTiles) + 3;
+      if (4 * headTiles >= 3 * sms && cost < bestCost) {
+        bestSplit = head;
+        bestCost = cost;
+      }
+    }
+    if (bestSplit) {
+      t.bm = 256;
+      t.splitM = bestSplit;
+      return t;
+    }
+    if (4 * tiles256 >= 3 * sms && 19 * rounds(tiles256) < 10 * rounds(tiles)) {
+      t.bm = 256;
+      return t;
+    }
+  }
+  if (t.bm == 128) {
+    // One workgroup per SM; up to 8 splits sum in a cluster
+    // (Sm90Pipeline.h), splits need not divide the K steps. Time ~ waves
+    // x (K steps of the longest split + ~4 steps of prologue, epilogue
+    // and reduction), the smaller split on ties: this reproduces the
+    // sweep's winners (1536x7168: 8 splits at M <= 128, 2 at M = 512 and
+    // 2048; 8448x7168 M = 128: 2; none for the larger grids;
+    // ...-cluster-splitk-sweep-28d54bb.log) and splits 7168x4224 M = 128's
+    // 33 steps in two (one wave of 17 instead of two of 11).
+    if (shortK) {
+      // Few K steps per tile: a persistent grid hides each tile's first
+      // copies behind the previous tile (7168x768 M = 512 / 2048: 19.0 /
+      // 51.8 -> 18.0 / 45.6 us; longer K gains nothing measurable:
+      // ...-persistent-sweep-53ed2ea.log).
+      // (It issues the next tile's first S - 1 steps from inside a tile.)
+      const int64_t lookAhead = sm90::sharedLayout(128, 128, true, 0, true).stages - 1;
+      t.persistent = t.preQuantize && steps <= 8 && steps >= lookAhead;
+      return t;
+    }
+    const int64_t overheadSteps = 4;
+    auto cost = [&](int64_t s) {
+      return (tiles * s + sms - 1) / sms * ((steps + s - 1) / s + overheadSteps);
+    };
+    for (int64_t s = 2; s <= sm90::kMaxClusterSplits; ++s)
+      if (steps / s >= 2 && cost(s) < cost(t.splitK))
+        t.splitK = s;
+    return t;
+  }
+  if (tiles <= sms && !(shortK && tiles >= sms / 2)) {
+    // ~4 workgroups per SM.
+    int64_t perSm = 4;
+    int64_t want = (perSm * sms + tiles - 1) / tiles;
+    for (int64_t s = std::min<int64_t>({want, steps / 2, 16}); s > 1; --s)
+      if (steps % s == 0) {
+        t.splitK = s;
+        break;
+      }
+  }
+  return t;
+}
+
 GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
   if (arch == Arch::SM90A) {
     for (const MeasuredTile &e : kSm90Measured)
       if (e.n == n && e.k == k && m >= e.mMin && m <= e.mMax)
         return e.tile;
-    // Measured on the H200 (docs/Performance.md, 2026-11-30 sweeps): small
-    // tiles and split-K while the output tiles leave SMs idle; on the
-    // dequantized-once activations BM 128 (two warpgroups) from M = 128
-    // when N is large, else from M = 33 (small N: few workgroup columns, so
-    // the weights are better converted once per 128 tokens, split over K).
-    GemmA4W4Tile t;
-    t.bm = m <= 8      ? 8
-           : m <= 32   ? 16
-           : n >= 4096 ? (m < 128 ? 32 : 128)
-                       : 128;
-    // Quantizing inline costs every one of the N/128 workgroup columns the
-    // whole activation tile; quantize once instead from M = 32 (K >= 2048)
-    // or M = 64 (measured: docs/Performance.md, 2026-11-30 sweeps).
-    t.preQuantize = m >= 64 || (m >= 32 && k >= 2048);
-    const int64_t sms = 132;
-    int64_t tiles = (n / 128) * ((m + t.bm - 1) / t.bm), steps = k / 128;
-    bool shortK = k < 2048; // the reduction only pays off when K is long
-    if (t.bm == 128 && t.preQuantize) {
-      // On the image, BM 256 feeds each converted weight fragment to twice
-      // the tokens: ~5 % less time per FLOP at equal waves, but half the
-      // tiles. Taken when its tiles fill at least 3/4 of a wave and its
-      // rounds of tiles, at 2 x 0.95 the time each, beat BM 128's (the
-      // sweep's winners: 8448x7168 M = 512 / 1024 / 2048, 7168x4224 M = 512
-      // / 1024, 7168x768 M = 512; not 7168x4224 / 7168x768 M = 2048 or
-      // 1536x7168; ...-bm256-sweep-*.log).
-      const int64_t tiles256 = (n / 128) * ((m + 255) / 256);
-      auto rounds = [&](int64_t t) { return (t + sms - 1) / sms; };
-      // Or BM 256 on the first rows, as many waves of them as pay, and the
-      // rest as this table picks for them, in a second launch (a BM 256
-      // round measured 1.8 BM 128 rounds, the launch ~0.15 of one:
-      // 7168x4224 M = 2048: 1792 + 256 rows; ...-split-m-*.log). In 20ths
-      // of a BM 128 round, taken when 5 % better than the better of BM 128
-      // and BM 256 alone.
-      const int64_t alone = std::min(20 * rounds(tiles), 38 * rounds(tiles256));
-      int64_t bestSplit = 0, bestCost = alone * 19 / 20;
-      for (int64_t head = 256; !shortK && head < m; head += 256) {
-        const int64_t headTiles = (n / 128) * (head / 256);
-        const int64_t restTiles = (n / 128) * ((m - head + 127) / 128);
-        const int64_t cost = 36 * rounds(headTiles) + 20 * rounds(restTiles) + 3;
-        if (4 * headTiles >= 3 * sms && cost < bestCost) {
-          bestSplit = head;
-          bestCost = cost;
-        }
-      }
-      if (bestSplit) {
-        t.bm = 256;
-        t.splitM = bestSplit;
-        return t;
-      }
-      if (4 * tiles256 >= 3 * sms && 19 * rounds(tiles256) < 10 * rounds(tiles)) {
-        t.bm = 256;
-        return t;
-      }
-    }
-    if (t.bm == 128) {
-      // One workgroup per SM; up to 8 splits sum in a cluster
-      // (Sm90Pipeline.h), splits need not divide the K steps. Time ~ waves
-      // x (K steps of the longest split + ~4 steps of prologue, epilogue
-      // and reduction), the smaller split on ties: this reproduces the
-      // sweep's winners (1536x7168: 8 splits at M <= 128, 2 at M = 512 and
-      // 2048; 8448x7168 M = 128: 2; none for the larger grids;
-      // ...-cluster-splitk-sweep-28d54bb.log) and splits 7168x4224 M = 128's
-      // 33 steps in two (one wave of 17 instead of two of 11).
-      if (shortK) {
-        // Few K steps per tile: a persistent grid hides each tile's first
-        // copies behind the previous tile (7168x768 M = 512 / 2048: 19.0 /
-        // 51.8 -> 18.0 / 45.6 us; longer K gains nothing measurable:
-        // ...-persistent-sweep-53ed2ea.log).
-        // (It issues the next tile's first S - 1 steps from inside a tile.)
-        const int64_t lookAhead = sm90::sharedLayout(128, 128, true, 0, true).stages - 1;
-        t.persistent = t.preQuantize && steps <= 8 && steps >= lookAhead;
-        return t;
-      }
-      const int64_t overheadSteps = 4;
-      auto cost = [&](int64_t s) {
-        return (tiles * s + sms - 1) / sms * ((steps + s - 1) / s + overheadSteps);
-      };
-      for (int64_t s = 2; s <= sm90::kMaxClusterSplits; ++s)
-        if (steps / s >= 2 && cost(s) < cost(t.splitK))
-          t.splitK = s;
-      return t;
-    }
-    if (tiles <= sms && !(shortK && tiles >= sms / 2)) {
-      // ~4 workgroups per SM.
-      int64_t perSm = 4;
-      int64_t want = (perSm * sms + tiles - 1) / tiles;
-      for (int64_t s = std::min<int64_t>({want, steps / 2, 16}); s > 1; --s)
-        if (steps % s == 0) {
-          t.splitK = s;
-          break;
-        }
-    }
+    GemmA4W4Tile t = sm90RuleTile(n, k, m);
+    // Short K and at most half a wave of workgroups: BN 64 tiles put twice
+    // the SMs on the weights, each converting half the rows (7168x768
+    // M <= 128: 8-17 % faster; with long K split-K fills the SMs instead;
+    // ...-bn64-sweep-32a34fd.log).
+    const int64_t workgroups = n / 128 * ((m + t.bm - 1) / t.bm) * t.splitK;
+    if (k < 2048 && t.bm <= 128 && !t.twoWarpgroups && !t.streamK && t.splitM == 0 &&
+        2 * workgroups <= 132)
+      t.bn = sm90::kNarrowTileRows;
     return t;
   }
   // gfx950/gfx1250: BM64 from the M where seed 000 measured it faster.

@@ -77,29 +77,47 @@ TEST(TileTable, EveryChoiceVerifies) {
 // measured entry speaks for the shape.
 TEST(TileTable, Bm128SplitsMatchTheSweep) {
   struct Want {
-    int64_t n, k, m, bm, splitK, splitM = 0;
+    int64_t n, k, m, bm, splitK, splitM = 0, bn = 0;
   };
   // BM 256 where it won (...-bm256-sweep-*.log), on the first 1792 rows of
-  // 7168x4224 M = 2048 (...-split-m-*.log).
+  // 7168x4224 M = 2048 (...-split-m-*.log); BN 64 tiles instead of splits
+  // or a persistent grid at M = 128 of N = 7168 (...-bn64-sweep-32a34fd.log).
   for (Want w : {Want{1536, 7168, 128, 128, 8}, {1536, 7168, 512, 128, 2},
-                 {1536, 7168, 2048, 128, 1}, {7168, 4224, 128, 128, 2},
+                 {1536, 7168, 2048, 128, 1}, {7168, 4224, 128, 128, 1, 0, 64},
                  {7168, 4224, 512, 256, 1}, {7168, 4224, 1024, 256, 1},
                  {7168, 4224, 2048, 256, 1, 1792}, {8448, 7168, 128, 128, 2},
                  {8448, 7168, 256, 128, 1}, {8448, 7168, 512, 256, 1},
                  {8448, 7168, 1024, 256, 1}, {8448, 7168, 2048, 256, 1},
-                 {7168, 768, 128, 128, 1}, {7168, 768, 512, 256, 1},
+                 {7168, 768, 128, 128, 1, 0, 64}, {7168, 768, 512, 256, 1},
                  {7168, 768, 2048, 128, 1}}) {
     SCOPED_TRACE(testing::Message() << "N=" << w.n << " K=" << w.k << " M=" << w.m);
     GemmA4W4Tile t = selectGemmA4W4Tile(Arch::SM90A, w.n, w.k, w.m);
     EXPECT_EQ(t.bm, w.bm);
     EXPECT_EQ(t.splitK, w.splitK);
     EXPECT_EQ(t.splitM, w.splitM);
+    EXPECT_EQ(t.bn, w.bn);
     EXPECT_TRUE(t.preQuantize);
-    // A persistent grid where tiles have few K steps (...-persistent-sweep-53ed2ea.log).
-    EXPECT_EQ(t.persistent, w.k == 768 && w.bm == 128);
+    // A persistent grid where BN 128 tiles have few K steps
+    // (...-persistent-sweep-53ed2ea.log).
+    EXPECT_EQ(t.persistent, w.k == 768 && w.bm == 128 && w.bn == 0);
     // Stream-K where it won (...-stream-k-hybrid-sweep-d77deba.log).
     EXPECT_EQ(t.streamK, w.n == 1536 && w.m == 2048);
   }
+}
+
+// BN 64 where N / 128 tiles (times the splits) would fill at most half of
+// the H200's 132 SMs with short K; never with long K, BM 256 or two
+// warpgroups (...-bn64-sweep-32a34fd.log).
+TEST(TileTable, NarrowTilesWhereSmsWouldIdle) {
+  for (int64_t m : {1, 8, 32, 128})
+    EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, m).bn, 64) << "M=" << m;
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 4096, 1024, 128).bn, 64); // the rule: 32 tiles
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 12).bn, 0);    // 56 tiles x 3 splits
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 64).bn, 0);    // 112 tiles
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 2048).bn, 0);
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 8448, 7168, 1).bn, 0);    // split-K fills them
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 1536, 7168, 128).bn, 0);
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::GFX950, 7168, 768, 1).bn, 0);
 }
 
 TEST(TileTable, UnsupportedShapesSayWhy) {
