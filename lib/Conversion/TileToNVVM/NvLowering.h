@@ -52,8 +52,10 @@ namespace mxfp4::nv {
 
 struct Config {
   int64_t bm = 16, bn = 128, bk = 128;
-  /// The quantizer kernel (quant_mxfp4): no MMA, no shared buffers.
+  /// The quantizer kernels: no MMA; qdq_mxfp4 (`stagesImage`) stages its
+  /// dequantized block in shared memory (BM x BK bf16) for bulk copies.
   bool quantizeOnly = false;
+  bool stagesImage = false;
   /// Every weight scale is below 128 (the kernel attribute
   /// mxtile.weight_scales_below_128): one multiply dequantizes (Sm90Mma.cpp).
   bool foldedScales = false;
@@ -206,7 +208,8 @@ private:
                                                  mlir::Value col);
   /// Quantizes, dequantizes and stores `chunks` (from loadActivations at `col`)
   /// into shared memory at word offset `buffer` (null: not at all, the
-  /// quantizer kernels); writes the dump or the activation image if asked.
+  /// quantizer kernels; qdq_mxfp4 stages there before its bulk copies to
+  /// the activation image); writes the dump if asked.
   void quantizeToSmem(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op,
                       llvm::ArrayRef<mlir::Value> chunks, mlir::Value col, mlir::Value buffer);
   /// Per-thread coordinates of quantizer chunk r: token row, 16-byte unit of
@@ -215,10 +218,10 @@ private:
     mlir::Value row, col8, t, p, kc;
   };
   QuantCoords quantCoords(mlir::ImplicitLocOpBuilder &b, int64_t r);
-  /// Writes the 4 bf16x2 `words` of the dequantized chunk at `q` (K step
-  /// at `col`) into the activation image of `op` (qdq_mxfp4).
-  void storeImageChunk(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op, const QuantCoords &q,
-                       llvm::ArrayRef<mlir::Value> words, mlir::Value col);
+  /// qdq_mxfp4: copies the block it staged in shared memory (word 0 on,
+  /// the layout of a BM-row GEMM buffer) into the activation image of `op`
+  /// (K step at `col`) with bulk copies, whole 8-row groups per slab.
+  void storeImageFromSmem(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op, mlir::Value col);
   /// Writes the quantized chunk at `q` (E2M1 `codes` and `sign` bits per
   /// element, E8M0 `code`) into the dump buffers of `op`.
   void dumpChunk(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op, const QuantCoords &q,

@@ -25,6 +25,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -267,8 +268,6 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
       }
       w4.assign(gridIf.getResults().begin(), gridIf.getResults().end());
     }
-    if (op.getQdq())
-      storeImageChunk(b, op, q, w4, col);
     scf::YieldOp::create(b, w4);
     b.setInsertionPointAfter(liveIf);
     if (buffer)
@@ -276,27 +275,57 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
   }
 }
 
-void Sm90Emitter::storeImageChunk(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
-                                  const QuantCoords &q, ArrayRef<Value> words, Value col) {
-  // Rows that exist only; word w of the chunk goes where storeChunk would
-  // put it in a 128-row tile, tile = the row's image block
-  // (Kernels/Sm90Pipeline.h, activationImageIndex).
+void Sm90Emitter::storeImageFromSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op, Value col) {
+  // The block sits in shared memory as a BM-row GEMM buffer: per 128-K chunk
+  // kc and MMA step s a slab of BM/8 token groups x 256 bytes, which is
+  // groups g0.. of the image's slab (block, chunk, s) (Kernels/Sm90Pipeline.h,
+  // activationImageIndex): one bulk copy each, of the groups holding rows
+  // below M (their rows past M hold quantized copies of row M - 1 or zeros,
+  // and those MMA columns are never stored). Thread i < chunks x 8 issues
+  // copy i; full 128-byte lines, where 4-byte stores would write 32-byte
+  // pieces of four lines per warp instruction.
   tile::LoadOp load = op.getInput().getDefiningOp<tile::LoadOp>();
-  Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, q.row,
-                                   mapping.lookup(load.getValidRows()));
-  auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/false);
+  fenceProxyAsync(b); // the generic stores above, before the async proxy reads
+  gpu::BarrierOp::create(b);
+  const int64_t copies = cfg.bk / 128 * 8, groupBytes = 256;
+  Value mine = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid, idxConst(b, copies));
+  auto ifOp = scf::IfOp::create(b, mine, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  Value row = idxAdd(b, mapping.lookup(load.getRow()), q.row);
-  Value block = idxDiv(b, row, sm90::kImageBlockRows);
-  Value chunks = idxDiv(b, mapping.lookup(load.getLd()), 128);
-  Value chunk = idxAdd(b, idxDiv(b, col, 128), q.kc);
-  Value slab0 = idxMul(b, idxAdd(b, arith::MulIOp::create(b, block, chunks), chunk), 8);
-  for (int64_t w = 0; w < 4; ++w) {
-    Value at = coreMatrixWord(b, slab0, sm90::kImageBlockRows / 8,
-                              idxRem(b, row, sm90::kImageBlockRows), q.p, q.t, w);
-    memref::StoreOp::create(b, words[w], mapping.lookup(op.getQdq()), ValueRange{at});
-  }
+  Value m0 = mapping.lookup(load.getRow());
+  Value rows = arith::MinUIOp::create(b, mapping.lookup(load.getValidRows()), idxConst(b, cfg.bm));
+  Value groups = idxDiv(b, idxAdd(b, rows, 7), 8);
+  Value block = idxDiv(b, m0, sm90::kImageBlockRows);
+  Value g0 = idxDiv(b, idxRem(b, m0, sm90::kImageBlockRows), 8);
+  Value kc = idxDiv(b, tid, 8), s = idxRem(b, tid, 8);
+  Value chunk = idxAdd(b, idxDiv(b, col, 128), kc);
+  Value slab = idxAdd(
+      b, idxMul(b, idxAdd(b, idxMul(b, block, idxDiv(b, mapping.lookup(load.getLd()), 128)), chunk),
+                8),
+      s);
+  auto i64 = b.getI64Type();
+  Value to = arith::IndexCastUIOp::create(
+      b, i64,
+      idxAdd(b, idxMul(b, slab, sm90::kImageBlockRows / 8 * groupBytes), idxMul(b, g0, groupBytes)));
+  // The image buffer's generic address, as a global pointer: its bytes
+  // exceed 32-bit indexing.
+  Value image = mapping.lookup(op.getQdq());
+  Value base = arith::IndexCastUIOp::create(
+      b, i64, memref::ExtractAlignedPointerAsIndexOp::create(b, image));
+  auto global = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  Value dstAddr = arith::AddIOp::create(b, base, to);
+  Value dst = LLVM::IntToPtrOp::create(b, global, dstAddr);
+  Value from = idxMul(b, idxAdd(b, idxMul(b, kc, 8), s), cfg.bm / 8 * groupBytes);
+  Value smemAddr = arith::AddIOp::create(
+      b, arith::IndexCastUIOp::create(b, i64, memref::ExtractAlignedPointerAsIndexOp::create(b, smem)),
+      arith::IndexCastUIOp::create(b, i64, from));
+  Value src = LLVM::IntToPtrOp::create(b, LLVM::LLVMPointerType::get(b.getContext(), 3), smemAddr);
+  Value bytes = arith::IndexCastUIOp::create(b, b.getI32Type(), idxMul(b, groups, groupBytes));
+  NVVM::CpAsyncBulkSharedCTAToGlobalOp::create(b, dst, src, bytes, Value(), Value());
+  NVVM::CpAsyncBulkCommitGroupOp::create(b);
+  // The block's shared memory lives until its copy has read it, and the
+  // image is written before the grid ends (the GEMM's griddepcontrol.wait).
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, UnitAttr());
 }
 
 void Sm90Emitter::dumpChunk(ImplicitLocOpBuilder &b, tile::QuantizeOp op, const QuantCoords &q,

@@ -101,7 +101,11 @@ LogicalResult Sm90Emitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
       return quant.emitOpError() << "outside a K loop the sm_90a lowering quantizes an "
                                     "mxtile.load into its dump or qdq buffers only";
     Value col = mapping.lookup(load.getCol());
-    quantizeToSmem(b, quant, loadActivations(b, load, col), col, Value());
+    // qdq_mxfp4 stages the block from word 0 (see storeImageFromSmem).
+    quantizeToSmem(b, quant, loadActivations(b, load, col), col,
+                   quant.getQdq() ? idxConst(b, 0) : Value());
+    if (quant.getQdq())
+      storeImageFromSmem(b, quant, col);
     return success();
   }
   if (isScalarArith(op)) {
@@ -170,6 +174,7 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
     cfg.bm = quant.getInput().getType().getRows();
     cfg.bk = quant.getInput().getType().getCols();
     cfg.quantizeOnly = true;
+    cfg.stagesImage = bool(quant.getQdq());
     if ((cfg.bm != 8 && cfg.bm != 16 && cfg.bm != 32 && cfg.bm != 64) ||
         (cfg.bk != 128 && cfg.bk != 256))
       return quant.emitOpError() << "on sm_90a the quantizer takes 8, 16, 32 or 64 rows of 128 "
@@ -290,8 +295,10 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
     }
     auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
     auto i32 = IntegerType::get(ctx, 32);
-    auto smemType = MemRefType::get({4}, i32, MemRefLayoutAttrInterface(), workgroup);
-    // The quantizer: a static workgroup word. GEMMs: dynamic shared memory
+    const int64_t staticWords = cfg->stagesImage ? cfg->bm * cfg->bk / 2 : 4;
+    auto smemType = MemRefType::get({staticWords}, i32, MemRefLayoutAttrInterface(), workgroup);
+    // The quantizers: static workgroup memory (qdq_mxfp4's staged block,
+    // at most 32 KiB). GEMMs: dynamic shared memory
     // (Kernels/Sm90Pipeline.h; the launch passes its size, the runtime
     // raises the function's limit; lib/Target makes the symbol external
     // and 1024-byte aligned, toolchain.md 2.2).
