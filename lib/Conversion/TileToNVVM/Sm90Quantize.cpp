@@ -307,14 +307,11 @@ void Sm90Emitter::storeImageFromSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp o
   Value to = arith::IndexCastUIOp::create(
       b, i64,
       idxAdd(b, idxMul(b, slab, sm90::kImageBlockRows / 8 * groupBytes), idxMul(b, g0, groupBytes)));
-  // The image buffer's generic address, as a global pointer: its bytes
+  // The image is a plain pointer argument (TileToNVVM.cpp): its bytes
   // exceed 32-bit indexing.
-  Value image = mapping.lookup(op.getQdq());
-  Value base = arith::IndexCastUIOp::create(
-      b, i64, memref::ExtractAlignedPointerAsIndexOp::create(b, image));
   auto global = LLVM::LLVMPointerType::get(b.getContext(), 1);
-  Value dstAddr = arith::AddIOp::create(b, base, to);
-  Value dst = LLVM::IntToPtrOp::create(b, global, dstAddr);
+  Value image = LLVM::AddrSpaceCastOp::create(b, global, mapping.lookup(op.getQdq()));
+  Value dst = LLVM::GEPOp::create(b, global, b.getI8Type(), image, ArrayRef<LLVM::GEPArg>{to});
   Value from = idxMul(b, idxAdd(b, idxMul(b, kc, 8), s), cfg.bm / 8 * groupBytes);
   Value smemAddr = arith::AddIOp::create(
       b, arith::IndexCastUIOp::create(b, i64, memref::ExtractAlignedPointerAsIndexOp::create(b, smem)),

@@ -143,9 +143,10 @@ FailureOr<Type> argElementType(func::FuncOp kernel, BlockArgument arg) {
                                           : Type(VectorType::get({4}, IntegerType::get(ctx, 32))));
     else if (isa<tile::LoadScalesOp>(user))
       r = agree(IntegerType::get(ctx, 32));
-    else if (auto q = dyn_cast<tile::QuantizeOp>(user))
-      r = agree(q.getQdq() == arg || q.getDumpData() == arg ? Type(IntegerType::get(ctx, 32))
-                                                            : Type(IntegerType::get(ctx, 8)));
+    else if (auto q = dyn_cast<tile::QuantizeOp>(user)) // the image: written by bulk copies
+      r = agree(q.getQdq() == arg         ? Type(LLVM::LLVMPointerType::get(ctx))
+                : q.getDumpData() == arg ? Type(IntegerType::get(ctx, 32))
+                                         : Type(IntegerType::get(ctx, 8)));
     else if (auto s = dyn_cast<tile::StoreOp>(user))
       r = agree(s.getBase() == arg || s.getWorkspace() == arg
                     ? Type(LLVM::LLVMPointerType::get(ctx))
