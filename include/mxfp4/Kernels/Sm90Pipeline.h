@@ -146,7 +146,8 @@ constexpr int64_t workgroupsPerSm(const SharedLayout &l) {
 /// word t of (row r, half h, step s) holds K = 32t + 8(s/2) + 2(s%2) + h and
 /// that + 4 (low, high bf16). A BM-row tile's slab of a step is BM x 32
 /// contiguous bytes, a BM 128 tile's whole step 32 KiB. Rows past M in the
-/// last block are never written (their MMA columns are never stored).
+/// last block are zero up to a multiple of 8 (qdq_mxfp4 copies whole
+/// token groups) and never written after (their MMA columns are never stored).
 inline constexpr int64_t kImageBlockRows = 128;
 /// Bf16 elements of the image of M rows of K.
 constexpr int64_t activationImageElements(int64_t m, int64_t k) {

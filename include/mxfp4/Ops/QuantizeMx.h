@@ -34,8 +34,9 @@ Error quantizeMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t
 /// dequantize(quantizeMxfp4(a)) exactly, as bf16 in the sm_90a activation
 /// image (sm90::activationImageIndex, Kernels/Sm90Pipeline.h): the wgmma
 /// operand layout gemm_qdqa4w4 copies into shared memory as it is.
-/// `out` holds sm90::activationImageElements(M, K) bf16 (rows padded to 128,
-/// the padding never written) and is 16-byte aligned.
+/// `out` holds sm90::activationImageElements(M, K) bf16 (rows padded to 128;
+/// padding rows zero up to a multiple of 8, never written after) and is
+/// 16-byte aligned.
 Error qdqMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t k, void *out,
                ScaleRounding rounding = kDefaultScaleRounding,
                std::optional<Arch> arch = std::nullopt);
