@@ -52,8 +52,9 @@ namespace mxfp4::nv {
 
 struct Config {
   int64_t bm = 16, bn = 128, bk = 128;
-  /// The quantizer kernels: no MMA; qdq_mxfp4 (`stagesImage`) stages its
-  /// dequantized block in shared memory (BM x BK bf16) for bulk copies.
+  /// The quantizer kernels: no MMA; qdq_mxfp4 of BM 64 (`stagesImage`)
+  /// stages its dequantized block in shared memory (BM x BK bf16) for bulk
+  /// copies.
   bool quantizeOnly = false;
   bool stagesImage = false;
   /// Every weight scale is below 128 (the kernel attribute
@@ -208,8 +209,9 @@ private:
                                                  mlir::Value col);
   /// Quantizes, dequantizes and stores `chunks` (from loadActivations at `col`)
   /// into shared memory at word offset `buffer` (null: not at all, the
-  /// quantizer kernels; qdq_mxfp4 stages there before its bulk copies to
-  /// the activation image); writes the dump if asked.
+  /// quantizer kernels; qdq_mxfp4 of BM 64 stages there before its bulk
+  /// copies to the activation image); writes the dump or (below BM 64) the
+  /// image if asked.
   void quantizeToSmem(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op,
                       llvm::ArrayRef<mlir::Value> chunks, mlir::Value col, mlir::Value buffer);
   /// Per-thread coordinates of quantizer chunk r: token row, 16-byte unit of
@@ -218,7 +220,11 @@ private:
     mlir::Value row, col8, t, p, kc;
   };
   QuantCoords quantCoords(mlir::ImplicitLocOpBuilder &b, int64_t r);
-  /// qdq_mxfp4: copies the block it staged in shared memory (word 0 on,
+  /// Writes the 4 bf16x2 `words` of the dequantized chunk at `q` (K step
+  /// at `col`) into the activation image of `op` (qdq_mxfp4 below BM 64).
+  void storeImageChunk(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op, const QuantCoords &q,
+                       llvm::ArrayRef<mlir::Value> words, mlir::Value col);
+  /// qdq_mxfp4 of BM 64: copies the block it staged in shared memory (word 0 on,
   /// the layout of a BM-row GEMM buffer) into the activation image of `op`
   /// (K step at `col`) with bulk copies, whole 8-row groups per slab.
   void storeImageFromSmem(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op, mlir::Value col);

@@ -268,10 +268,41 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
       }
       w4.assign(gridIf.getResults().begin(), gridIf.getResults().end());
     }
+    if (op.getQdq() && !cfg.stagesImage)
+      storeImageChunk(b, op, q, w4, col);
     scf::YieldOp::create(b, w4);
     b.setInsertionPointAfter(liveIf);
     if (buffer)
       storeChunk(b, q, SmallVector<Value>(liveIf.getResults()), buffer);
+  }
+}
+
+void Sm90Emitter::storeImageChunk(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
+                                  const QuantCoords &q, ArrayRef<Value> words, Value col) {
+  // Rows that exist only; word w of the chunk goes where storeChunk would
+  // put it in a 128-row tile, tile = the row's image block
+  // (Kernels/Sm90Pipeline.h, activationImageIndex). Stores need not
+  // complete before the workgroup ends: the small blocks' latency.
+  tile::LoadOp load = op.getInput().getDefiningOp<tile::LoadOp>();
+  Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, q.row,
+                                   mapping.lookup(load.getValidRows()));
+  auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  Value row = idxAdd(b, mapping.lookup(load.getRow()), q.row);
+  Value block = idxDiv(b, row, sm90::kImageBlockRows);
+  Value chunks = idxDiv(b, mapping.lookup(load.getLd()), 128);
+  Value chunk = idxAdd(b, idxDiv(b, col, 128), q.kc);
+  Value slab0 = idxMul(b, idxAdd(b, arith::MulIOp::create(b, block, chunks), chunk), 8);
+  auto global = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  Value image = LLVM::AddrSpaceCastOp::create(b, global, mapping.lookup(op.getQdq()));
+  for (int64_t w = 0; w < 4; ++w) {
+    Value at = coreMatrixWord(b, slab0, sm90::kImageBlockRows / 8,
+                              idxRem(b, row, sm90::kImageBlockRows), q.p, q.t, w);
+    Value at64 = arith::IndexCastUIOp::create(b, b.getI64Type(), at);
+    Value ptr =
+        LLVM::GEPOp::create(b, global, b.getI32Type(), image, ArrayRef<LLVM::GEPArg>{at64});
+    LLVM::StoreOp::create(b, words[w], ptr, /*alignment=*/4);
   }
 }
 
@@ -320,9 +351,10 @@ void Sm90Emitter::storeImageFromSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp o
   Value bytes = arith::IndexCastUIOp::create(b, b.getI32Type(), idxMul(b, groups, groupBytes));
   NVVM::CpAsyncBulkSharedCTAToGlobalOp::create(b, dst, src, bytes, Value(), Value());
   NVVM::CpAsyncBulkCommitGroupOp::create(b);
-  // The block's shared memory lives until its copy has read it, and the
-  // image is written before the grid ends (the GEMM's griddepcontrol.wait).
-  NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, UnitAttr());
+  // The block's shared memory lives until its copy has read it; the writes
+  // complete before the grid does (what the GEMM's griddepcontrol.wait
+  // waits for).
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr());
 }
 
 void Sm90Emitter::dumpChunk(ImplicitLocOpBuilder &b, tile::QuantizeOp op, const QuantCoords &q,

@@ -101,10 +101,10 @@ LogicalResult Sm90Emitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
       return quant.emitOpError() << "outside a K loop the sm_90a lowering quantizes an "
                                     "mxtile.load into its dump or qdq buffers only";
     Value col = mapping.lookup(load.getCol());
-    // qdq_mxfp4 stages the block from word 0 (see storeImageFromSmem).
+    // qdq_mxfp4 of BM 64 stages the block from word 0 (storeImageFromSmem).
     quantizeToSmem(b, quant, loadActivations(b, load, col), col,
-                   quant.getQdq() ? idxConst(b, 0) : Value());
-    if (quant.getQdq())
+                   cfg.stagesImage ? idxConst(b, 0) : Value());
+    if (cfg.stagesImage)
       storeImageFromSmem(b, quant, col);
     return success();
   }
@@ -175,12 +175,14 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
     cfg.bm = quant.getInput().getType().getRows();
     cfg.bk = quant.getInput().getType().getCols();
     cfg.quantizeOnly = true;
-    cfg.stagesImage = bool(quant.getQdq());
     if ((cfg.bm != 8 && cfg.bm != 16 && cfg.bm != 32 && cfg.bm != 64) ||
         (cfg.bk != 128 && cfg.bk != 256))
       return quant.emitOpError() << "on sm_90a the quantizer takes 8, 16, 32 or 64 rows of 128 "
                                     "or 256 elements, got "
                                  << cfg.bm << "x" << cfg.bk;
+    // qdq_mxfp4's BM 64 blocks (large M: throughput) leave through shared
+    // memory and bulk copies; smaller ones (latency) store directly.
+    cfg.stagesImage = quant.getQdq() && cfg.bm == 64;
     return cfg;
   }
   if (!mma || !weight)
