@@ -58,53 +58,53 @@ TEST_F(QuantizeMx, MatchesTheCpuQuantizer) {
       shapes.push_back({k, m});
   for (auto [k, m] : shapes)
     for (ScaleRounding mode : allScaleRoundings()) {
-        SCOPED_TRACE(testing::Message() << std::string(toString(mode)) << " M=" << m << " K=" << k
-                                        << " seed=" << seed);
-        std::vector<uint16_t> a = randomActivations(rng, m, k);
-        plantAdversarialBlocks(a, m, k);
-        plantScaleSweep(rng, a, m, k);
-        // One guard row after each output: must keep its poison.
-        DeviceBuffer da(dev, a.size() * 2), codes(dev, size_t((m + 1) * k / 2)),
-            scales(dev, size_t((m + 1) * k / 32));
-        da.upload(a);
-        codes.fill(0xAA);
-        scales.fill(0xAA);
-        ASSERT_OK(quantizeMxfp4(dev, nullptr, da.get(), m, k, codes.get(), scales.get(), mode));
-        ASSERT_OK(dev.synchronize());
-        auto cpu = quantizeBf16(a, m, k, mode);
-        ASSERT_OK(cpu);
-        std::vector<uint8_t> gotCodes = codes.download<uint8_t>(size_t((m + 1) * k / 2));
-        std::vector<uint8_t> gotScales = scales.download<uint8_t>(size_t((m + 1) * k / 32));
-        for (size_t i = size_t(m * k / 2); i < gotCodes.size(); ++i)
-          ASSERT_EQ(gotCodes[i], 0xAA) << "wrote codes past row M";
-        for (size_t i = size_t(m * k / 32); i < gotScales.size(); ++i)
-          ASSERT_EQ(gotScales[i], 0xAA) << "wrote scales past row M";
-        gotCodes.resize(size_t(m * k / 2));
-        gotScales.resize(size_t(m * k / 32));
-        EXPECT_EQ(firstDifference(gotScales, cpu->scales), -1) << "E8M0 scales differ";
-        EXPECT_EQ(firstDifference(gotCodes, cpu->data), -1) << "E2M1 codes differ";
+      SCOPED_TRACE(testing::Message()
+                   << std::string(toString(mode)) << " M=" << m << " K=" << k << " seed=" << seed);
+      std::vector<uint16_t> a = randomActivations(rng, m, k);
+      plantAdversarialBlocks(a, m, k);
+      plantScaleSweep(rng, a, m, k);
+      // One guard row after each output: must keep its poison.
+      DeviceBuffer da(dev, a.size() * 2), codes(dev, size_t((m + 1) * k / 2)),
+          scales(dev, size_t((m + 1) * k / 32));
+      da.upload(a);
+      codes.fill(0xAA);
+      scales.fill(0xAA);
+      ASSERT_OK(quantizeMxfp4(dev, nullptr, da.get(), m, k, codes.get(), scales.get(), mode));
+      ASSERT_OK(dev.synchronize());
+      auto cpu = quantizeBf16(a, m, k, mode);
+      ASSERT_OK(cpu);
+      std::vector<uint8_t> gotCodes = codes.download<uint8_t>(size_t((m + 1) * k / 2));
+      std::vector<uint8_t> gotScales = scales.download<uint8_t>(size_t((m + 1) * k / 32));
+      for (size_t i = size_t(m * k / 2); i < gotCodes.size(); ++i)
+        ASSERT_EQ(gotCodes[i], 0xAA) << "wrote codes past row M";
+      for (size_t i = size_t(m * k / 32); i < gotScales.size(); ++i)
+        ASSERT_EQ(gotScales[i], 0xAA) << "wrote scales past row M";
+      gotCodes.resize(size_t(m * k / 2));
+      gotScales.resize(size_t(m * k / 32));
+      EXPECT_EQ(firstDifference(gotScales, cpu->scales), -1) << "E8M0 scales differ";
+      EXPECT_EQ(firstDifference(gotCodes, cpu->data), -1) << "E2M1 codes differ";
 
-        // qdq_mxfp4: the values those codes and scales stand for, as bf16
-        // (exact; NaN where the scale is NaN), in the activation image; the
-        // padding rows of the last 128-row block keep their poison, but for
-        // those of the last 8-row group, which may be zero (whole groups
-        // copied).
-        const size_t image = size_t(sm90::activationImageElements(m, k));
-        DeviceBuffer qdq(dev, image * 2);
-        qdq.fill(0xAA);
-        ASSERT_OK(qdqMxfp4(dev, nullptr, da.get(), m, k, qdq.get(), mode));
-        ASSERT_OK(dev.synchronize());
-        std::vector<uint16_t> gotQdq = qdq.download<uint16_t>(image);
-        std::vector<uint16_t> want(image, 0xAAAA);
-        for (int64_t r = 0; r < (m + 7) / 8 * 8; ++r)
-          for (int64_t c = 0; c < k; ++c) {
-            const size_t at = size_t(sm90::activationImageIndex(r, c, k));
-            want[at] = r < m ? floatToBf16(float(cpu->at(r, c)))
-                             : (gotQdq[at] == 0 ? uint16_t(0) : uint16_t(0xAAAA));
-          }
-        EXPECT_EQ(bf16Differences(gotQdq, want, "qdq_mxfp4", "CPU", /*nanMatchesNaN=*/true), 0)
-            << "the activation image differs";
-      }
+      // qdq_mxfp4: the values those codes and scales stand for, as bf16
+      // (exact; NaN where the scale is NaN), in the activation image; the
+      // padding rows of the last 128-row block keep their poison, but for
+      // those of the last 8-row group, which may be zero (whole groups
+      // copied).
+      const size_t image = size_t(sm90::activationImageElements(m, k));
+      DeviceBuffer qdq(dev, image * 2);
+      qdq.fill(0xAA);
+      ASSERT_OK(qdqMxfp4(dev, nullptr, da.get(), m, k, qdq.get(), mode));
+      ASSERT_OK(dev.synchronize());
+      std::vector<uint16_t> gotQdq = qdq.download<uint16_t>(image);
+      std::vector<uint16_t> want(image, 0xAAAA);
+      for (int64_t r = 0; r < (m + 7) / 8 * 8; ++r)
+        for (int64_t c = 0; c < k; ++c) {
+          const size_t at = size_t(sm90::activationImageIndex(r, c, k));
+          want[at] = r < m ? floatToBf16(float(cpu->at(r, c)))
+                           : (gotQdq[at] == 0 ? uint16_t(0) : uint16_t(0xAAAA));
+        }
+      EXPECT_EQ(bf16Differences(gotQdq, want, "qdq_mxfp4", "CPU", /*nanMatchesNaN=*/true), 0)
+          << "the activation image differs";
+    }
 }
 
 TEST_F(QuantizeMx, PreQuantizedGemmIsBitIdenticalToInline) {
