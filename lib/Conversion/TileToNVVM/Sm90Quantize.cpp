@@ -14,7 +14,8 @@
 // Rows past M read as zero (their loads are clamped to a valid row); warps
 // with no row below M store zeros without quantizing. The quantizer kernels
 // write codes and scales (quant_mxfp4) or the dequantized words in the
-// activation image (qdq_mxfp4) instead of shared memory.
+// activation image (qdq_mxfp4: directly, or at BM 64 staged in shared memory
+// and bulk-copied) instead.
 //
 //===----------------------------------------------------------------------===//
 
@@ -311,7 +312,7 @@ void Sm90Emitter::storeImageFromSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp o
   // kc and MMA step s a slab of BM/8 token groups x 256 bytes, which is
   // groups g0.. of the image's slab (block, chunk, s) (Kernels/Sm90Pipeline.h,
   // activationImageIndex): one bulk copy each, of the groups holding rows
-  // below M (their rows past M hold quantized copies of row M - 1 or zeros,
+  // below M (their rows past M hold zeros, as loadActivations reads them,
   // and those MMA columns are never stored). Thread i < chunks x 8 issues
   // copy i; full 128-byte lines, where 4-byte stores would write 32-byte
   // pieces of four lines per warp instruction.
@@ -330,24 +331,22 @@ void Sm90Emitter::storeImageFromSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp o
   Value g0 = idxDiv(b, idxRem(b, m0, sm90::kImageBlockRows), 8);
   Value kc = idxDiv(b, tid, 8), s = idxRem(b, tid, 8);
   Value chunk = idxAdd(b, idxDiv(b, col, 128), kc);
-  Value slab = idxAdd(
-      b, idxMul(b, idxAdd(b, idxMul(b, block, idxDiv(b, mapping.lookup(load.getLd()), 128)), chunk),
-                8),
-      s);
-  auto i64 = b.getI64Type();
-  Value to = arith::IndexCastUIOp::create(
-      b, i64,
-      idxAdd(b, idxMul(b, slab, sm90::kImageBlockRows / 8 * groupBytes), idxMul(b, g0, groupBytes)));
+  Value chunks = idxDiv(b, mapping.lookup(load.getLd()), 128);
+  Value slab = idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, block, chunks), chunk), 8), s);
+  // Byte offsets; the image's stay below 2^31 (Ops/QuantizeMx.cpp checks).
+  const int64_t slabBytes = sm90::kImageBlockRows / 8 * groupBytes;
+  Value to = idxAdd(b, idxMul(b, slab, slabBytes), idxMul(b, g0, groupBytes));
+  Value from = idxMul(b, idxAdd(b, idxMul(b, kc, 8), s), cfg.bm / 8 * groupBytes);
   // The image is a plain pointer argument (TileToNVVM.cpp): its bytes
   // exceed 32-bit indexing.
+  auto i64 = b.getI64Type();
   auto global = LLVM::LLVMPointerType::get(b.getContext(), 1);
   Value image = LLVM::AddrSpaceCastOp::create(b, global, mapping.lookup(op.getQdq()));
-  Value dst = LLVM::GEPOp::create(b, global, b.getI8Type(), image, ArrayRef<LLVM::GEPArg>{to});
-  Value from = idxMul(b, idxAdd(b, idxMul(b, kc, 8), s), cfg.bm / 8 * groupBytes);
-  Value smemAddr = arith::AddIOp::create(
-      b, arith::IndexCastUIOp::create(b, i64, memref::ExtractAlignedPointerAsIndexOp::create(b, smem)),
-      arith::IndexCastUIOp::create(b, i64, from));
-  Value src = LLVM::IntToPtrOp::create(b, LLVM::LLVMPointerType::get(b.getContext(), 3), smemAddr);
+  Value to64 = arith::IndexCastUIOp::create(b, i64, to);
+  Value dst = LLVM::GEPOp::create(b, global, b.getI8Type(), image, ArrayRef<LLVM::GEPArg>{to64});
+  Value smemBytes = arith::IndexCastUIOp::create(
+      b, i64, idxAdd(b, memref::ExtractAlignedPointerAsIndexOp::create(b, smem), from));
+  Value src = LLVM::IntToPtrOp::create(b, LLVM::LLVMPointerType::get(b.getContext(), 3), smemBytes);
   Value bytes = arith::IndexCastUIOp::create(b, b.getI32Type(), idxMul(b, groups, groupBytes));
   NVVM::CpAsyncBulkSharedCTAToGlobalOp::create(b, dst, src, bytes, Value(), Value());
   NVVM::CpAsyncBulkCommitGroupOp::create(b);
