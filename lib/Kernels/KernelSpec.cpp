@@ -398,9 +398,9 @@ Error verifyKernelSpec(const KernelSpec &s) {
     return fail("a persistent grid (_ps) is a variant of the sm_90a gemm_qdqa4w4 without "
                 "split-K, not of ",
                 toString(s.op), " on ", arch, " with split-K ", s.splitK);
-  if (s.streamK && (s.arch != Arch::SM90A || s.op != OpKind::GemmQdqA4W4 || s.splitK != 1 ||
-                    s.persistent || (s.bm != 128 && s.bm != 256) || s.bn != 128 ||
-                    s.activation != Activation::None))
+  if (s.streamK &&
+      (s.arch != Arch::SM90A || s.op != OpKind::GemmQdqA4W4 || s.splitK != 1 || s.persistent ||
+       (s.bm != 128 && s.bm != 256) || s.bn != 128 || s.activation != Activation::None))
     return fail("stream-K (_sk) is a variant of the sm_90a gemm_qdqa4w4 with BM 128 or 256 and "
                 "BN 128, without split-K, a persistent grid or an activation (it sums partial "
                 "tiles), not of ",

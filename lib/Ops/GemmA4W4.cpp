@@ -188,25 +188,25 @@ constexpr GemmA4W4Tile narrow(GemmA4W4Tile t) {
   return t;
 }
 constexpr MeasuredTile kSm90Measured[] = {
-    {8448, 7168, 32, 64, {128, 2, 0, true}},  // M = 32 / 64: 29.7 / 30.1 us (rule: 30.0 / 37.3)
-    {7168, 7168, 1, 1, {8, 7, 0, false}},     // 21.1 us (23.1)
-    {7168, 7168, 8, 8, {8, 7, 0, false}},     // 25.4 us (27.5)
-    {7168, 7168, 32, 32, {32, 7, 0, true}},   // 37.4 us (44.4)
+    {8448, 7168, 32, 64, {128, 2, 0, true}}, // M = 32 / 64: 29.7 / 30.1 us (rule: 30.0 / 37.3)
+    {7168, 7168, 1, 1, {8, 7, 0, false}},    // 21.1 us (23.1)
+    {7168, 7168, 8, 8, {8, 7, 0, false}},    // 25.4 us (27.5)
+    {7168, 7168, 32, 32, {32, 7, 0, true}},  // 37.4 us (44.4)
     // BN 64 (...-bn64-sweep-32a34fd.log; the BN 128 entry's time in the
     // same run in parentheses): M = 1 / 8: 18.0 / 17.7 us (19.5 / 19.4).
     {7168, 4224, 1, 8, narrow({8, 11, 0, true})},
-    {7168, 4224, 32, 32, narrow({32, 3, 0, true})},     // 19.7 us (23.4)
+    {7168, 4224, 32, 32, narrow({32, 3, 0, true})},       // 19.7 us (23.4)
     {7168, 4224, 128, 128, narrow({128, 1, 0, true, 4})}, // 21.8 us (22.9)
-    {8448, 4224, 1, 8, {8, 11, 0, false}},    // 20.5 / 22.3 us (21.9 / 25.2)
-    {1536, 7168, 1, 1, {8, 14, 256, false}},  // 11.7 us (12.5)
-    {1536, 7168, 8, 8, {8, 14, 0, false}},    // 12.1 us (rule: the same)
-    {1536, 7168, 32, 32, {32, 8, 0, true, 0, true}}, // 13.9 us, two warpgroups (18.5)
+    {8448, 4224, 1, 8, {8, 11, 0, false}},                // 20.5 / 22.3 us (21.9 / 25.2)
+    {1536, 7168, 1, 1, {8, 14, 256, false}},              // 11.7 us (12.5)
+    {1536, 7168, 8, 8, {8, 14, 0, false}},                // 12.1 us (rule: the same)
+    {1536, 7168, 32, 32, {32, 8, 0, true, 0, true}},      // 13.9 us, two warpgroups (18.5)
     // BN 64: 56 tiles of 128 rows leave 76 SMs idle; 112 of 64 rows
     // (...-bn64-sweep-32a34fd.log, the BN 128 entry in parentheses).
-    {7168, 768, 1, 1, narrow({8, 1, 256, false})},        // 7.5 us (8.4)
-    {7168, 768, 2, 8, narrow({8, 1, 256, true})},         // M = 8: 8.1 us (8.7)
-    {7168, 768, 32, 32, narrow({32, 1, 256, true, 6})},   // 8.4 us (9.9)
-    {7168, 768, 128, 128, narrow({128, 1, 0, true})},     // 9.6 us (11.5)
+    {7168, 768, 1, 1, narrow({8, 1, 256, false})},      // 7.5 us (8.4)
+    {7168, 768, 2, 8, narrow({8, 1, 256, true})},       // M = 8: 8.1 us (8.7)
+    {7168, 768, 32, 32, narrow({32, 1, 256, true, 6})}, // 8.4 us (9.9)
+    {7168, 768, 128, 128, narrow({128, 1, 0, true})},   // 9.6 us (11.5)
     // Stream-K after one wave of whole tiles: 90.8 us (95.7;
     // ...-stream-k-hybrid-sweep-d77deba.log).
     {1536, 7168, 2048, 2048, {128, 1, 0, true, 0, false, false, true}},
@@ -221,10 +221,7 @@ static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m) {
   // when N is large, else from M = 33 (small N: few workgroup columns, so
   // the weights are better converted once per 128 tokens, split over K).
   GemmA4W4Tile t;
-  t.bm = m <= 8      ? 8
-         : m <= 32   ? 16
-         : n >= 4096 ? (m < 128 ? 32 : 128)
-                     : 128;
+  t.bm = m <= 8 ? 8 : m <= 32 ? 16 : n >= 4096 ? (m < 128 ? 32 : 128) : 128;
   // Quantizing inline costs every one of the N/128 workgroup columns the
   // whole activation tile; quantize once instead from M = 32 (K >= 2048)
   // or M = 64 (measured: docs/Performance.md, 2026-11-30 sweeps).

@@ -131,8 +131,7 @@ TEST(Sm90Pipeline, NarrowTileHalvesTheBoxes) {
   EXPECT_EQ(sm90::descriptorOffset(128), 0);
   EXPECT_EQ(sm90::descriptorOffset(64), 2 * sm90::kDescriptorBytes);
   Expected<KernelSpec> spec = makeGemmA4W4Spec(Arch::SM90A, 7168, 768, 128, kDefaultScaleRounding,
-                                               Activation::None, {0.0f, 0.0f},
-                                               OpKind::GemmQdqA4W4);
+                                               Activation::None, {0.0f, 0.0f}, OpKind::GemmQdqA4W4);
   ASSERT_OK(spec);
   spec->bn = 64;
   ASSERT_OK(verifyKernelSpec(*spec));

@@ -82,13 +82,20 @@ TEST(TileTable, Bm128SplitsMatchTheSweep) {
   // BM 256 where it won (...-bm256-sweep-*.log), on the first 1792 rows of
   // 7168x4224 M = 2048 (...-split-m-*.log); BN 64 tiles instead of splits
   // or a persistent grid at M = 128 of N = 7168 (...-bn64-sweep-32a34fd.log).
-  for (Want w : {Want{1536, 7168, 128, 128, 8}, {1536, 7168, 512, 128, 2},
-                 {1536, 7168, 2048, 128, 1}, {7168, 4224, 128, 128, 1, 0, 64},
-                 {7168, 4224, 512, 256, 1}, {7168, 4224, 1024, 256, 1},
-                 {7168, 4224, 2048, 256, 1, 1792}, {8448, 7168, 128, 128, 2},
-                 {8448, 7168, 256, 128, 1}, {8448, 7168, 512, 256, 1},
-                 {8448, 7168, 1024, 256, 1}, {8448, 7168, 2048, 256, 1},
-                 {7168, 768, 128, 128, 1, 0, 64}, {7168, 768, 512, 256, 1},
+  for (Want w : {Want{1536, 7168, 128, 128, 8},
+                 {1536, 7168, 512, 128, 2},
+                 {1536, 7168, 2048, 128, 1},
+                 {7168, 4224, 128, 128, 1, 0, 64},
+                 {7168, 4224, 512, 256, 1},
+                 {7168, 4224, 1024, 256, 1},
+                 {7168, 4224, 2048, 256, 1, 1792},
+                 {8448, 7168, 128, 128, 2},
+                 {8448, 7168, 256, 128, 1},
+                 {8448, 7168, 512, 256, 1},
+                 {8448, 7168, 1024, 256, 1},
+                 {8448, 7168, 2048, 256, 1},
+                 {7168, 768, 128, 128, 1, 0, 64},
+                 {7168, 768, 512, 256, 1},
                  {7168, 768, 2048, 128, 1}}) {
     SCOPED_TRACE(testing::Message() << "N=" << w.n << " K=" << w.k << " M=" << w.m);
     GemmA4W4Tile t = selectGemmA4W4Tile(Arch::SM90A, w.n, w.k, w.m);
@@ -115,7 +122,7 @@ TEST(TileTable, NarrowTilesWhereSmsWouldIdle) {
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 12).bn, 0);    // 56 tiles x 3 splits
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 64).bn, 0);    // 112 tiles
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 2048).bn, 0);
-  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 8448, 7168, 1).bn, 0);    // split-K fills them
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 8448, 7168, 1).bn, 0); // split-K fills them
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 1536, 7168, 128).bn, 0);
   EXPECT_EQ(selectGemmA4W4Tile(Arch::GFX950, 7168, 768, 1).bn, 0);
 }

@@ -301,8 +301,7 @@ void Sm90Emitter::storeImageChunk(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
     Value at = coreMatrixWord(b, slab0, sm90::kImageBlockRows / 8,
                               idxRem(b, row, sm90::kImageBlockRows), q.p, q.t, w);
     Value at64 = arith::IndexCastUIOp::create(b, b.getI64Type(), at);
-    Value ptr =
-        LLVM::GEPOp::create(b, global, b.getI32Type(), image, ArrayRef<LLVM::GEPArg>{at64});
+    Value ptr = LLVM::GEPOp::create(b, global, b.getI32Type(), image, ArrayRef<LLVM::GEPArg>{at64});
     LLVM::StoreOp::create(b, words[w], ptr, /*alignment=*/4);
   }
 }

@@ -144,7 +144,7 @@ FailureOr<Type> argElementType(func::FuncOp kernel, BlockArgument arg) {
     else if (isa<tile::LoadScalesOp>(user))
       r = agree(IntegerType::get(ctx, 32));
     else if (auto q = dyn_cast<tile::QuantizeOp>(user)) // the image: written by bulk copies
-      r = agree(q.getQdq() == arg         ? Type(LLVM::LLVMPointerType::get(ctx))
+      r = agree(q.getQdq() == arg        ? Type(LLVM::LLVMPointerType::get(ctx))
                 : q.getDumpData() == arg ? Type(IntegerType::get(ctx, 32))
                                          : Type(IntegerType::get(ctx, 8)));
     else if (auto s = dyn_cast<tile::StoreOp>(user))
