@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mxfp4/Format/Layout.h"
+#include "mxfp4/Format/Sm90WeightBits.h"
 #include "mxfp4/Support/Parallel.h"
 
 namespace mxfp4 {
@@ -131,6 +132,26 @@ static Expected<std::vector<uint8_t>> permuteWeight(WeightLayout layout, Span<ui
   if (w.size() != size_t(n * kBytes))
     return errorf("weight [%lld, %lld bytes] needs %lld bytes, got %zu", (long long)n,
                   (long long)kBytes, (long long)(n * kBytes), w.size());
+  // sm90-mma16 also orders the bits of each stored 32-bit word
+  // (Sm90WeightBits.h): after the byte permutation, or before its inverse.
+  const bool sm90Bits = layout == WeightLayout::Sm90Mma16;
+  auto rewordBits = [](std::vector<uint8_t> &bytes, uint32_t (*f)(uint32_t)) {
+    parallelFor(int64_t(bytes.size() / 4), 1 << 14, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        uint8_t *p = bytes.data() + 4 * i;
+        uint32_t v = f(uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 |
+                       uint32_t(p[3]) << 24);
+        for (int b = 0; b < 4; ++b)
+          p[b] = uint8_t(v >> (8 * b));
+      }
+    });
+  };
+  std::vector<uint8_t> unworded;
+  if (sm90Bits && inverse) {
+    unworded.assign(w.begin(), w.end());
+    rewordBits(unworded, sm90UnpackWeightWord);
+    w = Span<uint8_t>(unworded);
+  }
   std::vector<uint8_t> out(w.size());
   auto offset = info(layout).offset;
   parallelFor(n, 64, [&](int64_t begin, int64_t end) {
@@ -143,6 +164,8 @@ static Expected<std::vector<uint8_t>> permuteWeight(WeightLayout layout, Span<ui
           out[stored] = w[logical];
       }
   });
+  if (sm90Bits && !inverse)
+    rewordBits(out, sm90PackWeightWord);
   return out;
 }
 

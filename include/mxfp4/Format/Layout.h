@@ -13,7 +13,10 @@
 //            Sm90Mma16       per 16 rows and 128 K, 1 KiB in two 512 B halves (rows
 //                            0-7, 8-15); lane g*4+t reads 16 B = row g, K 32t..+31,
 //                            the wgmma register-A fragment (= mma.sync m16n8k16 A)
-//                            under the K permutation of docs/Architecture.md
+//                            under the K permutation of docs/Architecture.md; the
+//                            bits of each 32-bit word then reordered for the
+//                            kernel's conversion (Sm90WeightBits.h), which the
+//                            byte offsets below do not show
 //   scales   RowMajor        [rows, K/32] as given
 //            Gfx950Mfma16    AITER e8m0_shuffle: 32 rows x 8 K-blocks per 256 B,
 //                            dword = MFMA lane, byte = opsel (semantics.md 3.2)
@@ -65,9 +68,11 @@ std::optional<ScaleLayout> parseScaleLayout(std::string_view name);
 Error checkWeightShape(WeightLayout layout, int64_t n, int64_t kBytes);
 
 /// Byte offset of logical byte (row, kb). Requires checkWeightShape to pass.
+/// (Sm90Mma16: of the 32-bit word's byte before its bits are reordered.)
 int64_t weightOffset(WeightLayout layout, int64_t kBytes, int64_t row, int64_t kb);
 
-/// Logical [n, kBytes] -> `layout`.
+/// Logical [n, kBytes] -> `layout` (Sm90Mma16: bytes moved to weightOffset,
+/// then each 32-bit word's bits reordered, Sm90WeightBits.h).
 Expected<std::vector<uint8_t>> shuffleWeight(WeightLayout layout, Span<uint8_t> w, int64_t n,
                                              int64_t kBytes);
 /// `layout` -> logical [n, kBytes]; the inverse of shuffleWeight.

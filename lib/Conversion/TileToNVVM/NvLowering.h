@@ -330,6 +330,10 @@ mlir::Value scalePair(mlir::ImplicitLocOpBuilder &b, mlir::Value word, mlir::Val
 /// the same `folded`.
 mlir::Value dequantPair(mlir::ImplicitLocOpBuilder &b, mlir::Value word, int j, mlir::Value scale,
                         bool folded = false);
+/// The same for a stored sm90-mma16 weight word, whose bits are reordered
+/// for a cheaper extraction (Format/Sm90WeightBits.h).
+mlir::Value dequantWeightPair(mlir::ImplicitLocOpBuilder &b, mlir::Value word, int j,
+                              mlir::Value scale, bool folded = false);
 
 /// Orders this thread's shared-memory writes before the async proxy (wgmma)
 /// reads them; a barrier must follow.

@@ -10,13 +10,17 @@
 //
 // Dequantization of a nibble pair (j, j+4) of a word to a bf16x2 register,
 // exactly: the 3 magnitude bits moved to bf16 bits 6-8 and the sign to bit 15
-// (one mask, one multiply that makes two shifted copies, one mask) make each
-// half E2M1 * 2^-126 (code 1 is the bf16 subnormal 2^-127); two
+// make each half E2M1 * 2^-126 (code 1 is the bf16 subnormal 2^-127). The
+// stored weight words have their bits in the order Format/Sm90WeightBits.h
+// chose for that: a mask, a shift and a mask, a rotation and a mask, or two
+// shifts under two masks; plain packed nibbles (the MXFP4 activations of
+// Sm90LoadMx.cpp) take one mask, one multiply that makes two shifted copies
+// and one mask. Then two
 // exact bf16x2 multiplies by 2^126 and by 2^(S-127) (S = 0: 2^-127,
 // S = 0xFF: NaN) give the scaled value. When every weight scale is below
 // 128 (real weights: scales <= 1; known when the weights are prepared) one
-// multiply by 2^(S-1) does, bit for bit the same. Nibbles j and j+4 are 16 bits apart
-// in the word, so both halves come from one shift and mask per field.
+// multiply by 2^(S-1) does, bit for bit the same. Both halves of a pair sit
+// 16 bits apart, so each operation serves both.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,6 +69,20 @@ Value nv::scalePair(ImplicitLocOpBuilder &b, Value word, Value which, bool folde
   return LLVM::BitcastOp::create(b, VectorType::get({2}, b.getBF16Type()), bits);
 }
 
+/// bf16x2 `bits` holding E2M1 * 2^-126 in each half, times the scale from
+/// scalePair (and 2^126 unless `folded`), as i32.
+static Value scaleFields(ImplicitLocOpBuilder &b, Value bits, Value scale, bool folded) {
+  auto v2 = VectorType::get({2}, b.getBF16Type());
+  Value v = LLVM::BitcastOp::create(b, v2, bits);
+  if (!folded) {
+    Value two126 = arith::ConstantOp::create(
+        b, v2, DenseElementsAttr::get(v2, APFloat(APFloat::BFloat(), APInt(16, 0x7E80))));
+    v = arith::MulFOp::create(b, v, two126);
+  }
+  v = arith::MulFOp::create(b, v, scale);
+  return LLVM::BitcastOp::create(b, b.getI32Type(), v);
+}
+
 /// Nibbles j and j + 4 of `word` (8 E2M1, element 2i in the low nibble of
 /// byte i) as bf16x2 bits (element j low), scaled. Nibble j's three magnitude
 /// bits move to bf16 bits 6-8 and its sign to bit 15; nibble j + 4 sits 16
@@ -84,14 +102,28 @@ Value nv::dequantPair(ImplicitLocOpBuilder &b, Value word, int j, Value scale, b
   Value pair = o.band(word, int64_t(0x000F000F) << (4 * j));
   Value spread = arith::MulIOp::create(b, pair, o.c((int64_t(1) << (6 - 4 * j)) +
                                                     (int64_t(1) << (12 - 4 * j))));
-  Value bits = o.band(spread, int64_t(0x81C081C0));
-  auto v2 = VectorType::get({2}, b.getBF16Type());
-  Value v = LLVM::BitcastOp::create(b, v2, bits);
-  if (!folded) {
-    Value two126 = arith::ConstantOp::create(
-        b, v2, DenseElementsAttr::get(v2, APFloat(APFloat::BFloat(), APInt(16, 0x7E80))));
-    v = arith::MulFOp::create(b, v, two126);
+  return scaleFields(b, o.band(spread, int64_t(0x81C081C0)), scale, folded);
+}
+
+Value nv::dequantWeightPair(ImplicitLocOpBuilder &b, Value word, int j, Value scale,
+                            bool folded) {
+  // Format/Sm90WeightBits.cpp (sm90WeightPairBits) is the host model.
+  I32Ops o{b};
+  const int64_t fields = 0x81C081C0;
+  Value bits;
+  switch (j) {
+  case 0:
+    bits = o.band(word, fields);
+    break;
+  case 1:
+    bits = o.band(o.shl(word, 4), fields);
+    break;
+  case 2: // a funnel shift of the word with itself: a rotation (shf.r.wrap)
+    bits = o.band(LLVM::FshrOp::create(b, word, word, o.c(6)), fields);
+    break;
+  default:
+    bits = o.bor(o.band(o.shr(word, 2), 0x01000100), o.band(o.shl(word, 6), 0x80C080C0));
+    break;
   }
-  v = arith::MulFOp::create(b, v, scale);
-  return LLVM::BitcastOp::create(b, b.getI32Type(), v);
+  return scaleFields(b, bits, scale, folded);
 }
