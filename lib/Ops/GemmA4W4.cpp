@@ -201,9 +201,6 @@ constexpr MeasuredTile kSm90Measured[] = {
     {1536, 7168, 1, 1, {8, 14, 256, false}},              // 11.7 us (12.5)
     {1536, 7168, 8, 8, {8, 14, 0, false}},                // 12.1 us (rule: the same)
     {1536, 7168, 32, 32, {32, 8, 0, true, 0, true}},      // 13.9 us, two warpgroups (18.5)
-    // BN 64 in clusters of 4 splits, 4 stages: 16.4 us (the rule's BN 128 x 8
-    // splits: 16.7; ...-1536x7168-m128-sweep-aef04d1.log).
-    {1536, 7168, 128, 128, narrow({128, 4, 0, true, 4})},
     // BN 64: 56 tiles of 128 rows leave 76 SMs idle; 112 of 64 rows
     // (...-bn64-sweep-32a34fd.log, the BN 128 entry in parentheses).
     {7168, 768, 1, 1, narrow({8, 1, 256, false})},      // 7.5 us (8.4)

@@ -81,9 +81,8 @@ TEST(TileTable, Bm128SplitsMatchTheSweep) {
   };
   // BM 256 where it won (...-bm256-sweep-*.log), on the first 1792 rows of
   // 7168x4224 M = 2048 (...-split-m-*.log); BN 64 tiles instead of splits
-  // or a persistent grid at M = 128 of N = 7168 (...-bn64-sweep-32a34fd.log),
-  // in half the splits at 1536x7168 (...-1536x7168-m128-sweep-aef04d1.log).
-  for (Want w : {Want{1536, 7168, 128, 128, 4, 0, 64},
+  // or a persistent grid at M = 128 of N = 7168 (...-bn64-sweep-32a34fd.log).
+  for (Want w : {Want{1536, 7168, 128, 128, 8},
                  {1536, 7168, 512, 128, 2},
                  {1536, 7168, 2048, 128, 1},
                  {7168, 4224, 128, 128, 1, 0, 64},
@@ -114,8 +113,8 @@ TEST(TileTable, Bm128SplitsMatchTheSweep) {
 }
 
 // BN 64 where N / 128 tiles (times the splits) would fill at most half of
-// the H200's 132 SMs with short K; by rule never with long K (only measured
-// entries), BM 256 or two warpgroups (...-bn64-sweep-32a34fd.log).
+// the H200's 132 SMs with short K; never with long K, BM 256 or two
+// warpgroups (...-bn64-sweep-32a34fd.log).
 TEST(TileTable, NarrowTilesWhereSmsWouldIdle) {
   for (int64_t m : {1, 8, 32, 128})
     EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, m).bn, 64) << "M=" << m;
@@ -124,7 +123,7 @@ TEST(TileTable, NarrowTilesWhereSmsWouldIdle) {
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 64).bn, 0);    // 112 tiles
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 2048).bn, 0);
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 8448, 7168, 1).bn, 0); // split-K fills them
-  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 1536, 7168, 512).bn, 0);
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 1536, 7168, 128).bn, 0);
   EXPECT_EQ(selectGemmA4W4Tile(Arch::GFX950, 7168, 768, 1).bn, 0);
 }
 
