@@ -6,8 +6,8 @@
 // pairs (j, j+4) into bf16x2 fields (sign at bit 15, magnitude at bits 8-6
 // of each half: the value times 2^-126) with fewer instructions than from
 // plain nibbles: pair 0 by a mask, pair 1 by a shift and a mask, pair 2 by
-// a rotation and a mask, pair 3 by two shifts merged under two masks (9
-// integer operations a word instead of 13). Nibble n, bit b (0: mantissa,
+// a rotation and a mask, pair 3 by two shifts merged under two masks (10
+// integer instructions a word in PTX instead of 13). Nibble n, bit b (0: mantissa,
 // 1-2: exponent, 3: sign) moves to bit kSm90WeightBit[4n + b].
 // sm90WeightPairBits is the host model of the kernel's extraction
 // (Conversion/TileToNVVM/Sm90Mma.cpp emits the same operations).
