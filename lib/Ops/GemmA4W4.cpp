@@ -213,6 +213,9 @@ constexpr MeasuredTile kSm90Measured[] = {
 };
 } // namespace
 
+/// SMs of the H200 the rules below were measured on.
+static constexpr int64_t kSm90Sms = 132;
+
 /// The sm_90a rule for shapes and M the measured entries do not cover.
 static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m) {
   // Measured on the H200 (docs/Performance.md, 2026-11-30 sweeps): small
@@ -226,7 +229,7 @@ static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m) {
   // whole activation tile; quantize once instead from M = 32 (K >= 2048)
   // or M = 64 (measured: docs/Performance.md, 2026-11-30 sweeps).
   t.preQuantize = m >= 64 || (m >= 32 && k >= 2048);
-  const int64_t sms = 132;
+  const int64_t sms = kSm90Sms;
   int64_t tiles = (n / 128) * ((m + t.bm - 1) / t.bm), steps = k / 128;
   bool shortK = k < 2048; // the reduction only pays off when K is long
   if (t.bm == 128 && t.preQuantize) {
@@ -319,7 +322,7 @@ GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
     // ...-bn64-sweep-32a34fd.log).
     const int64_t workgroups = n / 128 * ((m + t.bm - 1) / t.bm) * t.splitK;
     if (k < 2048 && t.bm <= 128 && !t.twoWarpgroups && !t.streamK && t.splitM == 0 &&
-        2 * workgroups <= 132)
+        2 * workgroups <= kSm90Sms)
       t.bn = sm90::kNarrowTileRows;
     return t;
   }

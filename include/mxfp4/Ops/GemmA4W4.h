@@ -95,10 +95,10 @@ struct GemmA4W4Options {
   std::optional<int64_t> bm;
   std::optional<int64_t> splitK;
   std::optional<int64_t> bk;
-  /// Override the sm_90a TMA stage count (0: the tile's default).
   /// Override the N tile (sm_90a: 128, or 64 for twice the workgroups where
   /// N / 128 tiles leave SMs idle; BM <= 128, one warpgroup).
   std::optional<int64_t> bn;
+  /// Override the sm_90a TMA stage count (0: the tile's default).
   std::optional<int64_t> stages;
   /// Override whether sm_90a dequantize-once GEMMs below BM 128 use two
   /// warpgroups.
