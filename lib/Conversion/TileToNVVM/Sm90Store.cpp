@@ -2,11 +2,11 @@
 //
 // The accumulator fragments (lane mapping of NvLowering.h: acc[i][j] holds
 // (weight row g, token 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1)) pass through
-// shared memory on their way out: each thread writes its bf16 values into a
-// BM x BN tile there, and the tile leaves in 16-byte stores, 2 BN
-// contiguous bytes per token row, for the rows of M that exist (written
-// from the fragments, a warp's bf16 stores would cover four 16-byte pieces
-// of four rows). Split-K tiles are first summed over their
+// shared memory on their way out: stmatrix writes them transposed into a
+// BM x BN bf16 tile there, and the tile leaves by one bulk copy per token
+// row (2 BN contiguous bytes), for the rows of M that exist (written from
+// the fragments, a warp's bf16 stores would cover four 16-byte pieces of
+// four rows). Split-K tiles are first summed over their
 // splits, in split order (the result does not depend on timing):
 // - BM 128, up to kMaxClusterSplits splits (Sm90Pipeline.h): the splits of
 //   a tile are one thread-block cluster (1 x 1 x S, .reqnctapercluster);
@@ -58,44 +58,77 @@ LogicalResult Sm90Emitter::storeThroughShared(ImplicitLocOpBuilder &b, ArrayRef<
                                  << " bytes) does not fit the workgroup's shared memory";
   Value region = cfg.streamK ? outputRegion
                              : idxConst(b, cfg.persistent() ? l.outputOffset() : 0);
+  // A persistent kernel's previous tile may still be leaving the region.
+  if (cfg.persistent())
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr());
   // Every warpgroup's wgmmas have read the last buffers (or the previous
-  // tile's stores the region) before they are overwritten.
+  // tile's copies the region) before they are overwritten.
   gpu::BarrierOp::create(b);
-  Value col = idxAdd(b, idxMul(b, warp, 16 * cfg.tilesPerWarp()), g);
-  for (int64_t i = 0; i < cfg.tilesPerWarp(); ++i)
-    for (int64_t j = 0; j < cfg.tokenTiles(); ++j)
-      for (int64_t e = 0; e < 4; ++e) {
-        // Element e = 2 hh + tt: (weight row g + 8 hh, token 2t + tt).
-        Value v = vector::ExtractOp::create(b, tiles[i * cfg.tokenTiles() + j],
-                                            ArrayRef<int64_t>{e});
-        v = arith::TruncFOp::create(b, b.getBF16Type(), v);
-        Value token = idxAdd(b, idxMul(b, t, 2), j * 8 + e % 2);
-        Value at = idxAdd(b, idxMul(b, token, kStagedRowBytes),
-                          idxMul(b, idxAdd(b, col, i * 16 + (e / 2) * 8), 2));
-        at = idxAdd(b, at, region);
-        LLVM::StoreOp::create(b, v, sharedPtr(b, at), /*alignment=*/2);
-      }
+  // Each 8 x 8 block hh of accumulator vector (i, j), weight rows g and
+  // tokens 2t, 2t + 1 in a thread (elements 2 hh, 2 hh + 1), is stmatrix's
+  // fragment of a matrix whose rows are weight rows: `.trans` writes a
+  // token's 8 weight rows as one 16-byte row of the tile, one instruction
+  // for four matrices where 2-byte stores took 32. Matrix k = 2 (i J + j)
+  // + hh; lane l addresses row l % 8 of matrix k0 + l / 8. Rows 272 bytes
+  // apart put a matrix's 8 rows on distinct banks.
+  MLIRContext *ctx = b.getContext();
+  auto layout = NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col);
+  auto shape = NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8);
+  auto elt = NVVM::LdStMatrixEltTypeAttr::get(ctx, NVVM::LdStMatrixEltType::B16);
+  const int64_t tokenTiles = cfg.tokenTiles();
+  const int64_t matrices = cfg.tilesPerWarp() * tokenTiles * 2;
+  Value warpCol = idxMul(b, warp, 16 * cfg.tilesPerWarp());
+  Value laneMatrix = idxDiv(b, lane, 8), laneRow = idxRem(b, lane, 8);
+  SmallVector<Value> pairs; // bf16x2 words, [k]
+  for (Value v : tiles) {
+    Value bf = arith::TruncFOp::create(b, VectorType::get({4}, b.getBF16Type()), v);
+    Value words = vector::BitCastOp::create(b, VectorType::get({2}, b.getI32Type()), bf);
+    for (int64_t hh = 0; hh < 2; ++hh)
+      pairs.push_back(vector::ExtractOp::create(b, words, ArrayRef<int64_t>{hh}));
+  }
+  for (int64_t k0 = 0; k0 < matrices; k0 += 4) {
+    const int64_t count = std::min<int64_t>(4, matrices - k0);
+    Value k = idxAdd(b, laneMatrix, k0);
+    if (count < 4) // lanes past the last matrix address its rows (ignored)
+      k = arith::MinUIOp::create(b, k, idxConst(b, k0 + count - 1));
+    Value ij = idxDiv(b, k, 2);
+    Value token = idxAdd(b, idxMul(b, idxRem(b, ij, tokenTiles), 8), laneRow);
+    Value col = idxAdd(b, warpCol,
+                       idxAdd(b, idxMul(b, idxDiv(b, ij, tokenTiles), 16),
+                              idxMul(b, idxRem(b, k, 2), 8)));
+    Value at = idxAdd(b, idxAdd(b, idxMul(b, token, kStagedRowBytes), idxMul(b, col, 2)), region);
+    NVVM::StMatrixOp::create(b, sharedPtr(b, at),
+                             ArrayRef<Value>(pairs).slice(k0, count), layout, shape, elt);
+  }
+  // The tile leaves by one bulk copy per token row (2 BN contiguous bytes
+  // of the output) for the rows of M that exist: thread r copies rows r,
+  // r + threads, ... The async proxy reads what stmatrix wrote.
+  fenceProxyAsync(b);
   gpu::BarrierOp::create(b);
-  // 16-byte unit u of the tile: token u / U, columns 8 (u % U) + 0..7, U = BN / 8.
-  auto v4i32 = VectorType::get({4}, b.getI32Type());
   Value rows = arith::MinUIOp::create(b, valid, idxConst(b, cfg.bm));
-  const int64_t unitsPerRow = cfg.bn / 8;
-  for (int64_t u0 = 0; u0 < cfg.bm * unitsPerRow; u0 += cfg.threads()) {
-    Value u = idxAdd(b, tid, u0);
-    Value row = idxDiv(b, u, unitsPerRow), unit = idxRem(b, u, unitsPerRow);
+  for (int64_t r0 = 0; r0 < cfg.bm; r0 += cfg.threads()) {
+    Value row = idxAdd(b, tid, r0);
     Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, rows);
     auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    Value v = LLVM::LoadOp::create(
-        b, v4i32,
-        sharedPtr(b, idxAdd(b, idxAdd(b, idxMul(b, row, kStagedRowBytes), idxMul(b, unit, 16)),
-                            region)),
-        /*alignment=*/16);
-    Value at = idxAdd(b, arith::MulIOp::create(b, idxAdd(b, row0, row), ldv),
-                      idxAdd(b, col0, idxMul(b, unit, 8)));
-    LLVM::StoreOp::create(b, v, elementPtr(b, out, b.getBF16Type(), at), /*alignment=*/16);
+    Value at = idxAdd(b, arith::MulIOp::create(b, idxAdd(b, row0, row), ldv), col0);
+    Value src = sharedPtr(b, idxAdd(b, idxMul(b, row, kStagedRowBytes), region));
+    Value bytes = arith::ConstantIntOp::create(b, cfg.bn * 2, 32);
+    NVVM::CpAsyncBulkSharedCTAToGlobalOp::create(b, elementPtr(b, out, b.getBF16Type(), at), src,
+                                                 bytes, Value(), Value());
   }
+  NVVM::CpAsyncBulkCommitGroupOp::create(b);
+  // The region lives until the copies have read it: a persistent kernel
+  // waits before its next tile's store (or now, after its last tile), the
+  // others now (the kernel ends, or stream-K's stage is refilled next).
+  Value waitNow = arith::ConstantIntOp::create(b, 1, 1);
+  if (cfg.persistent())
+    waitNow = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, nextTile, tileCount);
+  auto waitIf = scf::IfOp::create(b, waitNow, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(waitIf.thenBlock());
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr());
   return success();
 }
 
