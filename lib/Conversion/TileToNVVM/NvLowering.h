@@ -187,7 +187,7 @@ private:
   /// The leader zeroes counters[counter] for the next launch.
   void resetCounter(mlir::ImplicitLocOpBuilder &b, mlir::Value counters, mlir::Value counter);
   /// Stores the bf16 tile `tiles` through shared memory (Sm90Store.cpp):
-  /// stmatrix, then a bulk copy per row to `out` (row-major, `ld` columns)
+  /// stmatrix, then 16-byte stores to `out` (row-major, `ld` columns)
   /// from row `row0`, column `col0`, for the `valid` rows that exist.
   mlir::LogicalResult storeThroughShared(mlir::ImplicitLocOpBuilder &b,
                                          llvm::ArrayRef<mlir::Value> tiles, mlir::Value out,
