@@ -90,16 +90,8 @@ struct SharedLayout {
   constexpr int64_t scalesInStage() const { return stagedActivationBytes + chunks * weightBox(); }
   constexpr int64_t stagesOffset() const { return activationBytes; }
   constexpr int64_t outputOffset() const { return activationBytes + stages * stageBytes(); }
-  /// One mbarrier per stage that its copies complete ("full").
   constexpr int64_t barriersOffset() const { return outputOffset() + outputBytes; }
-  /// With staged activations, one more per stage that every thread arrives
-  /// on once done with it ("empty"): its refill waits for that, not for a
-  /// workgroup barrier (Conversion/TileToNVVM/Sm90StagedKLoop.cpp).
-  constexpr bool emptyBarriers() const { return stagedActivationBytes > 0; }
-  constexpr int64_t emptyBarriersOffset() const { return barriersOffset() + stages * 8; }
-  constexpr int64_t totalBytes() const {
-    return barriersOffset() + stages * 8 * (emptyBarriers() ? 2 : 1);
-  }
+  constexpr int64_t totalBytes() const { return barriersOffset() + stages * 8; }
 };
 
 /// The layout of a BM x BK GEMM workgroup. Four steps of 128 K (three of

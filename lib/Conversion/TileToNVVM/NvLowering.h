@@ -155,10 +155,6 @@ private:
                                               mlir::Value ub, mlir::Value step,
                                               llvm::ArrayRef<mlir::Value> accInit,
                                               const WeightRegs &first, StepBody body);
-  /// Staged K loop: this thread is done with the stage of step `current` -
-  /// 1 (the workgroup's count; none before step 1): it arrives on that
-  /// stage's empty barrier, which its refill waits for (issueStage).
-  void releaseStage(mlir::ImplicitLocOpBuilder &b, mlir::Value current);
   /// The K loop of a kernel on the activation image (Sm90StagedKLoop.cpp):
   /// activations and weights arrive together in the stages.
   mlir::LogicalResult lowerStagedKLoop(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop,

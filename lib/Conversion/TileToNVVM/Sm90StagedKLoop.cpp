@@ -11,13 +11,10 @@
 // weights are read. Iteration ks:
 // issue step ks's wgmmas (registers, stage ks % S; by then this warpgroup's
 // wgmmas of step ks-1, the last readers of stage (ks-1) % S, have
-// completed); read step ks+1's weights (clamped to the last step); arrive
-// on stage (ks-1) % S's "empty" mbarrier; thread 0 waits on it (every
-// thread is past step ks-1) and starts step ks+S-1 into that stage. No
-// workgroup barrier: the other warps go on to step ks+1 (a barrier per
-// step was the largest stall, 15-18 % of the samples: warps wait for the
-// slowest one every step). With two stages (S-1 = 1) that is step ks+1,
-// so the release and its copies come before its weights are read.
+// completed); read step ks+1's weights (clamped to the last step); barrier:
+// every warpgroup is past step ks-1; start step ks+S-1 into stage
+// (ks+S-1) % S = (ks-1) % S. With two stages (S-1 = 1) that is step ks+1,
+// so the barrier and its copies come before its weights are read.
 // After the loop one wait drains the last wgmmas. A persistent kernel
 // (Sm90Persistent.cpp) counts stages across its tiles and, once a tile's
 // steps run out, issues the next tile's first steps instead.
@@ -33,20 +30,6 @@
 using namespace mlir;
 using namespace mxfp4;
 using namespace mxfp4::nv;
-
-void Sm90Emitter::releaseStage(ImplicitLocOpBuilder &b, Value current) {
-  // Called once step `current`'s wgmmas are issued: this thread's wgmmas
-  // of the step before have completed (Sm90Wgmma.cpp) and it read that
-  // step's weights a step earlier, so it is done with its stage.
-  const sm90::SharedLayout l = cfg.shared();
-  Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, current, idxConst(b, 1));
-  auto ifOp = scf::IfOp::create(b, any, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(ifOp.thenBlock());
-  Value stage = idxRem(b, idxAdd(b, current, -1), l.stages);
-  NVVM::MBarrierArriveOp::create(
-      b, Type(), sharedPtr(b, idxAdd(b, idxMul(b, stage, 8), l.emptyBarriersOffset())), Value());
-}
 
 LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop,
                                             tile::LoadQdqOp act, tile::LoadWeightOp weight,
@@ -134,12 +117,12 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
       // Step ks+1 goes into the stage step ks-1 just left: it can only
       // start now, and is waited for at once (two workgroups per SM hide
       // each other's waits).
-      releaseStage(b, slot(trip));
+      gpu::BarrierOp::create(b);
       issueAhead(idxAdd(b, trip, 1));
       return loadWeights(b, slot(nextTrip));
     }
     WeightRegs nextRegs = loadWeights(b, slot(nextTrip));
-    releaseStage(b, slot(trip));
+    gpu::BarrierOp::create(b);
     issueAhead(idxAdd(b, trip, stages - 1));
     return nextRegs;
   };

@@ -6,12 +6,9 @@
 // Kernels/Sm90Pipeline.h); the copies' complete_tx ends the phase. Step st
 // uses stage st % S in phase (st / S) % 2, so every thread waits with
 // try_wait.parity on that parity. A stage is refilled only after a
-// workgroup barrier that follows every thread's reads of it (Sm90KLoop.cpp)
-// or, on the activation image, once every thread has arrived on the
-// stage's second ("empty") mbarrier (Sm90StagedKLoop.cpp): step st waits
-// for phase (st / S + 1) % 2 of it, the release of step st - S. Kernels on
-// the activation image also copy the step's activations into the front of
-// the stage, in the same phase.
+// workgroup barrier that follows every thread's reads of it (Sm90KLoop.cpp,
+// Sm90StagedKLoop.cpp). Kernels on the activation image also copy the
+// step's activations into the front of the stage, in the same phase.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,10 +46,6 @@ void Sm90Emitter::initStages(ImplicitLocOpBuilder &b) {
     for (int64_t s = 0; s < l.stages; ++s)
       NVVM::MBarrierInitOp::create(b, sharedPtr(b, idxConst(b, l.barriersOffset() + 8 * s)), one,
                                    Value());
-    Value all = arith::ConstantIntOp::create(b, cfg.threads(), 32);
-    for (int64_t s = 0; l.emptyBarriers() && s < l.stages; ++s)
-      NVVM::MBarrierInitOp::create(
-          b, sharedPtr(b, idxConst(b, l.emptyBarriersOffset() + 8 * s)), all, Value());
     // The async proxy (TMA's complete_tx) must see the initialised barriers.
     NVVM::FenceMbarrierInitOp::create(b);
     fenceProxyAsync(b);
@@ -80,23 +73,8 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
                                    arith::MulIOp::create(b, st, mapping.lookup(loop.getStep())));
   Value chunk0 = idxDiv(b, valueAt(b, w.getCol(), loop, iv), 128);
 
-  Value slot = target.slot ? target.slot : st;
-  Value stage = idxRem(b, slot, l.stages);
+  Value stage = idxRem(b, target.slot ? target.slot : st, l.stages);
   Value bar = sharedPtr(b, idxAdd(b, idxMul(b, stage, 8), l.barriersOffset()));
-  // Step `slot` refills the stage of step slot - S: wait until every thread
-  // has released that (its wgmmas completed, its weights read).
-  if (l.emptyBarriers() && parts != StageParts::Activations) {
-    Value refill = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, slot,
-                                         idxConst(b, l.stages));
-    auto refillIf = scf::IfOp::create(b, refill, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard refillGuard(b);
-    b.setInsertionPointToStart(refillIf.thenBlock());
-    Value parity = arith::IndexCastUIOp::create(
-        b, i32, idxRem(b, idxAdd(b, idxDiv(b, slot, l.stages), 1), 2));
-    NVVM::MBarrierTryWaitParityOp::create(
-        b, sharedPtr(b, idxAdd(b, idxMul(b, stage, 8), l.emptyBarriersOffset())), parity,
-        arith::ConstantIntOp::create(b, kWaitTicks, 32));
-  }
   // The tile's rows of weights and activations (another tile's in a
   // persistent kernel's look-ahead).
   auto tileValue = [&](Value v) {
