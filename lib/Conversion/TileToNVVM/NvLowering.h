@@ -87,9 +87,6 @@ struct Config {
   /// (each warp owns BN / 4 rows).
   int64_t warpgroups() const { return sm90::gemmWarpgroups(bm, twoWarpgroups, bn); }
   int64_t threads() const { return 128 * warpgroups(); }
-  /// The thread that starts the stages' copies: the first of the last
-  /// warpgroup (Sm90StagedKLoop.cpp: the one warp that waits per step).
-  int64_t issuingThread() const { return 128 * (warpgroups() - 1); }
   /// m16 weight tiles per warp (wgmmas per MMA step and warpgroup).
   int64_t tilesPerWarp() const { return bn / 64 / warpgroups(); }
   /// Shared memory of a GEMM workgroup (dynamic: it exceeds 48 KiB).

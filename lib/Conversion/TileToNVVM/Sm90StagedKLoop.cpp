@@ -12,8 +12,7 @@
 // issue step ks's wgmmas (registers, stage ks % S; by then this warpgroup's
 // wgmmas of step ks-1, the last readers of stage (ks-1) % S, have
 // completed); read step ks+1's weights (clamped to the last step); barrier:
-// every warpgroup is past step ks-1 (with two warpgroups only the issuing
-// warp waits, the others arrive); start step ks+S-1 into stage
+// every warpgroup is past step ks-1; start step ks+S-1 into stage
 // (ks+S-1) % S = (ks-1) % S. With two stages (S-1 = 1) that is step ks+1,
 // so the barrier and its copies come before its weights are read.
 // After the loop one wait drains the last wgmmas. A persistent kernel
@@ -26,10 +25,7 @@
 #include "mxfp4/Conversion/IndexMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mxfp4;
@@ -106,43 +102,6 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
   }
   WeightRegs first = loadWeights(b, slot(idxConst(b, 0)));
 
-  // Every thread is past step ks-1 before its stage is refilled. With two
-  // warpgroups only the issuing warp (the first of the second warpgroup)
-  // waits for that (bar.sync); the other warps arrive (bar.arrive) and go
-  // on, the first warpgroup up to S-1 steps ahead, so S barrier ids (1 +
-  // step % S) keep the steps apart. (A workgroup barrier per step held the
-  // first warpgroup for the second every step: 15-18 % of the stall
-  // samples; docs/Performance.md.)
-  auto stepBarrier = [&](Value trip) {
-    if (cfg.warpgroups() < 2) {
-      gpu::BarrierOp::create(b);
-      return;
-    }
-    // Constant ids, one switch case per stage (ptxas reserves all 16 named
-    // barriers for a register id; distinct asm keeps LLVM from merging the
-    // cases back into one).
-    SmallVector<int64_t> cases;
-    for (int64_t s = 0; s + 1 < stages; ++s)
-      cases.push_back(s);
-    Value issuing = arith::ExtUIOp::create(
-        b, b.getI32Type(),
-        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, warp,
-                              idxConst(b, cfg.issuingThread() / 32)));
-    auto sw = scf::IndexSwitchOp::create(b, TypeRange{}, idxRem(b, slot(trip), stages), cases,
-                                         cases.size());
-    for (int64_t s = 0; s < stages; ++s) {
-      Region &region = s + 1 < stages ? sw.getCaseRegions()[s] : sw.getDefaultRegion();
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&region.emplaceBlock());
-      std::string text = llvm::formatv("{{ .reg .pred p; setp.ne.b32 p, $0, 0; @p bar.sync {0}, "
-                                       "{1}; @!p bar.arrive {0}, {1}; }",
-                                       s + 1, cfg.threads());
-      LLVM::InlineAsmOp::create(b, /*res=*/Type(), ValueRange{issuing}, b.getStringAttr(text),
-                                b.getStringAttr("r,~{memory}"), b.getUnitAttr(), UnitAttr(),
-                                LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(), ArrayAttr());
-      scf::YieldOp::create(b);
-    }
-  };
   auto body = [&](Value, Value trip, const WeightRegs &regs,
                   MutableArrayRef<Value> accs) -> WeightRegs {
     // The stage's activations start at its first byte (a word offset from
@@ -158,12 +117,12 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
       // Step ks+1 goes into the stage step ks-1 just left: it can only
       // start now, and is waited for at once (two workgroups per SM hide
       // each other's waits).
-      stepBarrier(trip);
+      gpu::BarrierOp::create(b);
       issueAhead(idxAdd(b, trip, 1));
       return loadWeights(b, slot(nextTrip));
     }
     WeightRegs nextRegs = loadWeights(b, slot(nextTrip));
-    stepBarrier(trip);
+    gpu::BarrierOp::create(b);
     issueAhead(idxAdd(b, trip, stages - 1));
     return nextRegs;
   };

@@ -1,8 +1,7 @@
 //===- Sm90Tma.cpp - Weight stages fed by TMA on sm_90a --------------------===//
 //
-// One mbarrier per stage, initialised with an arrival count of 1: one
-// thread (Config::issuingThread) arms it with arrive.expect_tx(stage bytes)
-// and starts the stage's bulk
+// One mbarrier per stage, initialised with an arrival count of 1: thread 0
+// arms it with arrive.expect_tx(stage bytes) and starts the stage's bulk
 // tensor copies (per 128-K chunk one weight box and one scale box,
 // Kernels/Sm90Pipeline.h); the copies' complete_tx ends the phase. Step st
 // uses stage st % S in phase (st / S) % 2, so every thread waits with
@@ -59,7 +58,7 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
                              StageTarget target) {
   const sm90::SharedLayout l = cfg.shared();
   Value go = arith::AndIOp::create(
-      b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, cfg.issuingThread())),
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0)),
       arith::CmpIOp::create(b, arith::CmpIPredicate::ult, st, steps));
   if (target.enable)
     go = arith::AndIOp::create(b, go, target.enable);
