@@ -201,6 +201,10 @@ constexpr MeasuredTile kSm90Measured[] = {
     {1536, 7168, 1, 1, {8, 14, 256, false}},              // 11.7 us (12.5)
     {1536, 7168, 8, 8, {8, 14, 0, false}},                // 12.1 us (rule: the same)
     {1536, 7168, 32, 32, {32, 8, 0, true, 0, true}},      // 13.9 us, two warpgroups (18.5)
+    // BN 64 in clusters of 4 splits, 4 stages: 16.3 / 16.4 / 16.4 us in
+    // three runs against 16.4-16.9 for the rule's BN 128 x 8 splits
+    // (...-1536x7168-m128-sweep-aef04d1.log, ...-bench-bulk-epilogue-d650bfe).
+    {1536, 7168, 128, 128, narrow({128, 4, 0, true, 4})},
     // BN 64: 56 tiles of 128 rows leave 76 SMs idle; 112 of 64 rows
     // (...-bn64-sweep-32a34fd.log, the BN 128 entry in parentheses).
     {7168, 768, 1, 1, narrow({8, 1, 256, false})},      // 7.5 us (8.4)
@@ -218,7 +222,7 @@ static constexpr int64_t kSm90Sms = 132;
 
 /// The sm_90a rule for shapes and M the measured entries do not cover.
 static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m) {
-  // Measured on the H200 (docs/Performance.md, 2026-11-30 sweeps): small
+  // Measured on the H200 (docs/PerformanceHistory.md, 2026-11-30 sweeps): small
   // tiles and split-K while the output tiles leave SMs idle; on the
   // dequantized-once activations BM 128 (two warpgroups) from M = 128
   // when N is large, else from M = 33 (small N: few workgroup columns, so
@@ -227,7 +231,7 @@ static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m) {
   t.bm = m <= 8 ? 8 : m <= 32 ? 16 : n >= 4096 ? (m < 128 ? 32 : 128) : 128;
   // Quantizing inline costs every one of the N/128 workgroup columns the
   // whole activation tile; quantize once instead from M = 32 (K >= 2048)
-  // or M = 64 (measured: docs/Performance.md, 2026-11-30 sweeps).
+  // or M = 64 (measured: docs/PerformanceHistory.md, 2026-11-30 sweeps).
   t.preQuantize = m >= 64 || (m >= 32 && k >= 2048);
   const int64_t sms = kSm90Sms;
   int64_t tiles = (n / 128) * ((m + t.bm - 1) / t.bm), steps = k / 128;

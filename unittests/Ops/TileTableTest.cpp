@@ -81,8 +81,10 @@ TEST(TileTable, Bm128SplitsMatchTheSweep) {
   };
   // BM 256 where it won (...-bm256-sweep-*.log), on the first 1792 rows of
   // 7168x4224 M = 2048 (...-split-m-*.log); BN 64 tiles instead of splits
-  // or a persistent grid at M = 128 of N = 7168 (...-bn64-sweep-32a34fd.log).
-  for (Want w : {Want{1536, 7168, 128, 128, 8},
+  // or a persistent grid at M = 128 of N = 7168 (...-bn64-sweep-32a34fd.log);
+  // 1536x7168 M = 128: the measured BN 64 x 4 splits (the rule's: 8 of BN 128).
+  for (Want w : {Want{1536, 7168, 128, 128, 4, 0, 64},
+                 {1536, 7168, 96, 128, 8},
                  {1536, 7168, 512, 128, 2},
                  {1536, 7168, 2048, 128, 1},
                  {7168, 4224, 128, 128, 1, 0, 64},
@@ -123,7 +125,7 @@ TEST(TileTable, NarrowTilesWhereSmsWouldIdle) {
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 64).bn, 0);    // 112 tiles
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 2048).bn, 0);
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 8448, 7168, 1).bn, 0); // split-K fills them
-  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 1536, 7168, 128).bn, 0);
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 1536, 7168, 64).bn, 0); // long K: splits instead
   EXPECT_EQ(selectGemmA4W4Tile(Arch::GFX950, 7168, 768, 1).bn, 0);
 }
 

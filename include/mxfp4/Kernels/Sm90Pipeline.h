@@ -59,7 +59,7 @@ inline constexpr int64_t kSmSharedBytes = 228 * 1024;
 /// workgroups must share a GPC: clusters of small tiles, several per SM,
 /// fit fewer of them at once than the plain grid (8448x7168 M = 1, BM 8 x 8
 /// splits: 28.1 us clustered, 21.9 not; BM 128 x 2 splits at M = 128: 31.6
-/// vs 35.4; docs/Performance.md).
+/// vs 35.4; docs/PerformanceHistory.md).
 inline constexpr int64_t kMaxClusterSplits = 8;
 constexpr bool clusterSplitK(int64_t bm, int64_t splits) {
   return bm >= 128 && splits > 1 && splits <= kMaxClusterSplits;

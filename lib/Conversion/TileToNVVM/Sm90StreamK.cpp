@@ -25,7 +25,7 @@
 // the result does not depend on timing, stores the tile and zeroes the
 // counter. No workgroup ever waits for another. (Deferring the counters and
 // sums to the end of the run, or spreading each sum over the tile's
-// segments after a wait for all of them, measured slower: Performance.md.)
+// segments after a wait for all of them, measured slower: docs/PerformanceHistory.md.)
 //
 //===----------------------------------------------------------------------===//
 
