@@ -58,9 +58,11 @@ LogicalResult Sm90Emitter::storeThroughShared(ImplicitLocOpBuilder &b, ArrayRef<
                                  << " bytes) does not fit the workgroup's shared memory";
   Value region = cfg.streamK ? outputRegion
                              : idxConst(b, cfg.persistent() ? l.outputOffset() : 0);
-  // Every warpgroup's wgmmas have read the last buffers (or the previous
-  // tile's stores the region) before they are overwritten.
-  gpu::BarrierOp::create(b);
+  // Every warpgroup's wgmmas have read the last buffers before they are
+  // overwritten. A persistent kernel's own region was last read by its
+  // previous tile's stores, and every K step since ended in a barrier.
+  if (!cfg.persistent())
+    gpu::BarrierOp::create(b);
   // Each 8 x 8 block hh of accumulator vector (i, j), weight rows g and
   // tokens 2t, 2t + 1 in a thread (elements 2 hh, 2 hh + 1), is stmatrix's
   // fragment of a matrix whose rows are weight rows: `.trans` writes a
