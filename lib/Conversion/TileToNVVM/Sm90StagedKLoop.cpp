@@ -15,6 +15,10 @@
 // every warpgroup is past step ks-1; start step ks+S-1 into stage
 // (ks+S-1) % S = (ks-1) % S. With two stages (S-1 = 1) that is step ks+1,
 // so the barrier and its copies come before its weights are read.
+// The barrier also keeps the two warpgroups in step, which feeds the
+// shared tensor cores best: releasing stages by mbarrier arrivals or
+// bar.arrive instead, so they drift apart, was 10-19 % slower at large M
+// (docs/Performance.md, a937c86).
 // After the loop one wait drains the last wgmmas. A persistent kernel
 // (Sm90Persistent.cpp) counts stages across its tiles and, once a tile's
 // steps run out, issues the next tile's first steps instead.
