@@ -67,7 +67,7 @@ LogicalResult Sm90Emitter::storeThroughShared(ImplicitLocOpBuilder &b, ArrayRef<
   // tokens 2t, 2t + 1 in a thread (elements 2 hh, 2 hh + 1), is stmatrix's
   // fragment of a matrix whose rows are weight rows: `.trans` writes a
   // token's 8 weight rows as one 16-byte row of the tile, one instruction
-  // for four matrices where 2-byte stores took 32. Matrix k = 2 (i J + j)
+  // for four matrices where 2-byte stores took 8. Matrix k = 2 (i J + j)
   // + hh; lane l addresses row l % 8 of matrix k0 + l / 8. Rows 272 bytes
   // apart put a matrix's 8 rows on distinct banks.
   MLIRContext *ctx = b.getContext();
@@ -92,12 +92,12 @@ LogicalResult Sm90Emitter::storeThroughShared(ImplicitLocOpBuilder &b, ArrayRef<
       k = arith::MinUIOp::create(b, k, idxConst(b, k0 + count - 1));
     Value ij = idxDiv(b, k, 2);
     Value token = idxAdd(b, idxMul(b, idxRem(b, ij, tokenTiles), 8), laneRow);
-    Value col = idxAdd(b, warpCol,
-                       idxAdd(b, idxMul(b, idxDiv(b, ij, tokenTiles), 16),
-                              idxMul(b, idxRem(b, k, 2), 8)));
+    Value col =
+        idxAdd(b, warpCol,
+               idxAdd(b, idxMul(b, idxDiv(b, ij, tokenTiles), 16), idxMul(b, idxRem(b, k, 2), 8)));
     Value at = idxAdd(b, idxAdd(b, idxMul(b, token, kStagedRowBytes), idxMul(b, col, 2)), region);
-    NVVM::StMatrixOp::create(b, sharedPtr(b, at),
-                             ArrayRef<Value>(pairs).slice(k0, count), layout, shape, elt);
+    NVVM::StMatrixOp::create(b, sharedPtr(b, at), ArrayRef<Value>(pairs).slice(k0, count), layout,
+                             shape, elt);
   }
   gpu::BarrierOp::create(b);
   // 16-byte unit u of the tile: token u / U, columns 8 (u % U) + 0..7, U = BN / 8.
