@@ -126,10 +126,6 @@ public:
   /// The persistent kernel (Sm90Persistent.cpp): the body of `kernel`
   /// lowered inside the loop over this workgroup's tiles.
   mlir::LogicalResult lowerPersistent(mlir::ImplicitLocOpBuilder &b, mlir::func::FuncOp kernel);
-  /// A persistent kernel's store of linear tile `tile` with accumulators
-  /// `accs` (through shared memory, as lowerStore would for this tile).
-  mlir::LogicalResult storeDeferredTile(mlir::ImplicitLocOpBuilder &b,
-                                        llvm::ArrayRef<mlir::Value> accs, mlir::Value tile);
   /// The stream-K kernel (Sm90StreamK.cpp): the body of `kernel` lowered
   /// inside the loop over this workgroup's segments.
   mlir::LogicalResult lowerStreamK(mlir::ImplicitLocOpBuilder &b, mlir::func::FuncOp kernel);
@@ -311,12 +307,6 @@ private:
   /// Persistent kernels: this workgroup's tile iteration, its linear tile,
   /// the next one it takes, and the number of tiles.
   mlir::Value tileIter, currentTile, nextTile, tileCount;
-  /// Persistent kernels store each tile during the next one's first K step
-  /// (Sm90Persistent.cpp): the output store, the previous tile's
-  /// accumulators (tile-loop arguments) and this tile's, once its K loop
-  /// has run (what the tile loop yields).
-  tile::StoreOp deferredStore;
-  llvm::SmallVector<mlir::Value> previousAccs, finishedAccs;
   /// Stream-K (Sm90StreamK.cpp): the K steps of a tile; the waves of whole
   /// tiles every workgroup takes first (one tile each); the first iteration
   /// of the stream-K part and its number of iterations (split evenly over

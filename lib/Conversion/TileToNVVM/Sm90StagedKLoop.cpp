@@ -106,7 +106,6 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
   }
   WeightRegs first = loadWeights(b, slot(idxConst(b, 0)));
 
-  LogicalResult stored = success();
   auto body = [&](Value, Value trip, const WeightRegs &regs,
                   MutableArrayRef<Value> accs) -> WeightRegs {
     // The stage's activations start at its first byte (a word offset from
@@ -117,19 +116,6 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
     // Once it has issued step ks's wgmmas, step ks-1's, the last readers
     // of their stage, have completed (Sm90Wgmma.cpp).
     mmaStep(b, regs, stageWords, accs);
-    if (persistent) {
-      // The tile before leaves while step 0's wgmmas run (Sm90Persistent.cpp).
-      Value deferred = arith::AndIOp::create(
-          b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, trip, idxConst(b, 0)),
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, tileIter, idxConst(b, 0)));
-      auto ifOp = scf::IfOp::create(b, deferred, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      Value previous =
-          arith::SubIOp::create(b, currentTile, gpu::GridDimOp::create(b, gpu::Dimension::x));
-      if (failed(storeDeferredTile(b, previousAccs, previous)))
-        stored = failure();
-    }
     Value nextTrip = arith::MinUIOp::create(b, idxAdd(b, trip, 1), idxAdd(b, steps, -1));
     if (stages == 2) {
       // Step ks+1 goes into the stage step ks-1 just left: it can only
@@ -146,8 +132,6 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
   };
   accumulators[loop.getResult(0)] =
       tileAccumulators(b, emitStepLoop(b, lb, ub, step, init, first, body));
-  if (failed(stored))
-    return failure();
   if (streamK) // the last step's stage: every wgmma that read it has completed
     outputRegion = idxAdd(
         b, idxMul(b, idxRem(b, slot(idxAdd(b, steps, -1)), stages), l.stageBytes()),

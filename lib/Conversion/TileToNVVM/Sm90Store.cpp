@@ -59,8 +59,8 @@ LogicalResult Sm90Emitter::storeThroughShared(ImplicitLocOpBuilder &b, ArrayRef<
   Value region = cfg.streamK ? outputRegion
                              : idxConst(b, cfg.persistent() ? l.outputOffset() : 0);
   // Every warpgroup's wgmmas have read the last buffers before they are
-  // overwritten. A persistent kernel's own region was last read by the
-  // store before, and every K step since ended in a barrier.
+  // overwritten. A persistent kernel's own region was last read by its
+  // previous tile's stores, and every K step since ended in a barrier.
   if (!cfg.persistent())
     gpu::BarrierOp::create(b);
   // Each 8 x 8 block hh of accumulator vector (i, j), weight rows g and
@@ -141,12 +141,6 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
     return op.emitOpError() << "on sm_90a only accumulator tiles can be stored";
   if (op.getScatter())
     return op.emitOpError() << "scattered stores (MoE) are not lowered for sm_90a yet";
-  if (cfg.persistent()) { // stored during the next tile (Sm90Persistent.cpp)
-    if (op.getWorkspace() || !cast<MemRefType>(op.getBase().getType()).getElementType().isBF16())
-      return op.emitOpError() << "a persistent kernel stores bf16 tiles without split-K";
-    finishedAccs = acc->second;
-    return success();
-  }
   Value row0 = mapping.lookup(op.getRow()), col0 = mapping.lookup(op.getCol()),
         ldv = mapping.lookup(op.getLd()), valid = mapping.lookup(op.getValidRows());
   // The output is a plain pointer argument (TileToNVVM.cpp): 16-byte
