@@ -19,16 +19,15 @@ uint32_t sm90UnpackWeightWord(uint32_t word) {
 }
 
 uint32_t sm90WeightPairBits(uint32_t word, int j) {
-  constexpr uint32_t kFields = 0x81C081C0; // sign and magnitude of both halves
   switch (j) {
   case 0:
-    return word & kFields;
+    return word & kSm90PairFields;
   case 1:
-    return (word << 4) & kFields;
+    return (word << 4) & kSm90PairFields;
   case 2:
-    return ((word >> 6) | (word << 26)) & kFields;
+    return ((word >> 6) | (word << 26)) & kSm90PairFields;
   default:
-    return ((word >> 2) & 0x01000100) | ((word << 6) & 0x80C080C0);
+    return ((word >> 2) & kSm90Pair3Low) | ((word << 6) & kSm90Pair3High);
   }
 }
 

@@ -32,6 +32,12 @@ inline constexpr uint8_t kSm90WeightBit[32] = {
     16, 17, 26, 25, // nibble 7: pair 3, high half
 };
 
+/// The bf16x2 fields of a nibble pair: sign (bit 15) and magnitude (bits
+/// 8-6) of both halves; pair 3 merges its mantissa (bit 6) with the rest.
+inline constexpr uint32_t kSm90PairFields = 0x81C081C0;
+inline constexpr uint32_t kSm90Pair3Low = 0x01000100;  // (word >> 2): bit 8
+inline constexpr uint32_t kSm90Pair3High = 0x80C080C0; // (word << 6): bits 15, 7-6
+
 /// Plain packed nibbles (element n in bits 4n..4n+3) -> the stored word.
 uint32_t sm90PackWeightWord(uint32_t nibbles);
 /// The stored word -> plain packed nibbles.

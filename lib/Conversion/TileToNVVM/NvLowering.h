@@ -335,6 +335,12 @@ mlir::Value dequantPair(mlir::ImplicitLocOpBuilder &b, mlir::Value word, int j, 
 mlir::Value dequantWeightPair(mlir::ImplicitLocOpBuilder &b, mlir::Value word, int j,
                               mlir::Value scale, bool folded = false);
 
+/// The activation image's slab of MMA step 0 of 128-K chunk `chunk` of
+/// 128-row block `block`, the image's K being `ld` (Kernels/Sm90Pipeline.h:
+/// 8 slabs per chunk, the chunks of a block in turn). Index values.
+mlir::Value imageSlab0(mlir::ImplicitLocOpBuilder &b, mlir::Value block, mlir::Value ld,
+                       mlir::Value chunk);
+
 /// Orders this thread's shared-memory writes before the async proxy (wgmma)
 /// reads them; a barrier must follow.
 void fenceProxyAsync(mlir::ImplicitLocOpBuilder &b);

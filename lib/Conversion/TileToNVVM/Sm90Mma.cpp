@@ -26,6 +26,7 @@
 
 #include "NvLowering.h"
 #include "mxfp4/Conversion/IndexMath.h"
+#include "mxfp4/Format/Sm90WeightBits.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -102,14 +103,14 @@ Value nv::dequantPair(ImplicitLocOpBuilder &b, Value word, int j, Value scale, b
   Value pair = o.band(word, int64_t(0x000F000F) << (4 * j));
   Value spread = arith::MulIOp::create(b, pair, o.c((int64_t(1) << (6 - 4 * j)) +
                                                     (int64_t(1) << (12 - 4 * j))));
-  return scaleFields(b, o.band(spread, int64_t(0x81C081C0)), scale, folded);
+  return scaleFields(b, o.band(spread, int64_t(kSm90PairFields)), scale, folded);
 }
 
 Value nv::dequantWeightPair(ImplicitLocOpBuilder &b, Value word, int j, Value scale,
                             bool folded) {
   // Format/Sm90WeightBits.cpp (sm90WeightPairBits) is the host model.
   I32Ops o{b};
-  const int64_t fields = 0x81C081C0;
+  const int64_t fields = kSm90PairFields;
   Value bits;
   switch (j) {
   case 0:
@@ -122,7 +123,8 @@ Value nv::dequantWeightPair(ImplicitLocOpBuilder &b, Value word, int j, Value sc
     bits = o.band(LLVM::FshrOp::create(b, word, word, o.c(6)), fields);
     break;
   default:
-    bits = o.bor(o.band(o.shr(word, 2), 0x01000100), o.band(o.shl(word, 6), 0x80C080C0));
+    bits = o.bor(o.band(o.shr(word, 2), int64_t(kSm90Pair3Low)),
+                 o.band(o.shl(word, 6), int64_t(kSm90Pair3High)));
     break;
   }
   return scaleFields(b, bits, scale, folded);

@@ -60,6 +60,11 @@ static Value coreMatrixWord(ImplicitLocOpBuilder &b, Value slab0, int64_t groups
   return idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, matrix, 8), idxRem(b, row, 8)), 4), t);
 }
 
+Value nv::imageSlab0(ImplicitLocOpBuilder &b, Value block, Value ld, Value chunk) {
+  Value chunks = idxDiv(b, ld, 128);
+  return idxMul(b, idxAdd(b, arith::MulIOp::create(b, block, chunks), chunk), 8);
+}
+
 void Sm90Emitter::storeChunk(ImplicitLocOpBuilder &b, const QuantCoords &q, ArrayRef<Value> words,
                              Value buffer) {
   // Chunk kc's 8 steps are slabs 8kc.., of BM/8 groups each.
@@ -291,10 +296,8 @@ void Sm90Emitter::storeImageChunk(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
   Value row = idxAdd(b, mapping.lookup(load.getRow()), q.row);
-  Value block = idxDiv(b, row, sm90::kImageBlockRows);
-  Value chunks = idxDiv(b, mapping.lookup(load.getLd()), 128);
-  Value chunk = idxAdd(b, idxDiv(b, col, 128), q.kc);
-  Value slab0 = idxMul(b, idxAdd(b, arith::MulIOp::create(b, block, chunks), chunk), 8);
+  Value slab0 = imageSlab0(b, idxDiv(b, row, sm90::kImageBlockRows), mapping.lookup(load.getLd()),
+                           idxAdd(b, idxDiv(b, col, 128), q.kc));
   auto global = LLVM::LLVMPointerType::get(b.getContext(), 1);
   Value image = LLVM::AddrSpaceCastOp::create(b, global, mapping.lookup(op.getQdq()));
   for (int64_t w = 0; w < 4; ++w) {
@@ -329,9 +332,8 @@ void Sm90Emitter::storeImageFromSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp o
   Value block = idxDiv(b, m0, sm90::kImageBlockRows);
   Value g0 = idxDiv(b, idxRem(b, m0, sm90::kImageBlockRows), 8);
   Value kc = idxDiv(b, tid, 8), s = idxRem(b, tid, 8);
-  Value chunk = idxAdd(b, idxDiv(b, col, 128), kc);
-  Value chunks = idxDiv(b, mapping.lookup(load.getLd()), 128);
-  Value slab = idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, block, chunks), chunk), 8), s);
+  Value slab = idxAdd(
+      b, imageSlab0(b, block, mapping.lookup(load.getLd()), idxAdd(b, idxDiv(b, col, 128), kc)), s);
   // Byte offsets; the image's stay below 2^31 (Ops/QuantizeMx.cpp checks).
   const int64_t slabBytes = sm90::kImageBlockRows / 8 * groupBytes;
   Value to = idxAdd(b, idxMul(b, slab, slabBytes), idxMul(b, g0, groupBytes));

@@ -123,7 +123,6 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
   auto global = LLVM::LLVMPointerType::get(b.getContext(), 1);
   Value image = LLVM::AddrSpaceCastOp::create(b, global, mapping.lookup(act.getData()));
   Value block0 = idxDiv(b, m0, sm90::kImageBlockRows);
-  Value blockChunks = idxDiv(b, mapping.lookup(act.getLd()), 128); // 128-K chunks per block
   Value groupBytes = idxMul(b, idxDiv(b, idxRem(b, m0, sm90::kImageBlockRows), 8), 256);
   const int64_t slabBytes = cfg.slabBytes(), imageSlabBytes = sm90::kImageBlockRows * 32;
   // BM 128 takes a whole block (one copy of its 8 slabs per chunk), BM 256
@@ -134,8 +133,7 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
     for (int64_t blk = 0; blk < blocks; ++blk) {
       // Slab 0 of chunk chunk0 + kc of image block block0 + blk.
       Value block = idxAdd(b, block0, blk);
-      Value slab0 = idxMul(
-          b, idxAdd(b, arith::MulIOp::create(b, block, blockChunks), idxAdd(b, chunk0, kc)), 8);
+      Value slab0 = imageSlab0(b, block, mapping.lookup(act.getLd()), idxAdd(b, chunk0, kc));
       for (int64_t s = 0; s < (whole ? 1 : 8); ++s) {
         Value from = arith::IndexCastUIOp::create(
             b, b.getI64Type(),
