@@ -95,8 +95,6 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
     kernel->setAttr(tile::kPersistentAttr,
                     mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64),
                                            spec.n / spec.bn));
-  if (spec.pingPong)
-    kernel->setAttr(tile::kPingPongAttr, mlir::UnitAttr::get(module.getContext()));
   if (spec.streamK)
     kernel->setAttr(tile::kStreamKAttr,
                     mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64),

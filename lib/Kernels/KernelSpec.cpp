@@ -98,8 +98,6 @@ std::string KernelSpec::name() const {
     s += "_wg2";
   if (persistent)
     s += "_ps";
-  if (pingPong)
-    s += "_pp";
   if (streamK)
     s += "_sk";
   return s;
@@ -290,20 +288,15 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
     s.epilogue = Epilogue::BF16DumpQuant;
   else if (*ep != "bf16")
     return p.error("unknown epilogue '", *ep, "'; expected bf16 or bf16dq");
-  // Optional variants, in this order: "fold", "st<N>", "wg2", "ps" (then
-  // "pp") or "sk".
+  // Optional variants, in this order: "fold", "st<N>", "wg2", "ps" or "sk".
   bool stagesSeen = false;
   while (!p.done()) {
-    Expected<std::string_view> flag = p.next("'fold', 'st<N>', 'wg2', 'ps', 'pp' or 'sk'");
+    Expected<std::string_view> flag = p.next("'fold', 'st<N>', 'wg2', 'ps' or 'sk'");
     if (!flag)
       return flag.takeError();
-    if (s.persistent && !s.pingPong && *flag == "pp") {
-      s.pingPong = true;
-      continue;
-    }
     if (s.persistent || s.streamK)
-      return p.error("has trailing fields after '",
-                     s.pingPong ? "pp" : (s.persistent ? "ps" : "sk"), "': '", *flag, "'");
+      return p.error("has trailing fields after '", s.persistent ? "ps" : "sk", "': '", *flag,
+                     "'");
     if (*flag == "ps" || *flag == "sk") {
       (*flag == "ps" ? s.persistent : s.streamK) = true;
       continue;
@@ -385,8 +378,6 @@ static Error verifyQuantizeMx(const KernelSpec &s) {
     return fail("has no MMA warpgroups: '_wg2' does not apply");
   if (s.persistent || s.streamK)
     return fail("has no tile loop: '", s.persistent ? "_ps" : "_sk", "' does not apply");
-  if (s.pingPong)
-    return fail("has no MMA warpgroups: '_pp' does not apply");
   return Error::success();
 }
 
@@ -407,11 +398,6 @@ Error verifyKernelSpec(const KernelSpec &s) {
     return fail("a persistent grid (_ps) is a variant of the sm_90a gemm_qdqa4w4 without "
                 "split-K, not of ",
                 toString(s.op), " on ", arch, " with split-K ", s.splitK);
-  if (s.pingPong && (!s.persistent || s.bm != 128 || s.bn != sm90::kTileRows))
-    return fail("ping-pong warpgroups (_pp) are a variant of the persistent (_ps) sm_90a "
-                "gemm_qdqa4w4 with BM 128 and BN 128, not of ",
-                toString(s.op), " on ", arch, " with BM ", s.bm, ", BN ", s.bn,
-                s.persistent ? "" : ", no persistent grid");
   if (s.streamK &&
       (s.arch != Arch::SM90A || s.op != OpKind::GemmQdqA4W4 || s.splitK != 1 || s.persistent ||
        (s.bm != 128 && s.bm != 256) || s.bn != 128 || s.activation != Activation::None))

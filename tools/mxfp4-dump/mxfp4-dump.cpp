@@ -49,10 +49,6 @@ static cl::opt<bool> twoWgOpt("two-warpgroups",
 static cl::opt<bool> persistentOpt("persistent",
                                    cl::desc("sm_90a gemm_qdqa4w4: a persistent grid"),
                                    cl::init(false));
-static cl::opt<bool>
-    pingPongOpt("ping-pong",
-                cl::desc("sm_90a persistent gemm_qdqa4w4 of BM 128: ping-pong warpgroups"),
-                cl::init(false));
 static cl::opt<bool> streamKOpt("stream-k",
                                 cl::desc("sm_90a gemm_qdqa4w4 of BM 128 or 256: stream-K"),
                                 cl::init(false));
@@ -127,7 +123,6 @@ int main(int argc, char **argv) {
     spec->stages = stagesOpt;
     spec->twoWarpgroups = twoWgOpt;
     spec->persistent = persistentOpt;
-    spec->pingPong = pingPongOpt;
     spec->streamK = streamKOpt;
     spec->foldedScales = foldOpt;
     if (Error e = verifyKernelSpec(*spec))

@@ -280,37 +280,6 @@ TEST(KernelName, Persistent) {
   EXPECT_ERROR_CONTAINS(parseKernelName(q->name() + "_ps"), "no tile loop");
 }
 
-TEST(KernelName, PingPong) {
-  // A persistent gemm_qdqa4w4 of BM 128 x BN 128 may have its warpgroups take
-  // turns on whole tiles ("_pp", after "_ps").
-  auto g = makeGemmA4W4Spec(Arch::SM90A, 7168, 768, 128, kDefaultScaleRounding, Activation::None,
-                            {0.0f, 0.0f}, OpKind::GemmQdqA4W4);
-  ASSERT_OK(g);
-  g->foldedScales = true;
-  g->persistent = true;
-  g->pingPong = true;
-  const std::string name = g->name();
-  EXPECT_EQ(name.substr(name.size() - 11), "_fold_ps_pp") << name;
-  auto back = parseKernelName(name);
-  ASSERT_OK(back);
-  EXPECT_TRUE(back->persistent);
-  EXPECT_TRUE(back->pingPong);
-  EXPECT_EQ(back->name(), name);
-  EXPECT_ERROR_CONTAINS(parseKernelName(name + "_pp"), "trailing fields after 'pp'");
-  g->persistent = false;
-  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "variant of the persistent (_ps)");
-  g->persistent = true;
-  g->bm = 64;
-  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "with BM 128 and BN 128");
-  g->bm = 128;
-  g->bn = 64;
-  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "with BM 128 and BN 128");
-  auto q = makeQuantizeMxSpec(Arch::SM90A, 7168, 64);
-  ASSERT_OK(q);
-  q->pingPong = true;
-  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*q), "'_pp' does not apply");
-}
-
 TEST(KernelName, StreamK) {
   // gemm_qdqa4w4 of BM 128 or 256 without split-K may run stream-K ("_sk",
   // last, instead of "_ps"); it sums partial tiles, so no activation.

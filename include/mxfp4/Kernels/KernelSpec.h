@@ -87,11 +87,6 @@ struct KernelSpec {
   /// receive the next tile's first K steps while it finishes one, so no
   /// tile waits for its first copies. Named by a trailing "_ps".
   bool persistent = false;
-  /// A persistent BM 128 x BN 128 sm_90a gemm_qdqa4w4 whose two warpgroups
-  /// take turns on whole tiles (ping-pong): one runs a tile's MMAs while the
-  /// other stores its last tile, so the tensor cores do not wait for
-  /// epilogues. Named by a trailing "_pp" after "_ps".
-  bool pingPong = false;
   /// sm_90a gemm_qdqa4w4 without split-K, BM 128 or 256: stream-K. One
   /// workgroup per SM; the waves of whole tiles that fill the SMs go one
   /// tile per workgroup, the tiles left over are split evenly by their

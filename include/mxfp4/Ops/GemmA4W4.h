@@ -106,9 +106,6 @@ struct GemmA4W4Options {
   /// Override whether sm_90a dequantize-once GEMMs without split-K run as a
   /// persistent grid (workgroups looping over output tiles).
   std::optional<bool> persistent;
-  /// Override whether a persistent BM 128 grid's two warpgroups take turns
-  /// on whole tiles (one multiplies while the other stores).
-  std::optional<bool> pingPong;
   /// Override whether sm_90a dequantize-once GEMMs of BM 128 or 256 without
   /// split-K run stream-K (every SM an equal share of the tiles' K steps).
   std::optional<bool> streamK;
@@ -147,7 +144,6 @@ struct GemmA4W4Tile {
   bool twoWarpgroups = false; ///< sm_90a gemm_qdqa4w4 below BM 128: 8 warps
   bool persistent = false;    ///< sm_90a gemm_qdqa4w4 without split-K: a persistent grid
   bool streamK = false;       ///< sm_90a gemm_qdqa4w4, BM 128/256, no split-K: stream-K
-  bool pingPong = false;      ///< persistent BM 128: warpgroups take turns on whole tiles
   /// sm_90a dequantize-once: this tile for rows [0, splitM) only (0: all),
   /// the table's tile for the rest, launched after it on the same image.
   int64_t splitM = 0;

@@ -79,10 +79,6 @@ struct Config {
   /// number of N tiles. Its stages and output staging are those of a
   /// one-tile kernel.
   bool streamK = false;
-  /// Ping-pong (mxtile.ping_pong; Sm90Persistent.cpp): the persistent BM
-  /// 128 kernel's two warpgroups take turns on whole tiles, each doing what
-  /// a one-warpgroup workgroup does (all BN rows of its tile).
-  bool pingPong = false;
   bool persistent() const { return persistentTilesX != 0 && !streamK; }
   /// The kernel body runs inside a loop over tiles (persistent or stream-K).
   bool tileLoop() const { return persistentTilesX != 0; }
@@ -91,12 +87,8 @@ struct Config {
   /// (each warp owns BN / 4 rows).
   int64_t warpgroups() const { return sm90::gemmWarpgroups(bm, twoWarpgroups, bn); }
   int64_t threads() const { return 128 * warpgroups(); }
-  /// Warpgroups (threads) that work on one output tile: all of them, or one
-  /// with ping-pong.
-  int64_t tileWarpgroups() const { return pingPong ? 1 : warpgroups(); }
-  int64_t tileThreads() const { return 128 * tileWarpgroups(); }
   /// m16 weight tiles per warp (wgmmas per MMA step and warpgroup).
-  int64_t tilesPerWarp() const { return bn / 64 / tileWarpgroups(); }
+  int64_t tilesPerWarp() const { return bn / 64 / warpgroups(); }
   /// Shared memory of a GEMM workgroup (dynamic: it exceeds 48 KiB).
   sm90::SharedLayout shared() const {
     return sm90::sharedLayout(bm, bk, stagedActivations, stages, persistent(), bn);
@@ -307,30 +299,14 @@ private:
   mlir::Value valueAt(mlir::ImplicitLocOpBuilder &b, mlir::Value v, mlir::scf::ForOp loop,
                       mlir::Value iv);
 
-  // Sm90Persistent.cpp: barriers of one tile's threads, and ping-pong's turns.
-  /// Waits for every thread working on this tile (the workgroup, or with
-  /// ping-pong this warpgroup).
-  void tileBarrier(mlir::ImplicitLocOpBuilder &b);
-  /// Ping-pong turns: `kind` 0 orders the warpgroups' K loops, 1 their
-  /// epilogues. waitTurn (before its part of tile iteration tileIter > 0)
-  /// waits until the other warpgroup has passed on the turn; passTurn
-  /// (after it) passes it on, if the other warpgroup has a next tile.
-  void waitTurn(mlir::ImplicitLocOpBuilder &b, int64_t kind);
-  void passTurn(mlir::ImplicitLocOpBuilder &b, int64_t kind);
-
   const Config &cfg;
   mlir::Value smem, stageVectors, stageWords, smemBase;
   /// Accumulator tiles: tilesPerWarp() x tokenTiles() vector<4xf32>, [i][j].
   llvm::DenseMap<mlir::Value, llvm::SmallVector<mlir::Value>> accumulators;
-  /// Thread, lane, warp (of this tile's threads: with ping-pong, inside the
-  /// warpgroup `wg`), the fragment's g and t; `workgroupTid` is the thread's
-  /// index in the workgroup.
-  mlir::Value tid, lane, warp, g, t, wg, workgroupTid;
+  mlir::Value tid, lane, warp, g, t;
   /// Persistent kernels: this workgroup's tile iteration, its linear tile,
   /// the next one it takes, and the number of tiles.
-  /// With ping-pong, warpgroup w takes the workgroup's tile iterations w,
-  /// w + 2, ... of `tileIters`.
-  mlir::Value tileIter, currentTile, nextTile, tileCount, tileIters;
+  mlir::Value tileIter, currentTile, nextTile, tileCount;
   /// Stream-K (Sm90StreamK.cpp): the K steps of a tile; the waves of whole
   /// tiles every workgroup takes first (one tile each); the first iteration
   /// of the stream-K part and its number of iterations (split evenly over

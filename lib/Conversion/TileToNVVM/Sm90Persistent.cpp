@@ -11,19 +11,6 @@
 // tile's first S - 1 (Sm90StagedKLoop.cpp): no tile but the first waits
 // for its first copies, and a tile's store overlaps the next one's.
 //
-// Ping-pong (BM 128): the two warpgroups take the workgroup's tiles in turn,
-// warpgroup w its iterations w, w + 2, ..., each doing all of a tile as a
-// one-warpgroup workgroup would (128 accumulators a thread), so one
-// warpgroup's epilogue runs while the other's wgmmas keep the tensor cores
-// busy. Their K loops take turns: a warpgroup starts its tile's wgmmas once
-// the other has finished the previous tile's (every wgmma completed), so
-// the stages, still counted across the workgroup's tiles, have one reader
-// at a time, and the first refill of a tile reuses a stage that the other
-// warpgroup's last step has left. Their epilogues take turns too (one
-// output region). Named barriers: 1 + w, each warpgroup's own (128
-// threads); 3 + w and 5 + w, the turns that warpgroup w waits for (both
-// warpgroups: one arrives, the other syncs).
-//
 //===----------------------------------------------------------------------===//
 
 #include "NvLowering.h"
@@ -31,7 +18,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 using namespace mlir;
 using namespace mxfp4;
@@ -58,43 +44,6 @@ Value Sm90Emitter::valueForTile(ImplicitLocOpBuilder &b, Value v, Value tile) {
   for (Value operand : def->getOperands())
     local.map(operand, valueForTile(b, operand, tile));
   return b.clone(*def, local)->getResult(cast<OpResult>(v).getResultNumber());
-}
-
-/// Named barriers of ping-pong (see above): a warpgroup's own, and the
-/// first of the turns' pairs.
-static constexpr int64_t kWarpgroupBarrier = 1, kTurnBarriers[2] = {3, 5};
-
-void Sm90Emitter::tileBarrier(ImplicitLocOpBuilder &b) {
-  if (!cfg.pingPong) {
-    gpu::BarrierOp::create(b);
-    return;
-  }
-  auto i32 = b.getI32Type();
-  Value id = arith::IndexCastUIOp::create(b, i32, idxAdd(b, wg, kWarpgroupBarrier));
-  NVVM::BarrierOp::create(b, TypeRange{}, id, arith::ConstantIntOp::create(b, 128, 32),
-                          NVVM::BarrierReductionAttr(), Value());
-}
-
-void Sm90Emitter::waitTurn(ImplicitLocOpBuilder &b, int64_t kind) {
-  auto ifOp = scf::IfOp::create(
-      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ne, tileIter, idxConst(b, 0)),
-      /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(ifOp.thenBlock());
-  Value id = arith::IndexCastUIOp::create(b, b.getI32Type(), idxAdd(b, wg, kTurnBarriers[kind]));
-  NVVM::BarrierOp::create(b, TypeRange{}, id, arith::ConstantIntOp::create(b, 256, 32),
-                          NVVM::BarrierReductionAttr(), Value());
-}
-
-void Sm90Emitter::passTurn(ImplicitLocOpBuilder &b, int64_t kind) {
-  auto ifOp = scf::IfOp::create(
-      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, idxAdd(b, tileIter, 1), tileIters),
-      /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(ifOp.thenBlock());
-  Value other = arith::SubIOp::create(b, idxConst(b, kTurnBarriers[kind] + 1), wg);
-  NVVM::BarrierArriveOp::create(b, arith::IndexCastUIOp::create(b, b.getI32Type(), other),
-                                arith::ConstantIntOp::create(b, 256, 32));
 }
 
 LogicalResult Sm90Emitter::countTiles(ImplicitLocOpBuilder &b, func::FuncOp kernel) {
@@ -133,20 +82,8 @@ LogicalResult Sm90Emitter::lowerPersistent(ImplicitLocOpBuilder &b, func::FuncOp
   Value mine = arith::DivUIOp::create(
       b, arith::AddIOp::create(b, left, idxAdd(b, stride, -1)), stride);
   Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, first, tileCount);
-  tileIters = mine = arith::SelectOp::create(b, any, mine, idxConst(b, 0));
-  // Warpgroup 0's first tile waits for the kernel that writes the image
-  // (its prologue); the other's copies come later, but it waits as well, so
-  // every thread that issues them has.
-  if (cfg.pingPong) {
-    auto second =
-        scf::IfOp::create(b, arith::CmpIOp::create(b, arith::CmpIPredicate::ne, wg, idxConst(b, 0)),
-                          /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(second.thenBlock());
-    NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
-  }
-  auto loop = cfg.pingPong ? scf::ForOp::create(b, wg, mine, idxConst(b, 2))
-                           : scf::ForOp::create(b, idxConst(b, 0), mine, idxConst(b, 1));
+  mine = arith::SelectOp::create(b, any, mine, idxConst(b, 0));
+  auto loop = scf::ForOp::create(b, idxConst(b, 0), mine, idxConst(b, 1));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());

@@ -104,11 +104,6 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
     initStages(b);
     prologue();
   }
-  // Ping-pong: the other warpgroup has finished the previous tile, so this
-  // tile's first stage was refilled for this tile, not still for an
-  // earlier one (its barrier's phase parity alone cannot tell them apart).
-  if (cfg.pingPong)
-    waitTurn(b, 0);
   WeightRegs first = loadWeights(b, slot(idxConst(b, 0)));
 
   auto body = [&](Value, Value trip, const WeightRegs &regs,
@@ -126,20 +121,17 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
       // Step ks+1 goes into the stage step ks-1 just left: it can only
       // start now, and is waited for at once (two workgroups per SM hide
       // each other's waits).
-      tileBarrier(b);
+      gpu::BarrierOp::create(b);
       issueAhead(idxAdd(b, trip, 1));
       return loadWeights(b, slot(nextTrip));
     }
     WeightRegs nextRegs = loadWeights(b, slot(nextTrip));
-    tileBarrier(b);
+    gpu::BarrierOp::create(b);
     issueAhead(idxAdd(b, trip, stages - 1));
     return nextRegs;
   };
   accumulators[loop.getResult(0)] =
       tileAccumulators(b, emitStepLoop(b, lb, ub, step, init, first, body));
-  // Every wgmma of the tile has completed (emitStepLoop's last wait).
-  if (cfg.pingPong)
-    passTurn(b, 0);
   if (streamK) // the last step's stage: every wgmma that read it has completed
     outputRegion = idxAdd(
         b, idxMul(b, idxRem(b, slot(idxAdd(b, steps, -1)), stages), l.stageBytes()),

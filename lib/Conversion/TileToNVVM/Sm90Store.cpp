@@ -63,9 +63,6 @@ LogicalResult Sm90Emitter::storeThroughShared(ImplicitLocOpBuilder &b, ArrayRef<
   // previous tile's stores, and every K step since ended in a barrier.
   if (!cfg.persistent())
     gpu::BarrierOp::create(b);
-  // Ping-pong: the other warpgroup's stores of its tile have read the region.
-  if (cfg.pingPong)
-    waitTurn(b, 1);
   // Each 8 x 8 block hh of accumulator vector (i, j), weight rows g and
   // tokens 2t, 2t + 1 in a thread (elements 2 hh, 2 hh + 1), is stmatrix's
   // fragment of a matrix whose rows are weight rows: `.trans` writes a
@@ -102,14 +99,14 @@ LogicalResult Sm90Emitter::storeThroughShared(ImplicitLocOpBuilder &b, ArrayRef<
     NVVM::StMatrixOp::create(b, sharedPtr(b, at), ArrayRef<Value>(pairs).slice(k0, count), layout,
                              shape, elt);
   }
-  tileBarrier(b);
+  gpu::BarrierOp::create(b);
   // 16-byte unit u of the tile: token u / U, columns 8 (u % U) + 0..7, U = BN / 8.
   // (One bulk copy per token row instead, waited for before the region is
   // reused, was 0.5-0.9 us slower at 7168x768 M = 32 / 128 / 2048.)
   auto v4i32 = VectorType::get({4}, b.getI32Type());
   Value rows = arith::MinUIOp::create(b, valid, idxConst(b, cfg.bm));
   const int64_t unitsPerRow = cfg.bn / 8;
-  for (int64_t u0 = 0; u0 < cfg.bm * unitsPerRow; u0 += cfg.tileThreads()) {
+  for (int64_t u0 = 0; u0 < cfg.bm * unitsPerRow; u0 += cfg.threads()) {
     Value u = idxAdd(b, tid, u0);
     Value row = idxDiv(b, u, unitsPerRow), unit = idxRem(b, u, unitsPerRow);
     Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, rows);
@@ -125,8 +122,6 @@ LogicalResult Sm90Emitter::storeThroughShared(ImplicitLocOpBuilder &b, ArrayRef<
                       idxAdd(b, col0, idxMul(b, unit, 8)));
     LLVM::StoreOp::create(b, v, elementPtr(b, out, b.getBF16Type(), at), /*alignment=*/16);
   }
-  if (cfg.pingPong)
-    passTurn(b, 1);
   return success();
 }
 

@@ -37,7 +37,7 @@ Value Sm90Emitter::sharedPtr(ImplicitLocOpBuilder &b, Value offset) {
 
 void Sm90Emitter::initStages(ImplicitLocOpBuilder &b) {
   const sm90::SharedLayout l = cfg.shared();
-  Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, workgroupTid, idxConst(b, 0));
+  Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
   auto ifOp = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
   {
     OpBuilder::InsertionGuard guard(b);

@@ -34,12 +34,7 @@ using namespace mxfp4::nv;
 static constexpr int64_t kNominalElements = int64_t(1) << 27;
 
 void Sm90Emitter::emitIds(ImplicitLocOpBuilder &b) {
-  workgroupTid = tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-  // Ping-pong: each warpgroup works as a one-warpgroup workgroup would.
-  if (cfg.pingPong) {
-    wg = idxDiv(b, tid, 128);
-    tid = idxRem(b, tid, 128);
-  }
+  tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   lane = idxRem(b, tid, 32);
   warp = idxDiv(b, tid, 32);
   g = idxDiv(b, lane, 4);
@@ -233,7 +228,6 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
   if (auto stages = kernel->getAttrOfType<IntegerAttr>(tile::kStagesAttr))
     cfg.stages = stages.getInt();
   cfg.twoWarpgroups = kernel->hasAttr(tile::kTwoWarpgroupsAttr);
-  cfg.pingPong = kernel->hasAttr(tile::kPingPongAttr);
   if (auto tiles = kernel->getAttrOfType<IntegerAttr>(tile::kPersistentAttr)) {
     cfg.persistentTilesX = tiles.getInt();
     if (!cfg.stagedActivations || cfg.persistentTilesX < 1)
@@ -252,9 +246,6 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
     return mma.emitOpError() << "on sm_90a the N tile 64 takes one warpgroup and BM <= 128, got "
                                 "BM "
                              << cfg.bm << (cfg.twoWarpgroups ? " with two warpgroups" : "");
-  if (cfg.pingPong && (!cfg.persistent() || cfg.bm != 128 || cfg.bn != sm90::kTileRows))
-    return kernel.emitError() << "ping-pong warpgroups (mxtile.ping_pong) need a persistent grid "
-                                 "of BM 128 x BN 128 tiles";
   if (cfg.twoWarpgroups && !cfg.stagedActivations)
     return kernel.emitError() << "two warpgroups below BM 128 need the activation image "
                                  "(mxtile.load_qdq): the inline quantizer splits its chunks "
