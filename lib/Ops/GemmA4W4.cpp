@@ -383,8 +383,6 @@ static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W
     tile.twoWarpgroups = *o.twoWarpgroups;
   if (o.persistent)
     tile.persistent = *o.persistent;
-  if (o.decode)
-    tile.decode = *o.decode;
   if (o.streamK) {
     tile.streamK = *o.streamK;
     // Stream-K replaces the table's split-K unless that is forced too.
@@ -493,8 +491,6 @@ static Expected<KernelSpec> preQuantizedSpec(OpKind op, const PreparedWeight &w,
   spec->streamK = tile.streamK && op == OpKind::GemmQdqA4W4 && tile.splitK == 1 && bm >= 128;
   if (spec->streamK)
     spec->persistent = false;
-  spec->decode = tile.decode && op == OpKind::GemmQdqA4W4 && bm < 128 && !spec->persistent &&
-                 !spec->streamK && !tile.stages;
   if (tile.bk)
     spec->bk = tile.bk;
   if (tile.bn)

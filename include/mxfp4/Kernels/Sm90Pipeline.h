@@ -80,11 +80,8 @@ struct SharedLayout {
   /// other kernels stage it from byte 0.
   int64_t outputBytes = 0;
   int64_t bn = kTileRows; ///< weight rows per box
-  /// The decode variant (KernelSpec::decode): weights go to registers, the
-  /// stages hold activations only, one per K step of the workgroup.
-  bool registerWeights = false;
-  constexpr int64_t weightBox() const { return registerWeights ? 0 : weightBoxBytes(bn); }
-  constexpr int64_t scaleBox() const { return registerWeights ? 0 : scaleBoxBytes(bn); }
+  constexpr int64_t weightBox() const { return weightBoxBytes(bn); }
+  constexpr int64_t scaleBox() const { return scaleBoxBytes(bn); }
   /// One stage: its activations (if staged), weight boxes, then scale boxes.
   constexpr int64_t stageBytes() const {
     return stagedActivationBytes + chunks * (weightBox() + scaleBox());
@@ -127,15 +124,6 @@ constexpr SharedLayout sharedLayout(int64_t bm, int64_t bk, bool stagedActivatio
   if (!stages)
     stages = bm == 128 ? 5 : (chunks == 1 ? 4 : 3);
   return {2 * bm * bk * 2, stages, chunks, 0, output, bn};
-}
-
-/// The decode variant's layout: `steps` stages of a step's BM x BK bf16
-/// activations each (every K step of the workgroup), no weight boxes.
-constexpr SharedLayout decodeSharedLayout(int64_t bm, int64_t bk, int64_t steps,
-                                          int64_t bn = kTileRows) {
-  SharedLayout l{0, steps, bk / 128, bm * bk * 2, 0, bn};
-  l.registerWeights = true;
-  return l;
 }
 
 /// Warpgroups of a GEMM workgroup: BM 128 and 256 have two (each warp

@@ -106,10 +106,6 @@ struct GemmA4W4Options {
   /// Override whether sm_90a dequantize-once GEMMs without split-K run as a
   /// persistent grid (workgroups looping over output tiles).
   std::optional<bool> persistent;
-  /// Override whether sm_90a dequantize-once GEMMs below BM 128 run the
-  /// decode variant (weights straight to registers, no barriers in the K
-  /// loop).
-  std::optional<bool> decode;
   /// Override whether sm_90a dequantize-once GEMMs of BM 128 or 256 without
   /// split-K run stream-K (every SM an equal share of the tiles' K steps).
   std::optional<bool> streamK;
@@ -148,7 +144,6 @@ struct GemmA4W4Tile {
   bool twoWarpgroups = false; ///< sm_90a gemm_qdqa4w4 below BM 128: 8 warps
   bool persistent = false;    ///< sm_90a gemm_qdqa4w4 without split-K: a persistent grid
   bool streamK = false;       ///< sm_90a gemm_qdqa4w4, BM 128/256, no split-K: stream-K
-  bool decode = false;        ///< sm_90a gemm_qdqa4w4 below BM 128: the decode variant
   /// sm_90a dequantize-once: this tile for rows [0, splitM) only (0: all),
   /// the table's tile for the rest, launched after it on the same image.
   int64_t splitM = 0;

@@ -150,8 +150,6 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
   if (!weight.getDescriptors())
     return weight.emitOpError() << "on sm_90a weights are fetched by TMA: mxtile.load_weight "
                                    "needs the descriptors operand";
-  if (qdqOnly && cfg.decodeSteps)
-    return lowerDecodeKLoop(b, loop, loadQdq, weight, scales, flattenAccumulators(b, init->second));
   if (qdqOnly)
     return lowerStagedKLoop(b, loop, loadQdq, weight, flattenAccumulators(b, init->second));
   auto colAt = [&](Value iv) {

@@ -86,8 +86,7 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
                                            arith::ConstantIntOp::create(b, l.stageBytes(), 32),
                                            NVVM::MemScopeKindAttr(), BoolAttr(), Value());
   Value stageStart = idxAdd(b, idxMul(b, stage, l.stageBytes()), l.stagesOffset());
-  // The decode variant's weights go to registers (Sm90DecodeKLoop.cpp).
-  if (parts != StageParts::Activations && !l.registerWeights) {
+  if (parts != StageParts::Activations) {
     // The kernel argument is a plain global pointer (TileToNVVM.cpp); BN
     // 64 takes the second pair of descriptors (Sm90Pipeline.h).
     Value weightMap = mapping.lookup(w.getDescriptors());
@@ -150,7 +149,7 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
     }
 }
 
-void Sm90Emitter::waitStage(ImplicitLocOpBuilder &b, Value st) {
+WeightRegs Sm90Emitter::loadWeights(ImplicitLocOpBuilder &b, Value st) {
   const sm90::SharedLayout l = cfg.shared();
   Value stage = idxRem(b, st, l.stages);
   Value parity = arith::IndexCastUIOp::create(b, b.getI32Type(),
@@ -158,12 +157,6 @@ void Sm90Emitter::waitStage(ImplicitLocOpBuilder &b, Value st) {
   NVVM::MBarrierTryWaitParityOp::create(
       b, sharedPtr(b, idxAdd(b, idxMul(b, stage, 8), l.barriersOffset())), parity,
       arith::ConstantIntOp::create(b, kWaitTicks, 32));
-}
-
-WeightRegs Sm90Emitter::loadWeights(ImplicitLocOpBuilder &b, Value st) {
-  const sm90::SharedLayout l = cfg.shared();
-  waitStage(b, st);
-  Value stage = idxRem(b, st, l.stages);
   // Warp w's rows are tiles w * tiles + i of the stage's BN / 16 (16-row
   // tiles of 1 KiB: 16-byte unit (tile * 2 + h) * 32 + lane) and scale group
   // w * tiles / 2 of BN / 32 (32 words each).

@@ -228,16 +228,6 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
   if (auto stages = kernel->getAttrOfType<IntegerAttr>(tile::kStagesAttr))
     cfg.stages = stages.getInt();
   cfg.twoWarpgroups = kernel->hasAttr(tile::kTwoWarpgroupsAttr);
-  if (auto steps = kernel->getAttrOfType<IntegerAttr>(tile::kDecodeStepsAttr)) {
-    cfg.decodeSteps = steps.getInt();
-    if (!cfg.stagedActivations || cfg.decodeSteps < 2 || cfg.bm >= 128 || cfg.stages != 0)
-      return kernel.emitError() << "the decode variant needs the activation image "
-                                   "(mxtile.load_qdq), BM below 128, no stage count and at "
-                                   "least two K steps";
-    // Four 128-thread workgroups per SM (the split-K grids of decode fill
-    // one wave with four); its weights in flight take the registers.
-    cfg.maxRegisters = 128;
-  }
   if (auto tiles = kernel->getAttrOfType<IntegerAttr>(tile::kPersistentAttr)) {
     cfg.persistentTilesX = tiles.getInt();
     if (!cfg.stagedActivations || cfg.persistentTilesX < 1)
