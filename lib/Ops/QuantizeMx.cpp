@@ -24,7 +24,7 @@ int64_t selectQuantizeMxBm(int64_t m, int64_t k) {
 /// activation image) after the checks both share.
 static Error launchQuantizer(const char *api, OpKind op, Device &dev, void *stream, const void *a,
                              int64_t m, int64_t k, std::vector<void *> outputs,
-                             ScaleRounding rounding, std::optional<Arch> archOpt) {
+                             ScaleRounding rounding, std::optional<Arch> archOpt, int64_t bm = 0) {
   auto fail = [&](const auto &...parts) { return makeError(api, ": ", parts...); };
   if (m < 1)
     return fail("M must be >= 1, got ", m);
@@ -45,7 +45,8 @@ static Error launchQuantizer(const char *api, OpKind op, Device &dev, void *stre
   Expected<Arch> arch = archOpt ? Expected<Arch>(*archOpt) : targetArch(&dev);
   if (!arch)
     return arch.takeError();
-  Expected<KernelSpec> spec = makeQuantizeMxSpec(*arch, k, selectQuantizeMxBm(m, k), rounding, op);
+  Expected<KernelSpec> spec =
+      makeQuantizeMxSpec(*arch, k, bm ? bm : selectQuantizeMxBm(m, k), rounding, op);
   if (!spec)
     return spec.takeError();
   Expected<std::shared_ptr<const CompiledKernel>> kernel = Jit::global().get(*spec);
@@ -67,8 +68,9 @@ Error quantizeMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t
 }
 
 Error qdqMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t k, void *out,
-               ScaleRounding rounding, std::optional<Arch> arch) {
-  return launchQuantizer("qdqMxfp4", OpKind::QdqMx, dev, stream, a, m, k, {out}, rounding, arch);
+               ScaleRounding rounding, std::optional<Arch> arch, int64_t bm) {
+  return launchQuantizer("qdqMxfp4", OpKind::QdqMx, dev, stream, a, m, k, {out}, rounding, arch,
+                         bm);
 }
 
 } // namespace mxfp4

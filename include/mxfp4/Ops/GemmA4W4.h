@@ -106,6 +106,9 @@ struct GemmA4W4Options {
   /// Override whether sm_90a dequantize-once GEMMs without split-K run as a
   /// persistent grid (workgroups looping over output tiles).
   std::optional<bool> persistent;
+  /// Override the row tile of qdq_mxfp4 ahead of a dequantize-once GEMM (8,
+  /// 16, 32 or 64; selectQuantizeMxBm's otherwise).
+  std::optional<int64_t> quantizerBm;
   /// Override whether sm_90a dequantize-once GEMMs of BM 128 or 256 without
   /// split-K run stream-K (every SM an equal share of the tiles' K steps).
   std::optional<bool> streamK;

@@ -36,10 +36,11 @@ Error quantizeMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t
 /// operand layout gemm_qdqa4w4 copies into shared memory as it is.
 /// `out` holds sm90::activationImageElements(M, K) bf16 (rows padded to 128;
 /// padding rows zero up to a multiple of 8, never written after) and is
-/// 16-byte aligned.
+/// 16-byte aligned. `bm` overrides the row tile (8, 16, 32 or 64; 0:
+/// selectQuantizeMxBm).
 Error qdqMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t k, void *out,
                ScaleRounding rounding = kDefaultScaleRounding,
-               std::optional<Arch> arch = std::nullopt);
+               std::optional<Arch> arch = std::nullopt, int64_t bm = 0);
 
 } // namespace mxfp4
 
