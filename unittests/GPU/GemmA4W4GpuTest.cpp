@@ -425,6 +425,35 @@ TEST_F(Gemm, NarrowTilesAgreeBitForBit) {
   }
 }
 
+TEST_F(Gemm, QuantizerTileOverrideGivesTheSameBits) {
+  // qdq_mxfp4's row tile only splits the work (below BM 64 direct stores,
+  // at 64 bulk copies from shared memory): forced to any of its four sizes
+  // the GEMM's output is the table's bit for bit; other sizes are refused.
+  OPEN_DEVICE_OR_SKIP(dev);
+  const int64_t n = 1536, k = 768, m = 300;
+  SCOPED_TRACE(testing::Message() << "seed=" << seed);
+  HostWeights w = randomWeights(rng, n, k);
+  auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
+  ASSERT_OK(prepared);
+  std::vector<uint16_t> a = randomActivations(rng, m, k);
+  DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * n * 2));
+  da.upload(a);
+  GemmA4W4Options o;
+  o.preQuantize = true;
+  auto table = poisonedGemm(dev, da, dc, m, n, **prepared, o, 0x11);
+  ASSERT_OK(table);
+  for (int64_t bm : {8, 16, 32, 64}) {
+    o.quantizerBm = bm;
+    auto forced = poisonedGemm(dev, da, dc, m, n, **prepared, o, uint8_t(0x20 + bm));
+    ASSERT_OK(forced);
+    const std::string what = "quantizer BM " + std::to_string(bm);
+    EXPECT_EQ(bf16Differences(*forced, *table, what, "the rule's"), 0) << what;
+  }
+  o.quantizerBm = 12;
+  EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), o),
+                        "BM must be 8, 16, 32 or 64, got 12");
+}
+
 TEST_F(Gemm, PersistentGridAgreesBitForBit) {
   // A persistent grid takes several tiles per workgroup (here up to four:
   // more tiles than resident workgroups), its stages counting steps across
