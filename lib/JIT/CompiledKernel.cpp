@@ -48,8 +48,7 @@ LaunchGeometry CompiledKernel::geometry(int64_t m) const {
   g.block[0] = spec.arch == Arch::GFX950 ? 256 : 128;
   if (spec.arch == Arch::SM90A && !isQuantizer(spec.op)) {
     g.block[0] = unsigned(128 * sm90::gemmWarpgroups(spec.bm, spec.twoWarpgroups, spec.bn));
-    const sm90::SharedLayout layout = sm90::sharedLayout(
-        spec.bm, spec.bk, spec.op == OpKind::GemmQdqA4W4, spec.stages, spec.persistent, spec.bn);
+    const sm90::SharedLayout layout = sm90SharedLayout(spec);
     g.sharedBytes = unsigned(layout.totalBytes());
     if (spec.persistent) {
       // Tile t is N tile t % (N / BN), M tile t / (N / BN) (TileToNVVM.cpp).

@@ -91,6 +91,10 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
     kernel->setAttr(tile::kWeightScalesBelow128Attr, mlir::UnitAttr::get(module.getContext()));
   if (spec.twoWarpgroups)
     kernel->setAttr(tile::kTwoWarpgroupsAttr, mlir::UnitAttr::get(module.getContext()));
+  if (spec.decode)
+    kernel->setAttr(tile::kDecodeStepsAttr,
+                    mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64),
+                                           sm90StepsPerWorkgroup(spec)));
   if (spec.persistent)
     kernel->setAttr(tile::kPersistentAttr,
                     mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64),

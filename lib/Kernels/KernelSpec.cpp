@@ -96,11 +96,21 @@ std::string KernelSpec::name() const {
     s += strCat("_st", stages);
   if (twoWarpgroups)
     s += "_wg2";
+  if (decode)
+    s += "_dec";
   if (persistent)
     s += "_ps";
   if (streamK)
     s += "_sk";
   return s;
+}
+
+int64_t sm90StepsPerWorkgroup(const KernelSpec &spec) { return spec.k / spec.bk / spec.splitK; }
+
+sm90::SharedLayout sm90SharedLayout(const KernelSpec &s) {
+  if (s.decode)
+    return sm90::decodeSharedLayout(s.bm, s.bk, sm90StepsPerWorkgroup(s), s.bn);
+  return sm90::sharedLayout(s.bm, s.bk, s.op == OpKind::GemmQdqA4W4, s.stages, s.persistent, s.bn);
 }
 
 int64_t streamKIterations(const KernelSpec &spec, int64_t m) {
@@ -288,10 +298,11 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
     s.epilogue = Epilogue::BF16DumpQuant;
   else if (*ep != "bf16")
     return p.error("unknown epilogue '", *ep, "'; expected bf16 or bf16dq");
-  // Optional variants, in this order: "fold", "st<N>", "wg2", "ps" or "sk".
+  // Optional variants, in this order: "fold", "st<N>", "wg2", "dec", "ps"
+  // or "sk".
   bool stagesSeen = false;
   while (!p.done()) {
-    Expected<std::string_view> flag = p.next("'fold', 'st<N>', 'wg2', 'ps' or 'sk'");
+    Expected<std::string_view> flag = p.next("'fold', 'st<N>', 'wg2', 'dec', 'ps' or 'sk'");
     if (!flag)
       return flag.takeError();
     if (s.persistent || s.streamK)
@@ -299,6 +310,12 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
                      "'");
     if (*flag == "ps" || *flag == "sk") {
       (*flag == "ps" ? s.persistent : s.streamK) = true;
+      continue;
+    }
+    if (s.decode)
+      return p.error("has trailing fields after 'dec': '", *flag, "'");
+    if (*flag == "dec") {
+      s.decode = true;
       continue;
     }
     if (s.twoWarpgroups)
@@ -376,6 +393,8 @@ static Error verifyQuantizeMx(const KernelSpec &s) {
     return fail("has no K pipeline: the stage count must be 0, got ", s.stages);
   if (s.twoWarpgroups)
     return fail("has no MMA warpgroups: '_wg2' does not apply");
+  if (s.decode)
+    return fail("has no K loop: '_dec' does not apply");
   if (s.persistent || s.streamK)
     return fail("has no tile loop: '", s.persistent ? "_ps" : "_sk", "' does not apply");
   return Error::success();
@@ -398,6 +417,14 @@ Error verifyKernelSpec(const KernelSpec &s) {
     return fail("a persistent grid (_ps) is a variant of the sm_90a gemm_qdqa4w4 without "
                 "split-K, not of ",
                 toString(s.op), " on ", arch, " with split-K ", s.splitK);
+  if (s.decode && (s.arch != Arch::SM90A || s.op != OpKind::GemmA4W4 || s.bm >= 128 ||
+                   s.stages != 0 || s.epilogue != Epilogue::BF16))
+    return fail("the decode variant (_dec) is one of the sm_90a gemm_a4w4 (inline quantization) "
+                "below BM 128, without a stage count or a quantization dump, not of ",
+                toString(s.op), " on ", arch, " with BM ", s.bm);
+  if (s.decode && s.bk > 0 && s.k % (s.bk * s.splitK) != 0)
+    return fail("the decode variant (_dec) gives every split the same K steps: K = ", s.k,
+                " must be a multiple of BK x split-K = ", s.bk * s.splitK);
   if (s.streamK &&
       (s.arch != Arch::SM90A || s.op != OpKind::GemmQdqA4W4 || s.splitK != 1 || s.persistent ||
        (s.bm != 128 && s.bm != 256) || s.bn != 128 || s.activation != Activation::None))
@@ -442,8 +469,13 @@ Error verifyKernelSpec(const KernelSpec &s) {
     if (!staged && s.bm * s.bk > 128 * 128)
       return fail("gemm_a4w4 on sm_90a: BM x BK = ", s.bm * s.bk,
                   " exceeds the 64 KiB of shared memory (at most 16384)");
-    const sm90::SharedLayout layout =
-        sm90::sharedLayout(s.bm, s.bk, s.op == OpKind::GemmQdqA4W4, s.stages, s.persistent, s.bn);
+    const sm90::SharedLayout layout = sm90SharedLayout(s);
+    if (s.decode && layout.totalBytes() > sm90::kMaxSharedBytes)
+      return fail("gemm_a4w4 on sm_90a: the decode variant keeps every K step's activations "
+                  "in shared memory: ",
+                  layout.totalBytes(), " bytes for BM ", s.bm, " and ", layout.stages,
+                  " steps exceed ", sm90::kMaxSharedBytes,
+                  "; use more splits or no decode variant");
     // A persistent workgroup issues the next tile's first S - 1 steps from
     // inside this tile's loop.
     if (s.persistent && s.k / s.bk < layout.stages - 1)

@@ -383,6 +383,8 @@ static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W
     tile.twoWarpgroups = *o.twoWarpgroups;
   if (o.persistent)
     tile.persistent = *o.persistent;
+  if (o.decode)
+    tile.decode = *o.decode;
   if (o.streamK) {
     tile.streamK = *o.streamK;
     // Stream-K replaces the table's split-K unless that is forced too.
@@ -605,6 +607,7 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
     spec->bk = tile.bk;
   if (dump)
     spec->epilogue = Epilogue::BF16DumpQuant;
+  spec->decode = tile.decode && !dump && bm < 128 && !tile.stages;
   if (Error e = chooseFold(*spec, w, options))
     return e;
   if (Error e = verifyKernelSpec(*spec))

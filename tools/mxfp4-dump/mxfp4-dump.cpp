@@ -49,6 +49,9 @@ static cl::opt<bool> twoWgOpt("two-warpgroups",
 static cl::opt<bool> persistentOpt("persistent",
                                    cl::desc("sm_90a gemm_qdqa4w4: a persistent grid"),
                                    cl::init(false));
+static cl::opt<bool> decodeOpt("decode",
+                               cl::desc("sm_90a gemm_qdqa4w4 below BM 128: the decode variant"),
+                               cl::init(false));
 static cl::opt<bool> streamKOpt("stream-k",
                                 cl::desc("sm_90a gemm_qdqa4w4 of BM 128 or 256: stream-K"),
                                 cl::init(false));
@@ -123,6 +126,7 @@ int main(int argc, char **argv) {
     spec->stages = stagesOpt;
     spec->twoWarpgroups = twoWgOpt;
     spec->persistent = persistentOpt;
+    spec->decode = decodeOpt;
     spec->streamK = streamKOpt;
     spec->foldedScales = foldOpt;
     if (Error e = verifyKernelSpec(*spec))

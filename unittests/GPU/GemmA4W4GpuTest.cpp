@@ -495,6 +495,50 @@ TEST_F(Gemm, PersistentGridAgreesBitForBit) {
     }
 }
 
+TEST_F(Gemm, DecodeVariantAgreesBitForBit) {
+  // The decode variant reads the weights into registers and quantizes every
+  // K step's activations up front, but quantizes them as the K loop does
+  // and issues the same wgmmas in the same order on the same operands, and
+  // splits and sums K as it does: the outputs are equal, for BN 128 and 64,
+  // BK 128 and 256, BM 8 to 32, with and without split-K.
+  OPEN_DEVICE_OR_SKIP(dev);
+  struct Case {
+    int64_t n, k, m, bm, bn, bk, split;
+  };
+  for (const Case &c : {Case{8448, 7168, 1, 8, 0, 0, 8}, Case{7168, 4224, 5, 8, 64, 0, 11},
+                        Case{1536, 7168, 8, 8, 0, 256, 14}, Case{7168, 768, 3, 8, 64, 256, 1},
+                        Case{1536, 7168, 31, 32, 0, 0, 8}, Case{1536, 2048, 16, 16, 0, 0, 1}}) {
+    SCOPED_TRACE(testing::Message()
+                 << "N=" << c.n << " K=" << c.k << " M=" << c.m << " BM=" << c.bm << " BN=" << c.bn
+                 << " BK=" << c.bk << " split=" << c.split << " seed=" << seed);
+    HostWeights w = randomWeights(rng, c.n, c.k);
+    auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, c.n, c.k);
+    ASSERT_OK(prepared);
+    std::vector<uint16_t> a = randomActivations(rng, c.m, c.k);
+    DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(c.m * c.n * 2));
+    da.upload(a);
+    std::vector<uint16_t> looped;
+    for (bool decode : {false, true}) {
+      GemmA4W4Options o;
+      o.bm = c.bm;
+      o.splitK = c.split;
+      if (c.bn)
+        o.bn = c.bn;
+      if (c.bk)
+        o.bk = c.bk;
+      o.preQuantize = false;
+      o.decode = decode;
+      auto out = poisonedGemm(dev, da, dc, c.m, c.n, **prepared, o, uint8_t(0x3C + decode));
+      ASSERT_OK(out);
+      if (!decode) {
+        looped = std::move(*out);
+        continue;
+      }
+      EXPECT_EQ(bf16Differences(*out, looped, "decode variant", "inline K loop"), 0);
+    }
+  }
+}
+
 TEST_F(Gemm, StreamKIsRepeatableAndAgreesWithWholeTiles) {
   // Stream-K splits tiles between workgroups at any K step: here into up to
   // ~6 segments (M = 129, BM 128: 10 steps per workgroup of 56-step tiles)

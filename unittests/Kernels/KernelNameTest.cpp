@@ -280,6 +280,40 @@ TEST(KernelName, Persistent) {
   EXPECT_ERROR_CONTAINS(parseKernelName(q->name() + "_ps"), "no tile loop");
 }
 
+TEST(KernelName, Decode) {
+  // gemm_a4w4 (inline quantization) below BM 128 has a decode variant
+  // ("_dec", after "_wg2"): every split takes the same K steps, and their
+  // activations all stay in shared memory.
+  auto g = makeGemmA4W4Spec(Arch::SM90A, 8448, 7168, 8);
+  ASSERT_OK(g);
+  g->foldedScales = true;
+  g->splitK = 8;
+  g->decode = true;
+  const std::string name = g->name();
+  EXPECT_EQ(name.substr(name.size() - 9), "_fold_dec") << name;
+  auto back = parseKernelName(name);
+  ASSERT_OK(back);
+  EXPECT_TRUE(back->decode);
+  EXPECT_EQ(back->name(), name);
+  EXPECT_ERROR_CONTAINS(parseKernelName(name + "_wg2"), "trailing fields after 'dec'");
+  EXPECT_EQ(sm90StepsPerWorkgroup(*g), 7);
+  g->splitK = 6; // 56 steps do not split evenly
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "must be a multiple of BK x split-K = 768");
+  g->splitK = 1; // 56 steps of 2 KiB: fits
+  ASSERT_OK(verifyKernelSpec(*g));
+  g->bm = 64; // 56 steps of 16 KiB: does not
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "keeps every K step's activations");
+  g->bm = 128;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "below BM 128");
+  auto image = makeGemmA4W4Spec(Arch::SM90A, 8448, 7168, 8, kDefaultScaleRounding, Activation::None,
+                                {0.0f, 0.0f}, OpKind::GemmQdqA4W4);
+  ASSERT_OK(image);
+  EXPECT_ERROR_CONTAINS(parseKernelName(image->name() + "_dec"), "not of gemm_qdqa4w4");
+  auto q = makeQuantizeMxSpec(Arch::SM90A, 7168, 64);
+  ASSERT_OK(q);
+  EXPECT_ERROR_CONTAINS(parseKernelName(q->name() + "_dec"), "no K loop");
+}
+
 TEST(KernelName, StreamK) {
   // gemm_qdqa4w4 of BM 128 or 256 without split-K may run stream-K ("_sk",
   // last, instead of "_ps"); it sums partial tiles, so no activation.

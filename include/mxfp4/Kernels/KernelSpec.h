@@ -26,6 +26,9 @@
 #include <string>
 
 namespace mxfp4 {
+namespace sm90 {
+struct SharedLayout;
+} // namespace sm90
 
 /// The GPU targets.
 enum class Arch : uint8_t { GFX950, GFX1250, SM90A };
@@ -87,6 +90,12 @@ struct KernelSpec {
   /// receive the next tile's first K steps while it finishes one, so no
   /// tile waits for its first copies. Named by a trailing "_ps".
   bool persistent = false;
+  /// sm_90a gemm_a4w4 (inline quantization) below BM 128, for decode: each
+  /// warp reads its weights straight from global memory into registers,
+  /// K steps ahead, and the workgroup quantizes the activations of all its
+  /// K steps into shared memory first, so the K loop has no barrier, no
+  /// copies and no quantization. Named by a trailing "_dec".
+  bool decode = false;
   /// sm_90a gemm_qdqa4w4 without split-K, BM 128 or 256: stream-K. One
   /// workgroup per SM; the waves of whole tiles that fill the SMs go one
   /// tile per workgroup, the tiles left over are split evenly by their
@@ -106,6 +115,11 @@ struct KernelSpec {
 /// workspace of `workgroups` of them (two partial tiles each).
 int64_t streamKIterations(const KernelSpec &spec, int64_t m);
 int64_t streamKWorkspaceBytes(const KernelSpec &spec, int64_t workgroups);
+
+/// The K steps of one workgroup of an sm_90a GEMM (one split's).
+int64_t sm90StepsPerWorkgroup(const KernelSpec &spec);
+/// The shared memory of an sm_90a GEMM workgroup (Kernels/Sm90Pipeline.h).
+sm90::SharedLayout sm90SharedLayout(const KernelSpec &spec);
 
 /// Parses a canonical name back into a spec and verifies it.
 Expected<KernelSpec> parseKernelName(std::string_view name);

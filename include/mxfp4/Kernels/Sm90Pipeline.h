@@ -126,6 +126,13 @@ constexpr SharedLayout sharedLayout(int64_t bm, int64_t bk, bool stagedActivatio
   return {2 * bm * bk * 2, stages, chunks, 0, output, bn};
 }
 
+/// The decode variant's layout: the BM x BK bf16 activations of every K
+/// step of the workgroup, in turn; no stages (its weights go to registers).
+constexpr SharedLayout decodeSharedLayout(int64_t bm, int64_t bk, int64_t steps,
+                                          int64_t bn = kTileRows) {
+  return {steps * bm * bk * 2, 0, bk / 128, 0, 0, bn};
+}
+
 /// Warpgroups of a GEMM workgroup: BM 128 and 256 have two (each warp
 /// converts 16 weight rows, one m64n128 or m64n256 wgmma per warpgroup and
 /// MMA step), smaller tiles one (32 rows per warp) unless `twoWarpgroups`

@@ -109,6 +109,10 @@ struct GemmA4W4Options {
   /// Override the row tile of qdq_mxfp4 ahead of a dequantize-once GEMM (8,
   /// 16, 32 or 64; selectQuantizeMxBm's otherwise).
   std::optional<int64_t> quantizerBm;
+  /// Override whether sm_90a GEMMs that quantize inline below BM 128 run
+  /// the decode variant (weights straight to registers, the activations of
+  /// every K step quantized first, no barriers in the K loop).
+  std::optional<bool> decode;
   /// Override whether sm_90a dequantize-once GEMMs of BM 128 or 256 without
   /// split-K run stream-K (every SM an equal share of the tiles' K steps).
   std::optional<bool> streamK;
@@ -147,6 +151,7 @@ struct GemmA4W4Tile {
   bool twoWarpgroups = false; ///< sm_90a gemm_qdqa4w4 below BM 128: 8 warps
   bool persistent = false;    ///< sm_90a gemm_qdqa4w4 without split-K: a persistent grid
   bool streamK = false;       ///< sm_90a gemm_qdqa4w4, BM 128/256, no split-K: stream-K
+  bool decode = false;        ///< sm_90a inline quantization below BM 128: the decode variant
   /// sm_90a dequantize-once: this tile for rows [0, splitM) only (0: all),
   /// the table's tile for the rest, launched after it on the same image.
   int64_t splitM = 0;

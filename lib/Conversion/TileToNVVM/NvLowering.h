@@ -79,6 +79,11 @@ struct Config {
   /// number of N tiles. Its stages and output staging are those of a
   /// one-tile kernel.
   bool streamK = false;
+  /// The decode variant (mxtile.decode_steps; Sm90DecodeKLoop.cpp): its K
+  /// steps per workgroup, whose activations it quantizes first, each into
+  /// its own buffer; the weights go from global memory to registers. 0: not
+  /// this variant.
+  int64_t decodeSteps = 0;
   bool persistent() const { return persistentTilesX != 0 && !streamK; }
   /// The kernel body runs inside a loop over tiles (persistent or stream-K).
   bool tileLoop() const { return persistentTilesX != 0; }
@@ -91,6 +96,8 @@ struct Config {
   int64_t tilesPerWarp() const { return bn / 64 / warpgroups(); }
   /// Shared memory of a GEMM workgroup (dynamic: it exceeds 48 KiB).
   sm90::SharedLayout shared() const {
+    if (decodeSteps)
+      return sm90::decodeSharedLayout(bm, bk, decodeSteps, bn);
     return sm90::sharedLayout(bm, bk, stagedActivations, stages, persistent(), bn);
   }
 
@@ -160,6 +167,15 @@ private:
   mlir::LogicalResult lowerStagedKLoop(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop,
                                        tile::LoadQdqOp act, tile::LoadWeightOp weight,
                                        llvm::ArrayRef<mlir::Value> init);
+  /// The decode variant's K loop (Sm90DecodeKLoop.cpp).
+  mlir::LogicalResult lowerDecodeKLoop(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop,
+                                       tile::LoadOp load, tile::QuantizeOp quant,
+                                       tile::LoadWeightOp weight, tile::LoadScalesOp scales,
+                                       llvm::ArrayRef<mlir::Value> init);
+  /// This thread's weight words and scales of K step `st` of `loop`, read
+  /// from global memory (the decode variant; st < the loop's steps).
+  WeightRegs fetchWeights(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop,
+                          tile::LoadWeightOp weight, tile::LoadScalesOp scales, mlir::Value st);
   // Sm90Store.cpp
   mlir::LogicalResult lowerStore(mlir::ImplicitLocOpBuilder &b, tile::StoreOp op);
   /// Stream-K's store of this segment's `tiles` (Sm90StreamK.cpp): whole

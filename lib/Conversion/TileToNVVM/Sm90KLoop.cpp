@@ -152,6 +152,9 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
                                    "needs the descriptors operand";
   if (qdqOnly)
     return lowerStagedKLoop(b, loop, loadQdq, weight, flattenAccumulators(b, init->second));
+  if (inlineQuant && cfg.decodeSteps)
+    return lowerDecodeKLoop(b, loop, load, quant, weight, scales,
+                            flattenAccumulators(b, init->second));
   auto colAt = [&](Value iv) {
     return valueAt(b, inlineQuant ? load.getCol() : loadMx.getCol(), loop, iv);
   };

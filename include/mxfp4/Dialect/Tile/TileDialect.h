@@ -22,6 +22,9 @@ inline constexpr llvm::StringLiteral kTwoWarpgroupsAttr = "mxtile.two_warpgroups
 /// value (i64) is the number of N tiles, tile t being N tile t % that and M
 /// tile t / that.
 inline constexpr llvm::StringLiteral kPersistentAttr = "mxtile.persistent";
+/// On an sm_90a GEMM kernel that quantizes inline: the decode variant
+/// (KernelSpec::decode); the value (i64) is its K steps per workgroup.
+inline constexpr llvm::StringLiteral kDecodeStepsAttr = "mxtile.decode_steps";
 /// On an sm_90a GEMM kernel: stream-K (KernelSpec::streamK); the value
 /// (i64) is the number of N tiles, as for kPersistentAttr. Its store
 /// reduces with splits = 0: the partial sums are the kernel's stream-K

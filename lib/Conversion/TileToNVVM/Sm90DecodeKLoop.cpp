@@ -1,0 +1,136 @@
+//===- Sm90DecodeKLoop.cpp - The decode variant's K loop (sm_90a) ---------===//
+//
+// Decode moves the weights and little else, so the variant for it
+// (KernelSpec::decode) keeps nothing in the K loop that waits on other
+// warps. Each warp reads its own weight fragments (the sm90-mma16 layout
+// puts a thread's 16 bytes of a 16-row tile's 128-K chunk at 16-byte unit
+// (tile * K/128 + chunk) * 64 + h * 32 + lane, and its scale word at
+// (group * K/128 + chunk) * 32 + lane, Kernels/Sm90Pipeline.h) straight
+// from global memory into registers, kAhead K steps ahead; and the
+// workgroup quantizes the activations of all its K steps first, each step
+// into its own buffer (BM x BK bf16, a few KiB at decode's BM).
+//
+// Prologue: the weight loads of steps 0..kAhead-1 start, then the
+// activations' loads (a batch of steps at a time) and their quantization
+// into shared memory (Sm90Quantize.cpp), proxy fence, one barrier.
+// Iteration ks: issue step ks's wgmmas on the registers loaded kAhead steps
+// before and buffer ks, start the loads of step ks + kAhead (clamped to the
+// last step: the tail reloads it, harmless). No barrier: shared memory is
+// not written again before the epilogue, whose first barrier follows the
+// last wgmmas' wait. With inline quantization in the K loop instead
+// (Sm90KLoop.cpp) each decode step waits for the one warp whose rows
+// exist (M = 1) to load and quantize the next step's activations.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NvLowering.h"
+#include "mxfp4/Conversion/IndexMath.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mxfp4;
+using namespace mxfp4::nv;
+
+/// K steps whose weights are in flight per warp: 2 x 8 KiB a BN 128
+/// workgroup, enough to cover DRAM latency at decode's 3-4 workgroups per SM.
+static constexpr int64_t kAhead = 2;
+/// Activation chunks (16-byte loads) a thread has in flight while the
+/// prologue quantizes.
+static constexpr int64_t kBatchChunks = 8;
+
+WeightRegs Sm90Emitter::fetchWeights(ImplicitLocOpBuilder &b, scf::ForOp loop,
+                                     tile::LoadWeightOp weight, tile::LoadScalesOp scales,
+                                     Value st) {
+  // The step's first 128-K chunk, as the loop body would compute it.
+  Value iv = arith::AddIOp::create(b, mapping.lookup(loop.getLowerBound()),
+                                   arith::MulIOp::create(b, st, mapping.lookup(loop.getStep())));
+  Value chunk0 = idxDiv(b, valueAt(b, weight.getCol(), loop, iv), 128);
+  const int64_t rowChunks = int64_t(weight.getK()) / 128;
+  // Warp w's rows are tiles w * tiles + i of the workgroup's BN / 16, its
+  // scales those of 32-row group (w * tiles) / 2 (as loadWeights reads them
+  // from a stage).
+  const int64_t tiles = cfg.tilesPerWarp();
+  Value tile0 = idxAdd(b, idxDiv(b, mapping.lookup(weight.getRow()), 16), idxMul(b, warp, tiles));
+  Value group = idxDiv(b, tile0, 2);
+  Value words = mapping.lookup(weight.getBase()), scaleWords = mapping.lookup(scales.getBase());
+  WeightRegs r;
+  for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
+    Value chunk = idxAdd(b, chunk0, kc);
+    for (int64_t i = 0; i < tiles; ++i) {
+      Value base = idxMul(b, idxAdd(b, idxMul(b, idxAdd(b, tile0, i), rowChunks), chunk),
+                          sm90::kTileChunkWords / 4);
+      for (int64_t h = 0; h < 2; ++h)
+        r.words.push_back(
+            memref::LoadOp::create(b, words, ValueRange{idxAdd(b, base, idxAdd(b, lane, h * 32))}));
+    }
+    Value at = idxAdd(
+        b, idxMul(b, idxAdd(b, idxMul(b, group, rowChunks), chunk), sm90::kGroupScaleWords), lane);
+    r.scales.push_back(memref::LoadOp::create(b, scaleWords, ValueRange{at}));
+  }
+  return r;
+}
+
+LogicalResult Sm90Emitter::lowerDecodeKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop,
+                                            tile::LoadOp load, tile::QuantizeOp quant,
+                                            tile::LoadWeightOp weight, tile::LoadScalesOp scales,
+                                            ArrayRef<Value> init) {
+  Value lb = mapping.lookup(loop.getLowerBound()), ub = mapping.lookup(loop.getUpperBound()),
+        step = mapping.lookup(loop.getStep());
+  Value steps = arith::DivUIOp::create(b, arith::SubIOp::create(b, ub, lb), step);
+  Value last = idxAdd(b, steps, -1);
+  auto fetch = [&](Value st) {
+    return fetchWeights(b, loop, weight, scales, arith::MinUIOp::create(b, st, last));
+  };
+  auto colAt = [&](int64_t st) {
+    Value iv = arith::AddIOp::create(b, lb, arith::MulIOp::create(b, idxConst(b, st), step));
+    return valueAt(b, load.getCol(), loop, iv);
+  };
+
+  // The loop carries kAhead steps' registers, oldest first; their loads
+  // start before anything else.
+  WeightRegs queue;
+  for (int64_t d = 0; d < kAhead; ++d) {
+    WeightRegs r = fetch(idxConst(b, d));
+    llvm::append_range(queue.words, r.words);
+    llvm::append_range(queue.scales, r.scales);
+  }
+  const size_t nWords = queue.words.size() / kAhead, nScales = queue.scales.size() / kAhead;
+  // Every step's activations (the spec makes the splits' step counts equal,
+  // so the count is the attribute's), quantized into buffer st; the loads
+  // of a batch of steps go out together (at most kBatchChunks 16-byte loads
+  // a thread in flight) before any is quantized.
+  const int64_t stepsPerBatch = std::max<int64_t>(1, kBatchChunks / cfg.quantChunks());
+  for (int64_t s0 = 0; s0 < cfg.decodeSteps; s0 += stepsPerBatch) {
+    const int64_t s1 = std::min(cfg.decodeSteps, s0 + stepsPerBatch);
+    SmallVector<SmallVector<Value>> chunks;
+    for (int64_t st = s0; st < s1; ++st)
+      chunks.push_back(loadActivations(b, load, colAt(st)));
+    for (int64_t st = s0; st < s1; ++st)
+      quantizeToSmem(b, quant, chunks[st - s0], colAt(st), idxConst(b, st * cfg.wordsPerBuffer()));
+  }
+  fenceProxyAsync(b);
+  gpu::BarrierOp::create(b);
+
+  auto body = [&](Value, Value trip, const WeightRegs &regs,
+                  MutableArrayRef<Value> accs) -> WeightRegs {
+    WeightRegs now;
+    now.words.assign(regs.words.begin(), regs.words.begin() + nWords);
+    now.scales.assign(regs.scales.begin(), regs.scales.begin() + nScales);
+    mmaStep(b, now, idxMul(b, trip, cfg.wordsPerBuffer()), accs);
+    WeightRegs next;
+    next.words.assign(regs.words.begin() + nWords, regs.words.end());
+    next.scales.assign(regs.scales.begin() + nScales, regs.scales.end());
+    WeightRegs ahead = fetch(idxAdd(b, trip, kAhead));
+    llvm::append_range(next.words, ahead.words);
+    llvm::append_range(next.scales, ahead.scales);
+    return next;
+  };
+  accumulators[loop.getResult(0)] =
+      tileAccumulators(b, emitStepLoop(b, lb, ub, step, init, queue, body));
+  return success();
+}
