@@ -187,28 +187,34 @@ constexpr GemmA4W4Tile narrow(GemmA4W4Tile t) {
   t.bn = sm90::kNarrowTileRows;
   return t;
 }
+/// The same tile as the decode variant.
+constexpr GemmA4W4Tile decode(GemmA4W4Tile t) {
+  t.decode = true;
+  return t;
+}
+// The decode variant at BN 64 (...-decode-inline-sweep-a249c92.log; the
+// entry it replaced in the same runs in parentheses): 7168x4224 M = 1 / 8
+// 15.2 / 15.1 us (17.8 / 17.2), 1536x7168 M = 1 / 8 10.0 / 10.5 (11.1 /
+// 11.9), 7168x768 M = 1 / 8 7.2 / 7.6 (7.5 / 8.2). At BN 128 (8448x7168,
+// 8 splits) it only matched the K loop: 21.5 / 21.2 against 21.4 / 21.7.
 constexpr MeasuredTile kSm90Measured[] = {
     {8448, 7168, 32, 64, {128, 2, 0, true}}, // M = 32 / 64: 29.7 / 30.1 us (rule: 30.0 / 37.3)
     {7168, 7168, 1, 1, {8, 7, 0, false}},    // 21.1 us (23.1)
     {7168, 7168, 8, 8, {8, 7, 0, false}},    // 25.4 us (27.5)
     {7168, 7168, 32, 32, {32, 7, 0, true}},  // 37.4 us (44.4)
-    // BN 64 (...-bn64-sweep-32a34fd.log; the BN 128 entry's time in the
-    // same run in parentheses): M = 1 / 8: 18.0 / 17.7 us (19.5 / 19.4).
-    {7168, 4224, 1, 8, narrow({8, 11, 0, true})},
+    {7168, 4224, 1, 8, narrow(decode({8, 11, 0, false}))},
     {7168, 4224, 32, 32, narrow({32, 3, 0, true})},       // 19.7 us (23.4)
     {7168, 4224, 128, 128, narrow({128, 1, 0, true, 4})}, // 21.8 us (22.9)
     {8448, 4224, 1, 8, {8, 11, 0, false}},                // 20.5 / 22.3 us (21.9 / 25.2)
-    {1536, 7168, 1, 1, {8, 14, 256, false}},              // 11.7 us (12.5)
-    {1536, 7168, 8, 8, {8, 14, 0, false}},                // 12.1 us (rule: the same)
-    {1536, 7168, 32, 32, {32, 8, 0, true, 0, true}},      // 13.9 us, two warpgroups (18.5)
+    {1536, 7168, 1, 8, narrow(decode({8, 14, 0, false}))},
+    {1536, 7168, 32, 32, {32, 8, 0, true, 0, true}}, // 13.9 us, two warpgroups (18.5)
     // BN 64 in clusters of 4 splits, 4 stages: 16.3 / 16.4 / 16.4 us in
     // three runs against 16.4-16.9 for the rule's BN 128 x 8 splits
     // (...-1536x7168-m128-sweep-aef04d1.log, ...-bench-bulk-epilogue-d650bfe).
     {1536, 7168, 128, 128, narrow({128, 4, 0, true, 4})},
     // BN 64: 56 tiles of 128 rows leave 76 SMs idle; 112 of 64 rows
     // (...-bn64-sweep-32a34fd.log, the BN 128 entry in parentheses).
-    {7168, 768, 1, 1, narrow({8, 1, 256, false})},      // 7.5 us (8.4)
-    {7168, 768, 2, 8, narrow({8, 1, 256, true})},       // M = 8: 8.1 us (8.7)
+    {7168, 768, 1, 8, narrow(decode({8, 1, 256, false}))},
     {7168, 768, 32, 32, narrow({32, 1, 256, true, 6})}, // 8.4 us (9.9)
     {7168, 768, 128, 128, narrow({128, 1, 0, true})},   // 9.6 us (11.5)
     // 4 stages instead of 5: 31.5 / 31.7 us against 32.1 / 32.4 in the same
@@ -607,7 +613,14 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
     spec->bk = tile.bk;
   if (dump)
     spec->epilogue = Epilogue::BF16DumpQuant;
+  // The table's decode variant gives way where forced tile options leave
+  // it uneven splits or more activations than shared memory holds; asked
+  // for explicitly, verifyKernelSpec says why it cannot run.
   spec->decode = tile.decode && !dump && bm < 128 && !tile.stages;
+  if (spec->decode && !options.decode.value_or(false) &&
+      (spec->k % (spec->bk * spec->splitK) != 0 ||
+       sm90SharedLayout(*spec).totalBytes() > sm90::kMaxSharedBytes))
+    spec->decode = false;
   if (Error e = chooseFold(*spec, w, options))
     return e;
   if (Error e = verifyKernelSpec(*spec))

@@ -537,6 +537,23 @@ TEST_F(Gemm, DecodeVariantAgreesBitForBit) {
       EXPECT_EQ(bf16Differences(*out, looped, "decode variant", "inline K loop"), 0);
     }
   }
+  // The table's decode tile (1536x7168 M = 1: BN 64 x 14 splits) gives way
+  // to a forced split that does not divide its 56 K steps; forced itself
+  // with one, it is refused.
+  const int64_t n = 1536, k = 7168;
+  HostWeights w = randomWeights(rng, n, k);
+  auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
+  ASSERT_OK(prepared);
+  ASSERT_TRUE(selectGemmA4W4Tile(Arch::SM90A, n, k, 1).decode);
+  DeviceBuffer da(dev, size_t(k) * 2), dc(dev, size_t(n) * 2);
+  da.upload(randomActivations(rng, 1, k));
+  GemmA4W4Options uneven;
+  uneven.splitK = 6;
+  ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), 1, **prepared, dc.get(), uneven));
+  ASSERT_OK(dev.synchronize());
+  uneven.decode = true;
+  EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), 1, **prepared, dc.get(), uneven),
+                        "must be a multiple of BK x split-K");
 }
 
 TEST_F(Gemm, StreamKIsRepeatableAndAgreesWithWholeTiles) {

@@ -49,6 +49,11 @@ TEST(TileTable, EveryChoiceVerifies) {
           spec->bk = t.bk;
         if (t.bn)
           spec->bn = t.bn;
+        // The table's decode entries quantize inline and run as they are.
+        if (t.decode) {
+          ASSERT_EQ(op, OpKind::GemmA4W4);
+          spec->decode = true;
+        }
         ASSERT_OK(verifyKernelSpec(*spec));
         if (t.splitM) {
           // A split of M: whole BM 256 pairs first, on the image, and the
