@@ -613,16 +613,14 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
     spec->bk = tile.bk;
   if (dump)
     spec->epilogue = Epilogue::BF16DumpQuant;
-  // The table's decode variant gives way where forced tile options leave
-  // it uneven splits or more activations than shared memory holds; asked
-  // for explicitly, verifyKernelSpec says why it cannot run.
-  spec->decode = tile.decode && !dump && bm < 128 && !tile.stages;
-  if (spec->decode && !options.decode.value_or(false) &&
-      (spec->k % (spec->bk * spec->splitK) != 0 ||
-       sm90SharedLayout(*spec).totalBytes() > sm90::kMaxSharedBytes))
-    spec->decode = false;
+  spec->decode = tile.decode;
   if (Error e = chooseFold(*spec, w, options))
     return e;
+  // The table's decode variant gives way where forced options leave a spec
+  // it cannot run (uneven splits, too many activations for shared memory,
+  // a dump); asked for explicitly, verifyKernelSpec below says why.
+  if (spec->decode && !options.decode.value_or(false) && verifyKernelSpec(*spec))
+    spec->decode = false;
   if (Error e = verifyKernelSpec(*spec))
     return e;
   std::vector<void *> extra;

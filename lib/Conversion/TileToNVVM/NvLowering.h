@@ -314,6 +314,9 @@ private:
   /// computed in the loop body from the induction variable are re-emitted.
   mlir::Value valueAt(mlir::ImplicitLocOpBuilder &b, mlir::Value v, mlir::scf::ForOp loop,
                       mlir::Value iv);
+  /// The same at step `st` of the loop (index, counted from its first).
+  mlir::Value valueAtStep(mlir::ImplicitLocOpBuilder &b, mlir::Value v, mlir::scf::ForOp loop,
+                          mlir::Value st);
 
   const Config &cfg;
   mlir::Value smem, stageVectors, stageWords, smemBase;

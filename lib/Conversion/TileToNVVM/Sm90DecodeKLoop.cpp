@@ -47,9 +47,7 @@ WeightRegs Sm90Emitter::fetchWeights(ImplicitLocOpBuilder &b, scf::ForOp loop,
                                      tile::LoadWeightOp weight, tile::LoadScalesOp scales,
                                      Value st) {
   // The step's first 128-K chunk, as the loop body would compute it.
-  Value iv = arith::AddIOp::create(b, mapping.lookup(loop.getLowerBound()),
-                                   arith::MulIOp::create(b, st, mapping.lookup(loop.getStep())));
-  Value chunk0 = idxDiv(b, valueAt(b, weight.getCol(), loop, iv), 128);
+  Value chunk0 = idxDiv(b, valueAtStep(b, weight.getCol(), loop, st), 128);
   const int64_t rowChunks = int64_t(weight.getK()) / 128;
   // Warp w's rows are tiles w * tiles + i of the workgroup's BN / 16, its
   // scales those of 32-row group (w * tiles) / 2 (as loadWeights reads them
@@ -86,10 +84,7 @@ LogicalResult Sm90Emitter::lowerDecodeKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
   auto fetch = [&](Value st) {
     return fetchWeights(b, loop, weight, scales, arith::MinUIOp::create(b, st, last));
   };
-  auto colAt = [&](int64_t st) {
-    Value iv = arith::AddIOp::create(b, lb, arith::MulIOp::create(b, idxConst(b, st), step));
-    return valueAt(b, load.getCol(), loop, iv);
-  };
+  auto colAt = [&](int64_t st) { return valueAtStep(b, load.getCol(), loop, idxConst(b, st)); };
 
   // The loop carries kAhead steps' registers, oldest first; their loads
   // start before anything else.

@@ -69,9 +69,7 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
   auto i32 = b.getI32Type();
   auto toI32 = [&](Value v) { return arith::IndexCastUIOp::create(b, i32, v).getResult(); };
   // The step's first K element, as the loop body would compute it.
-  Value iv = arith::AddIOp::create(b, mapping.lookup(loop.getLowerBound()),
-                                   arith::MulIOp::create(b, st, mapping.lookup(loop.getStep())));
-  Value chunk0 = idxDiv(b, valueAt(b, w.getCol(), loop, iv), 128);
+  Value chunk0 = idxDiv(b, valueAtStep(b, w.getCol(), loop, st), 128);
 
   Value stage = idxRem(b, target.slot ? target.slot : st, l.stages);
   Value bar = sharedPtr(b, idxAdd(b, idxMul(b, stage, 8), l.barriersOffset()));

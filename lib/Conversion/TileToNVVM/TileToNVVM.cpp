@@ -54,6 +54,12 @@ Value Sm90Emitter::valueAt(ImplicitLocOpBuilder &b, Value v, scf::ForOp loop, Va
   return clone->getResult(cast<OpResult>(v).getResultNumber());
 }
 
+Value Sm90Emitter::valueAtStep(ImplicitLocOpBuilder &b, Value v, scf::ForOp loop, Value st) {
+  Value iv = arith::AddIOp::create(b, mapping.lookup(loop.getLowerBound()),
+                                   arith::MulIOp::create(b, st, mapping.lookup(loop.getStep())));
+  return valueAt(b, v, loop, iv);
+}
+
 LogicalResult Sm90Emitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
   b.setLoc(op->getLoc());
   if (auto id = dyn_cast<tile::TileIdOp>(op)) {
