@@ -194,10 +194,11 @@ private:
   /// threads + tid, so every warp stores and loads 512 contiguous bytes.
   mlir::Value workspaceVector(mlir::ImplicitLocOpBuilder &b, mlir::Value ws, mlir::Value slot,
                               int64_t q, int64_t nVec);
-  /// After the caller's fence and barrier: the leader adds this workgroup's
-  /// arrival to counters[counter] (index); every thread gets whether it was
-  /// the last (the old count equal to `lastOld`), through the shared i32 at
-  /// `flag`.
+  /// After the workgroup's stores: the leader adds its arrival to
+  /// counters[counter] (index) between gpu-scope fences, behind a barrier;
+  /// every thread gets whether it was the last (the old count equal to
+  /// `lastOld`), through the shared i32 at `flag`, and the last one's loads
+  /// after it see every arrival's stores.
   mlir::Value arriveLast(mlir::ImplicitLocOpBuilder &b, mlir::Value counters, mlir::Value counter,
                          mlir::Value lastOld, mlir::Value flag);
   /// The leader zeroes counters[counter] for the next launch.

@@ -204,9 +204,9 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   // loads 512 contiguous bytes. The last workgroup of the output tile (by an
   // atomic counter) adds the slices in split order (the sum does not depend
   // on which one is last), converts and stores it. Plain loads after the
-  // counter and a gpu-scope fence see the other workgroups' stores (the
-  // release/acquire pattern through the counter), and unlike atomic or
-  // volatile ones they are free to overlap.
+  // counter see the other workgroups' stores (arriveLast's release/acquire
+  // through the counter), and unlike atomic or volatile ones they are free
+  // to overlap.
   auto i64 = b.getI64Type();
   auto v4f32 = VectorType::get({4}, b.getF32Type());
   Value ws = LLVM::AddrSpaceCastOp::create(b, globalPtr, mapping.lookup(op.getWorkspace()));
@@ -229,15 +229,11 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   Value z = toI64(gpu::BlockIdOp::create(b, gpu::Dimension::z));
   for (int64_t q = 0; q < nVec; ++q)
     LLVM::StoreOp::create(b, acc->second[q], unitPtr(z, q), /*alignment=*/16);
-  auto gpuScope = NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU);
-  NVVM::MembarOp::create(b, gpuScope);
-  gpu::BarrierOp::create(b);
   Value isLast = arriveLast(b, counters, tileIdx, idxConst(b, op.getSplits() - 1),
                             sharedPtr(b, idxConst(b, 0)));
   auto lastIf = scf::IfOp::create(b, isLast, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(lastIf.thenBlock());
-  NVVM::MembarOp::create(b, gpuScope);
   SmallVector<Value> totals;
   for (int64_t q = 0; q < nVec; ++q) {
     totals.push_back(sumInSplitOrder(b, op.getSplits(), [&](int64_t s) -> Value {
@@ -264,14 +260,21 @@ Value Sm90Emitter::workspaceVector(ImplicitLocOpBuilder &b, Value ws, Value slot
 Value Sm90Emitter::arriveLast(ImplicitLocOpBuilder &b, Value counters, Value counter,
                               Value lastOld, Value flag) {
   auto i32 = b.getI32Type();
+  // The workgroup's stores happen before the leader's release (the barrier,
+  // then a gpu-scope fence: cumulative), and the last arrival's acquire
+  // before every thread's loads (a fence, then the barrier): one thread
+  // waits on the memory system, not every thread with a fence.sc of its own.
+  gpu::BarrierOp::create(b);
   Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
   {
     auto ifOp = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
+    LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
     Value old = memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
                                             arith::ConstantIntOp::create(b, 1, 32), counters,
                                             ValueRange{counter});
+    LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
     Value last = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
                                        arith::IndexCastUIOp::create(b, b.getIndexType(), old),
                                        lastOld);

@@ -158,9 +158,6 @@ LogicalResult Sm90Emitter::storeStreamK(ImplicitLocOpBuilder &b, ArrayRef<Value>
                       arith::SelectOp::create(b, segFirstStream, idxConst(b, 0), idxConst(b, 1)));
   for (int64_t q = 0; q < nVec; ++q)
     LLVM::StoreOp::create(b, tiles[q], vectorPtr(mine, q), /*alignment=*/16);
-  auto gpuScope = NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU);
-  NVVM::MembarOp::create(b, gpuScope);
-  gpu::BarrierOp::create(b);
 
   // The tile's segments: workgroups b0..b1 in K order.
   Value tileBase = idxMul(b, currentTile, tileSteps);
@@ -173,7 +170,6 @@ LogicalResult Sm90Emitter::storeStreamK(ImplicitLocOpBuilder &b, ArrayRef<Value>
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(lastIf.thenBlock());
-    NVVM::MembarOp::create(b, gpuScope);
     // b0's segment is its last unless its run starts at the tile's step 0.
     Value b0Slot = idxAdd(
         b, idxMul(b, b0, 2),
