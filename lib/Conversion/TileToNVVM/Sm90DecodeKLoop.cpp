@@ -14,13 +14,15 @@
 // activations' loads (a batch of steps at a time) and their quantization
 // into shared memory (Sm90Quantize.cpp), proxy fence, one barrier.
 // Step ks: issue its wgmmas on the registers loaded kAhead steps before and
-// buffer ks, start the loads of step ks + kAhead into the same slot. Up to
-// kMaxUnrolledSteps steps (the table's decode tiles take 3-7) the steps
-// are unrolled: a loop would carry the slots as a queue, and shifting it
-// is a register move of the load just issued, which waits for that load
-// (ncu: 12.5 % of the stall samples on such a move, ~1.7 us a K step at
-// BN 64 with one split). Longer loops (forced tiles) keep the queue, the
-// loads clamped to the last step (the tail reloads it, harmless). No
+// buffer ks, start the loads of step ks + kAhead into the same slot. At BN
+// 64 x BK 128 with up to kMaxUnrolledSteps steps (the table's 7168x4224
+// and 1536x7168 tiles take 3-4) the steps are unrolled: a loop carries the
+// slots as a queue, and shifting it is a register move of the load just
+// issued, which waits for that load (ncu: 12.5 % of the stall samples on
+// such a move at one split). Unrolled, those two points ran 0.3-0.5 us
+// faster; BK 256 (7168x768, 3 steps) 0.3-0.4 us slower and BN 128 spilled
+// under its register cap, so other tiles keep the queue, the loads clamped
+// to the last step (the tail reloads it, harmless). No
 // barrier: shared memory is not written again before the epilogue, whose
 // first barrier follows the last wgmmas' wait. With inline quantization
 // in the K loop instead (Sm90KLoop.cpp) each decode step waits for the one
@@ -48,7 +50,7 @@ static constexpr int64_t kAhead = 2;
 /// Activation chunks (16-byte loads) a thread has in flight while the
 /// prologue quantizes.
 static constexpr int64_t kBatchChunks = 8;
-/// K steps up to which the decode loop is unrolled whole.
+/// K steps up to which the decode loop of BN 64 x BK 128 is unrolled whole.
 static constexpr int64_t kMaxUnrolledSteps = 16;
 
 WeightRegs Sm90Emitter::fetchWeights(ImplicitLocOpBuilder &b, scf::ForOp loop,
@@ -119,7 +121,7 @@ LogicalResult Sm90Emitter::lowerDecodeKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
   fenceProxyAsync(b);
   gpu::BarrierOp::create(b);
 
-  if (cfg.decodeSteps <= kMaxUnrolledSteps) {
+  if (cfg.decodeSteps <= kMaxUnrolledSteps && cfg.tilesPerWarp() == 1 && cfg.chunksPerStep() == 1) {
     SmallVector<WeightRegs> slots(kAhead);
     for (int64_t d = 0; d < kAhead; ++d) {
       slots[d].words.assign(queue.words.begin() + d * nWords,

@@ -242,9 +242,12 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
                                    "least two K steps";
     // BM 8 / 16 x BK 128: four 128-thread workgroups per SM (decode's
     // split-K grids fill one wave with four) at the cost of a spilled word;
-    // larger tiles hold too many registers in flight for that cap.
+    // larger tiles hold too many registers in flight for that cap. BM 8 x
+    // BN 64 needs 80 and fits 72 (no spill at the table's 3-4 steps, wgmmas
+    // not serialized; 64 serializes them, C7512, as 72 does BM 16's):
+    // seven workgroups per SM instead of six.
     if (cfg.bm <= 16 && cfg.bk == 128)
-      cfg.maxRegisters = 128;
+      cfg.maxRegisters = cfg.bm <= 8 && cfg.bn == sm90::kNarrowTileRows ? 72 : 128;
   }
   if (auto tiles = kernel->getAttrOfType<IntegerAttr>(tile::kPersistentAttr)) {
     cfg.persistentTilesX = tiles.getInt();
