@@ -197,7 +197,11 @@ constexpr GemmA4W4Tile decode(GemmA4W4Tile t) {
 // 15.2 / 15.1 us (17.8 / 17.2), 1536x7168 M = 1 / 8 10.0 / 10.5 (11.1 /
 // 11.9), 7168x768 M = 1 / 8 7.2 / 7.6 (7.5 / 8.2). At BN 128 (8448x7168,
 // 8 splits) it only matched the K loop: 21.5 / 21.2 against 21.4 / 21.7.
+// 8448x7168 M = 1 / 8 at BN 64 x 14 splits (4 steps each, 1848 workgroups
+// at seven a SM): 21.0 / 20.9 us against 21.5 / 21.7 for the rule's BN 128
+// K loop x 8 splits in the same run (...-decode-bn64-sweep-5f1e89f.log).
 constexpr MeasuredTile kSm90Measured[] = {
+    {8448, 7168, 1, 8, narrow(decode({8, 14, 0, false}))},
     {8448, 7168, 32, 64, {128, 2, 0, true}}, // M = 32 / 64: 29.7 / 30.1 us (rule: 30.0 / 37.3)
     {7168, 7168, 1, 1, {8, 7, 0, false}},    // 21.1 us (23.1)
     {7168, 7168, 8, 8, {8, 7, 0, false}},    // 25.4 us (27.5)

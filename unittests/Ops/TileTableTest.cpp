@@ -129,7 +129,7 @@ TEST(TileTable, NarrowTilesWhereSmsWouldIdle) {
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 12).bn, 0);    // 56 tiles x 3 splits
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 64).bn, 0);    // 112 tiles
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 2048).bn, 0);
-  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 8448, 7168, 1).bn, 0); // split-K fills them
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 8192, 7168, 1).bn, 0);  // split-K fills them
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 1536, 7168, 64).bn, 0); // long K: splits instead
   EXPECT_EQ(selectGemmA4W4Tile(Arch::GFX950, 7168, 768, 1).bn, 0);
 }
