@@ -22,12 +22,11 @@
 // such a move at one split). Unrolled, those two points ran 0.3-0.5 us
 // faster; BK 256 (7168x768, 3 steps) 0.3-0.4 us slower and BN 128 spilled
 // under its register cap, so other tiles keep the queue, the loads clamped
-// to the last step (the tail reloads it, harmless). No
-// barrier: shared memory is not written again before the epilogue, whose
-// first barrier follows the last wgmmas' wait. With inline quantization
-// in the K loop instead (Sm90KLoop.cpp) each decode step waits for the one
-// warp whose rows exist (M = 1) to load and quantize the next step's
-// activations.
+// to the last step (the tail reloads it, harmless). No barrier: shared
+// memory is not written again before the epilogue, whose first barrier
+// follows the last wgmmas' wait. With inline quantization in the K loop
+// instead (Sm90KLoop.cpp) each decode step waits for the one warp whose
+// rows exist (M = 1) to load and quantize the next step's activations.
 //
 //===----------------------------------------------------------------------===//
 
