@@ -95,15 +95,11 @@ LogicalResult Sm90Emitter::lowerDecodeKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
   };
   auto colAt = [&](int64_t st) { return valueAtStep(b, load.getCol(), loop, idxConst(b, st)); };
 
-  // The loop carries kAhead steps' registers, oldest first; their loads
+  // The registers of the kAhead steps in flight, oldest first; their loads
   // start before anything else.
-  WeightRegs queue;
-  for (int64_t d = 0; d < kAhead; ++d) {
-    WeightRegs r = fetch(idxConst(b, d));
-    llvm::append_range(queue.words, r.words);
-    llvm::append_range(queue.scales, r.scales);
-  }
-  const size_t nWords = queue.words.size() / kAhead, nScales = queue.scales.size() / kAhead;
+  SmallVector<WeightRegs> slots;
+  for (int64_t d = 0; d < kAhead; ++d)
+    slots.push_back(fetch(idxConst(b, d)));
   // Every step's activations (the spec makes the splits' step counts equal,
   // so the count is the attribute's), quantized into buffer st; the loads
   // of a batch of steps go out together (at most kBatchChunks 16-byte loads
@@ -121,13 +117,6 @@ LogicalResult Sm90Emitter::lowerDecodeKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
   gpu::BarrierOp::create(b);
 
   if (cfg.decodeSteps <= kMaxUnrolledSteps && cfg.tilesPerWarp() == 1 && cfg.chunksPerStep() == 1) {
-    SmallVector<WeightRegs> slots(kAhead);
-    for (int64_t d = 0; d < kAhead; ++d) {
-      slots[d].words.assign(queue.words.begin() + d * nWords,
-                            queue.words.begin() + (d + 1) * nWords);
-      slots[d].scales.assign(queue.scales.begin() + d * nScales,
-                             queue.scales.begin() + (d + 1) * nScales);
-    }
     SmallVector<Value> accs(init.begin(), init.end());
     for (int64_t st = 0; st < cfg.decodeSteps; ++st) {
       WeightRegs &slot = slots[st % kAhead];
@@ -140,6 +129,13 @@ LogicalResult Sm90Emitter::lowerDecodeKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
     return success();
   }
 
+  // The loop carries the slots as one queue, oldest first.
+  WeightRegs queue;
+  for (const WeightRegs &r : slots) {
+    llvm::append_range(queue.words, r.words);
+    llvm::append_range(queue.scales, r.scales);
+  }
+  const size_t nWords = slots[0].words.size(), nScales = slots[0].scales.size();
   auto body = [&](Value, Value trip, const WeightRegs &regs,
                   MutableArrayRef<Value> accs) -> WeightRegs {
     WeightRegs now;
