@@ -231,6 +231,12 @@ private:
   /// image if asked.
   void quantizeToSmem(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op,
                       llvm::ArrayRef<mlir::Value> chunks, mlir::Value col, mlir::Value buffer);
+  /// quantizeToSmem with the codes dumped: chunk by chunk, on the f32 path.
+  void quantizeAndDump(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op,
+                       llvm::ArrayRef<mlir::Value> chunks, mlir::Value col, mlir::Value buffer);
+  /// The E8M0 code of each chunk's 32-block (op's rounding mode).
+  llvm::SmallVector<mlir::Value> blockScaleCodes(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op,
+                                                 llvm::ArrayRef<mlir::Value> chunks);
   /// Per-thread coordinates of quantizer chunk r: token row, 16-byte unit of
   /// K inside the step (col8), and the 4-lane group position.
   struct QuantCoords {

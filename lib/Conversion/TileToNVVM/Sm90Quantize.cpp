@@ -218,16 +218,136 @@ static SmallVector<Value> qdqOnBf16Grid(ImplicitLocOpBuilder &b, Value x, Value 
   return out;
 }
 
+/// The |x| maximum of a chunk's 8 bf16 values, as the bit pattern in an i32.
+static Value chunkAmax(ImplicitLocOpBuilder &b, Value x) {
+  auto v8i16 = VectorType::get({8}, b.getI16Type());
+  Value xi = vector::BitCastOp::create(b, v8i16, x);
+  Value mag16 = arith::AndIOp::create(
+      b, xi, arith::ConstantOp::create(b, DenseElementsAttr::get(v8i16, int16_t(0x7FFF))));
+  return arith::ExtUIOp::create(
+      b, b.getI32Type(), vector::ReductionOp::create(b, vector::CombiningKind::MAXUI, mag16));
+}
+
+SmallVector<Value> Sm90Emitter::blockScaleCodes(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
+                                                ArrayRef<Value> chunks) {
+  auto c32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 32).getResult(); };
+  SmallVector<Value> amax;
+  for (Value x : chunks)
+    amax.push_back(chunkAmax(b, x));
+  // The 4 lanes of a 32-block are lane xor 4 and xor 8; the chunks' shuffles
+  // are independent, so each round issues them all before it waits.
+  for (int64_t d : {4, 8}) {
+    SmallVector<Value> other;
+    for (Value a : amax)
+      other.push_back(
+          gpu::ShuffleOp::create(b, a, c32(d), c32(32), gpu::ShuffleMode::XOR).getShuffleResult());
+    for (size_t i = 0; i < amax.size(); ++i)
+      amax[i] = arith::MaxUIOp::create(b, amax[i], other[i]);
+  }
+  SmallVector<Value> codes;
+  for (Value a : amax)
+    codes.push_back(
+        emitScaleFromAmax(b, b.getLoc(), arith::ShLIOp::create(b, a, c32(16)), op.getRounding()));
+  return codes;
+}
+
+/// The dequantized words of every chunk: all on the packed path when every
+/// chunk's scale allows it (rows past M count as allowed: their words are
+/// zeros), else chunk by chunk with the f32 path where needed. One branch for
+/// the common case keeps the chunks' work in one block, where their
+/// instructions interleave.
+static SmallVector<SmallVector<Value>> qdqChunks(ImplicitLocOpBuilder &b, ArrayRef<Value> chunks,
+                                                 ArrayRef<Value> codes, ArrayRef<Value> rowOk) {
+  auto i32 = b.getI32Type();
+  auto c32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 32).getResult(); };
+  const int64_t n = int64_t(chunks.size());
+  SmallVector<Value> onGrid;
+  Value allEasy = arith::ConstantIntOp::create(b, 1, 1);
+  for (int64_t r = 0; r < n; ++r) {
+    onGrid.push_back(arith::CmpIOp::create(
+        b, arith::CmpIPredicate::ule, arith::SubIOp::create(b, codes[r], c32(kE2M1GridMinCode)),
+        c32(kE2M1GridMaxCode - kE2M1GridMinCode)));
+    Value easy = arith::OrIOp::create(
+        b, onGrid.back(),
+        arith::XOrIOp::create(b, rowOk[r], arith::ConstantIntOp::create(b, 1, 1)));
+    allEasy = arith::AndIOp::create(b, allEasy, easy);
+  }
+  auto allIf = scf::IfOp::create(b, SmallVector<Type>(4 * n, i32), allEasy, /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(allIf.thenBlock());
+    SmallVector<Value> words;
+    for (int64_t r = 0; r < n; ++r)
+      llvm::append_range(words, qdqOnBf16Grid(b, chunks[r], codes[r]));
+    scf::YieldOp::create(b, words);
+    b.setInsertionPointToStart(allIf.elseBlock());
+    words.clear();
+    for (int64_t r = 0; r < n; ++r) {
+      auto gridIf = scf::IfOp::create(b, SmallVector<Type>(4, i32), onGrid[r], /*withElse=*/true);
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(gridIf.thenBlock());
+      scf::YieldOp::create(b, qdqOnBf16Grid(b, chunks[r], codes[r]));
+      b.setInsertionPointToStart(gridIf.elseBlock());
+      scf::YieldOp::create(b, quantizeExactly(b, chunks[r], codes[r]).words);
+      llvm::append_range(words, gridIf.getResults());
+    }
+    scf::YieldOp::create(b, words);
+  }
+  SmallVector<SmallVector<Value>> out(n);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t w = 0; w < 4; ++w)
+      out[r].push_back(arith::SelectOp::create(b, rowOk[r], allIf.getResult(4 * r + w), c32(0)));
+  return out;
+}
+
 void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
                                  ArrayRef<Value> chunks, Value col, Value buffer) {
+  if (op.getDumpData())
+    return quantizeAndDump(b, op, chunks, col, buffer);
+  auto i32 = b.getI32Type();
+  auto c32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 32).getResult(); };
+  tile::LoadOp load = op.getInput().getDefiningOp<tile::LoadOp>();
+  Value valid = mapping.lookup(load.getValidRows());
+  const int64_t n = int64_t(chunks.size());
+  SmallVector<QuantCoords> coords;
+  for (int64_t r = 0; r < n; ++r)
+    coords.push_back(quantCoords(b, r));
+  // A warp's chunks cover whole rows in order: a warp whose first row is
+  // past M has only zeros to store and skips the work (decode: M = 1).
+  Value warpRow = idxDiv(b, idxMul(b, warp, 32), cfg.bk / 8);
+  Value live = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, warpRow, valid);
+  auto liveIf = scf::IfOp::create(b, SmallVector<Type>(4 * n, i32), live, /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(liveIf.elseBlock());
+    scf::YieldOp::create(b, SmallVector<Value>(4 * n, c32(0)));
+  }
+  b.setInsertionPointToStart(liveIf.thenBlock());
+  SmallVector<Value> codes = blockScaleCodes(b, op, chunks), rowOk;
+  for (const QuantCoords &q : coords)
+    rowOk.push_back(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, q.row, valid));
+  SmallVector<SmallVector<Value>> words = qdqChunks(b, chunks, codes, rowOk);
+  SmallVector<Value> flat;
+  for (int64_t r = 0; r < n; ++r) {
+    if (op.getQdq() && !cfg.stagesImage)
+      storeImageChunk(b, op, coords[r], words[r], col);
+    llvm::append_range(flat, words[r]);
+  }
+  scf::YieldOp::create(b, flat);
+  b.setInsertionPointAfter(liveIf);
+  if (buffer)
+    for (int64_t r = 0; r < n; ++r)
+      storeChunk(b, coords[r], SmallVector<Value>(liveIf.getResults().slice(4 * r, 4)), buffer);
+}
+
+void Sm90Emitter::quantizeAndDump(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
+                                  ArrayRef<Value> chunks, Value col, Value buffer) {
   auto i32 = b.getI32Type();
   auto c32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 32).getResult(); };
   tile::LoadOp load = op.getInput().getDefiningOp<tile::LoadOp>();
   Value valid = mapping.lookup(load.getValidRows());
   for (auto [r, x] : llvm::enumerate(chunks)) {
     QuantCoords q = quantCoords(b, int64_t(r));
-    // A warp's chunks cover whole rows in order: a warp whose first row is
-    // past M has only zeros to store and skips the work (decode: M = 1).
     Value warpRow = idxDiv(b, idxAdd(b, idxMul(b, warp, 32), int64_t(r) * cfg.threads()),
                            cfg.bk / 8);
     Value live = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, warpRow, valid);
@@ -238,45 +358,12 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
       scf::YieldOp::create(b, SmallVector<Value>(4, c32(0)));
     }
     b.setInsertionPointToStart(liveIf.thenBlock());
-    // Block maximum of |x| bit patterns across the 4 lanes of the 32-block.
-    Value xi = vector::BitCastOp::create(b, VectorType::get({8}, b.getI16Type()), x);
-    Value mag16 = arith::AndIOp::create(
-        b, xi,
-        arith::ConstantOp::create(
-            b, DenseElementsAttr::get(VectorType::get({8}, b.getI16Type()), int16_t(0x7FFF))));
-    Value amax = arith::ExtUIOp::create(
-        b, i32, vector::ReductionOp::create(b, vector::CombiningKind::MAXUI, mag16));
-    for (int64_t d : {4, 8}) {
-      auto sh = gpu::ShuffleOp::create(b, amax, c32(d), c32(32), gpu::ShuffleMode::XOR);
-      amax = arith::MaxUIOp::create(b, amax, sh.getShuffleResult());
-    }
-    Value code =
-        emitScaleFromAmax(b, b.getLoc(), arith::ShLIOp::create(b, amax, c32(16)),
-                          op.getRounding());
-    SmallVector<Value> w4;
-    if (op.getDumpData()) {
-      ExactChunk exact = quantizeExactly(b, x, code);
-      w4 = exact.words;
-      dumpChunk(b, op, q, exact.codes, exact.sign, exact.nanScale, code, col);
-    } else {
-      // Scales whose grid, values and constants stay normal bf16 take the
-      // packed path (onE2M1Grid).
-      Value onGrid = arith::CmpIOp::create(
-          b, arith::CmpIPredicate::ule, arith::SubIOp::create(b, code, c32(kE2M1GridMinCode)),
-          c32(kE2M1GridMaxCode - kE2M1GridMinCode));
-      auto gridIf = scf::IfOp::create(b, SmallVector<Type>(4, i32), onGrid, /*withElse=*/true);
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(gridIf.thenBlock());
-        scf::YieldOp::create(b, qdqOnBf16Grid(b, x, code));
-        b.setInsertionPointToStart(gridIf.elseBlock());
-        scf::YieldOp::create(b, quantizeExactly(b, x, code).words);
-      }
-      w4.assign(gridIf.getResults().begin(), gridIf.getResults().end());
-    }
+    Value code = blockScaleCodes(b, op, x).front();
+    ExactChunk exact = quantizeExactly(b, x, code);
+    dumpChunk(b, op, q, exact.codes, exact.sign, exact.nanScale, code, col);
     if (op.getQdq() && !cfg.stagesImage)
-      storeImageChunk(b, op, q, w4, col);
-    scf::YieldOp::create(b, w4);
+      storeImageChunk(b, op, q, exact.words, col);
+    scf::YieldOp::create(b, exact.words);
     b.setInsertionPointAfter(liveIf);
     if (buffer)
       storeChunk(b, q, SmallVector<Value>(liveIf.getResults()), buffer);
