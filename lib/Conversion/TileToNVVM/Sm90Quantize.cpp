@@ -127,8 +127,9 @@ SmallVector<Value> Sm90Emitter::loadActivationsBulk(ImplicitLocOpBuilder &b, til
   });
   leaderIf(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid, rows), [&] {
     auto global = LLVM::LLVMPointerType::get(b.getContext(), 1);
-    // A plain pointer argument (TileToNVVM.cpp).
-    Value base = LLVM::AddrSpaceCastOp::create(b, global, mapping.lookup(op.getBase()));
+    Value base = LLVM::IntToPtrOp::create(
+        b, global,
+        toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, mapping.lookup(op.getBase()))));
     Value from = arith::MulIOp::create(
         b,
         arith::AddIOp::create(b, arith::MulIOp::create(b, toI64(idxAdd(b, row0, tid)), toI64(ldv)),

@@ -126,7 +126,7 @@ namespace {
 
 /// The memref element type each kernel argument is accessed with (a
 /// pointer type: the argument is passed as that pointer, not a memref).
-FailureOr<Type> argElementType(func::FuncOp kernel, BlockArgument arg, const Config &cfg) {
+FailureOr<Type> argElementType(func::FuncOp kernel, BlockArgument arg) {
   Type want;
   MLIRContext *ctx = kernel.getContext();
   auto agree = [&](Type t) -> LogicalResult {
@@ -139,10 +139,7 @@ FailureOr<Type> argElementType(func::FuncOp kernel, BlockArgument arg, const Con
   for (Operation *user : arg.getUsers()) {
     LogicalResult r = success();
     if (auto l = dyn_cast<tile::LoadOp>(user); l && l.getBase() == arg)
-      // Bulk-copied from its address (64 bits: the input exceeds 32-bit
-      // indexing), else 16-byte loads.
-      r = agree(cfg.bulkInput ? Type(LLVM::LLVMPointerType::get(ctx))
-                              : Type(VectorType::get({8}, BFloat16Type::get(ctx))));
+      r = agree(VectorType::get({8}, BFloat16Type::get(ctx)));
     else if (isa<tile::LoadQdqOp>(user)) // the image, copied in bulk from its address
       r = agree(LLVM::LLVMPointerType::get(ctx));
     else if (auto mx = dyn_cast<tile::LoadMxOp>(user))
@@ -309,7 +306,7 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
     for (BlockArgument arg : kernel.getArguments()) {
       Type t = arg.getType();
       if (isa<MemRefType>(t)) {
-        FailureOr<Type> elem = argElementType(kernel, arg, *cfg);
+        FailureOr<Type> elem = argElementType(kernel, arg);
         if (failed(elem))
           return failure();
         // TMA descriptors, the activation image and the output are
