@@ -57,17 +57,6 @@ struct Config {
   /// copies.
   bool quantizeOnly = false;
   bool stagesImage = false;
-  /// qdq_mxfp4 copies its input block into shared memory with one bulk copy
-  /// per row (the copy engine keeps more bytes in flight than 16-byte loads)
-  /// and reads its chunks from there.
-  bool bulkInput = false;
-  /// The quantizers' static shared memory in 32-bit words: the staged image
-  /// block, then the bulk-copied input block, then its mbarrier.
-  int64_t quantInputWord() const { return stagesImage ? bm * bk / 2 : 0; }
-  int64_t quantBarrierWord() const { return quantInputWord() + (bulkInput ? bm * bk / 2 : 0); }
-  int64_t quantSharedWords() const {
-    return std::max<int64_t>(4, quantBarrierWord() + (bulkInput ? 2 : 0));
-  }
   /// Every weight scale is below 128 (the kernel attribute
   /// mxtile.weight_scales_below_128): one multiply dequantizes (Sm90Mma.cpp).
   bool foldedScales = false;
@@ -235,10 +224,6 @@ private:
   /// The activation chunks of one step starting at K element `col`.
   llvm::SmallVector<mlir::Value> loadActivations(mlir::ImplicitLocOpBuilder &b, tile::LoadOp op,
                                                  mlir::Value col);
-  /// loadActivations for the quantizer kernel with `bulkInput`: the block's
-  /// rows below M by bulk copies into shared memory, then the chunks from there.
-  llvm::SmallVector<mlir::Value> loadActivationsBulk(mlir::ImplicitLocOpBuilder &b, tile::LoadOp op,
-                                                     mlir::Value col);
   /// Quantizes, dequantizes and stores `chunks` (from loadActivations at `col`)
   /// into shared memory at word offset `buffer` (null: not at all, the
   /// quantizer kernels; qdq_mxfp4 of BM 64 stages there before its bulk

@@ -95,69 +95,6 @@ SmallVector<Value> Sm90Emitter::loadActivations(ImplicitLocOpBuilder &b, tile::L
   return chunks;
 }
 
-SmallVector<Value> Sm90Emitter::loadActivationsBulk(ImplicitLocOpBuilder &b, tile::LoadOp op,
-                                                    Value col) {
-  auto i32 = b.getI32Type(), i64 = b.getI64Type();
-  auto c32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 32).getResult(); };
-  auto toI64 = [&](Value v) { return arith::IndexCastUIOp::create(b, i64, v).getResult(); };
-  Value row0 = mapping.lookup(op.getRow()), ldv = mapping.lookup(op.getLd()),
-        valid = mapping.lookup(op.getValidRows());
-  Value bar = sharedPtr(b, idxConst(b, 4 * cfg.quantBarrierWord()));
-  auto leaderIf = [&](Value cond, auto body) {
-    auto ifOp = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    body();
-  };
-  Value leader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
-  leaderIf(leader, [&] {
-    NVVM::MBarrierInitOp::create(b, bar, c32(1), Value());
-    NVVM::FenceMbarrierInitOp::create(b);
-  });
-  gpu::BarrierOp::create(b);
-  // Thread i copies row i (BK bf16, contiguous) if it is below M; the
-  // leader's arrival expects all their bytes (a copy may land first: the
-  // phase needs the arrival too).
-  const int64_t rowBytes = cfg.bk * 2;
-  Value rows = arith::MinUIOp::create(b, valid, idxConst(b, cfg.bm));
-  leaderIf(leader, [&] {
-    Value bytes = arith::IndexCastUIOp::create(b, i32, idxMul(b, rows, rowBytes));
-    NVVM::MBarrierArriveExpectTxOp::create(b, Type(), bar, bytes, NVVM::MemScopeKindAttr(),
-                                           BoolAttr(), Value());
-  });
-  leaderIf(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid, rows), [&] {
-    auto global = LLVM::LLVMPointerType::get(b.getContext(), 1);
-    Value base = LLVM::IntToPtrOp::create(
-        b, global,
-        toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, mapping.lookup(op.getBase()))));
-    Value from = arith::MulIOp::create(
-        b,
-        arith::AddIOp::create(b, arith::MulIOp::create(b, toI64(idxAdd(b, row0, tid)), toI64(ldv)),
-                              toI64(col)),
-        arith::ConstantIntOp::create(b, 2, 64));
-    Value src = LLVM::GEPOp::create(b, global, b.getI8Type(), base, ArrayRef<LLVM::GEPArg>{from});
-    Value dst = sharedPtr(b, idxAdd(b, idxMul(b, tid, rowBytes), 4 * cfg.quantInputWord()));
-    NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(b, dst, src, bar, c32(rowBytes), Value(),
-                                                     Value());
-  });
-  NVVM::MBarrierTryWaitParityOp::create(b, bar, c32(0), c32(0x989680));
-  // Chunk r of the thread is 16-byte unit col8 of its row; rows past M were
-  // not copied and read as zero.
-  auto v8 = VectorType::get({8}, b.getBF16Type());
-  Value zero = arith::ConstantOp::create(b, v8, DenseElementsAttr::get(v8, 0.0f));
-  SmallVector<Value> chunks;
-  for (int64_t r = 0; r < cfg.quantChunks(); ++r) {
-    QuantCoords q = quantCoords(b, r);
-    Value unit = idxAdd(b, idxMul(b, q.row, cfg.bk / 8), q.col8);
-    Value at = sharedPtr(b, idxAdd(b, idxMul(b, unit, 16), 4 * cfg.quantInputWord()));
-    Value x = LLVM::LoadOp::create(b, VectorType::get({4}, i32), at, /*alignment=*/16);
-    x = vector::BitCastOp::create(b, v8, x);
-    Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, q.row, valid);
-    chunks.push_back(arith::SelectOp::create(b, ok, x, zero));
-  }
-  return chunks;
-}
-
 namespace {
 /// A chunk quantized by the exact path: its dequantized words (word j holds
 /// elements j and j + 4), E2M1 magnitude codes, sign bits and NaN scale.

@@ -108,9 +108,8 @@ LogicalResult Sm90Emitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
                                     "mxtile.load into its dump or qdq buffers only";
     Value col = mapping.lookup(load.getCol());
     // qdq_mxfp4 of BM 64 stages the block from word 0 (storeImageFromSmem).
-    quantizeToSmem(
-        b, quant, cfg.bulkInput ? loadActivationsBulk(b, load, col) : loadActivations(b, load, col),
-        col, cfg.stagesImage ? idxConst(b, 0) : Value());
+    quantizeToSmem(b, quant, loadActivations(b, load, col), col,
+                   cfg.stagesImage ? idxConst(b, 0) : Value());
     if (cfg.stagesImage)
       storeImageFromSmem(b, quant, col);
     return success();
@@ -190,10 +189,6 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
     // qdq_mxfp4's BM 64 blocks (large M: throughput) leave through shared
     // memory and bulk copies; smaller ones (latency) store directly.
     cfg.stagesImage = quant.getQdq() && cfg.bm == 64;
-    // Within the 48 KiB of static shared memory (BM 64 x BK 256 stages its
-    // image in 32 KiB and loads its input directly).
-    cfg.bulkInput = bool(quant.getQdq());
-    cfg.bulkInput = cfg.bulkInput && cfg.quantSharedWords() * 4 <= 48 * 1024;
     return cfg;
   }
   if (!mma || !weight)
@@ -324,10 +319,10 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
     }
     auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
     auto i32 = IntegerType::get(ctx, 32);
-    const int64_t staticWords = cfg->quantSharedWords();
+    const int64_t staticWords = cfg->stagesImage ? cfg->bm * cfg->bk / 2 : 4;
     auto smemType = MemRefType::get({staticWords}, i32, MemRefLayoutAttrInterface(), workgroup);
-    // The quantizers: static workgroup memory (qdq_mxfp4's input block and
-    // staged image block: within the 48 KiB static limit). GEMMs: dynamic shared memory
+    // The quantizers: static workgroup memory (qdq_mxfp4's staged block,
+    // at most 32 KiB). GEMMs: dynamic shared memory
     // (Kernels/Sm90Pipeline.h; the launch passes its size, the runtime
     // raises the function's limit; lib/Target makes the symbol external
     // and 1024-byte aligned, toolchain.md 2.2).
@@ -379,8 +374,6 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
           b, b.getI64Type(), memref::ExtractAlignedPointerAsIndexOp::create(b, bytes));
     } else {
       smem = func.getWorkgroupAttributions()[0];
-      smemBase = arith::IndexCastUIOp::create(
-          b, b.getI64Type(), memref::ExtractAlignedPointerAsIndexOp::create(b, smem));
     }
     Sm90Emitter emitter(*cfg, smem, stageVectors, stageWords, smemBase);
     for (auto [from, to] : llvm::zip(kernel.getArguments(), func.getArguments()))
