@@ -203,8 +203,11 @@ constexpr GemmA4W4Tile decode(GemmA4W4Tile t) {
 constexpr MeasuredTile kSm90Measured[] = {
     {8448, 7168, 1, 8, narrow(decode({8, 14, 0, false}))},
     {8448, 7168, 32, 64, {128, 2, 0, true}}, // M = 32 / 64: 29.7 / 30.1 us (rule: 30.0 / 37.3)
-    // Persistent BM 128 (1056 tiles, 8 whole rounds): 301.2 / 301.8 us
-    // against 315.3-317.8 for the rule's BM 256 (...-persistent-m2048-sweep-db753af.log).
+    // Persistent BM 128 (whole rounds of 528 / 1056 tiles): M = 1024 155.2
+    // us against 158.1 for the rule's BM 256, M = 2048 301.2 / 301.8 against
+    // 315.3-317.8 (...-persistent-m2048-sweep-db753af.log,
+    // ...-qbm-and-m1024-sweep-1695463.log).
+    {8448, 7168, 1024, 1024, {128, 1, 0, true, 0, false, true}},
     {8448, 7168, 2048, 2048, {128, 1, 0, true, 0, false, true}},
     {7168, 7168, 1, 1, {8, 7, 0, false}},   // 21.1 us (23.1)
     {7168, 7168, 8, 8, {8, 7, 0, false}},   // 25.4 us (27.5)
