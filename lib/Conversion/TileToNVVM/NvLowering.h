@@ -231,6 +231,16 @@ private:
   /// image if asked.
   void quantizeToSmem(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op,
                       llvm::ArrayRef<mlir::Value> chunks, mlir::Value col, mlir::Value buffer);
+  /// One K step's chunks (loadActivations at `col`) for quantizeSteps, and
+  /// the shared-memory word offset they go to (null: none).
+  struct StepChunks {
+    llvm::ArrayRef<mlir::Value> chunks;
+    mlir::Value col, buffer;
+  };
+  /// quantizeToSmem (without a dump) of several K steps at once: their
+  /// block maxima, shuffles and rounding interleave.
+  void quantizeSteps(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op,
+                     llvm::ArrayRef<StepChunks> steps);
   /// quantizeToSmem with the codes dumped: chunk by chunk, on the f32 path.
   void quantizeAndDump(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op,
                        llvm::ArrayRef<mlir::Value> chunks, mlir::Value col, mlir::Value buffer);

@@ -12,7 +12,8 @@
 //
 // Prologue: the weight loads of steps 0..kAhead-1 start, then the
 // activations' loads (a batch of steps at a time) and their quantization
-// into shared memory (Sm90Quantize.cpp), proxy fence, one barrier.
+// into shared memory, the batch's steps interleaved (Sm90Quantize.cpp,
+// quantizeSteps), proxy fence, one barrier.
 // Step ks: issue its wgmmas on the registers loaded kAhead steps before and
 // buffer ks, start the loads of step ks + kAhead into the same slot. At BN
 // 64 x BK 128 with up to kMaxUnrolledSteps steps (the table's 7168x4224
@@ -110,8 +111,10 @@ LogicalResult Sm90Emitter::lowerDecodeKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
     SmallVector<SmallVector<Value>> chunks;
     for (int64_t st = s0; st < s1; ++st)
       chunks.push_back(loadActivations(b, load, colAt(st)));
+    SmallVector<StepChunks> batch;
     for (int64_t st = s0; st < s1; ++st)
-      quantizeToSmem(b, quant, chunks[st - s0], colAt(st), idxConst(b, st * cfg.wordsPerBuffer()));
+      batch.push_back({chunks[st - s0], colAt(st), idxConst(b, st * cfg.wordsPerBuffer())});
+    quantizeSteps(b, quant, batch);
   }
   fenceProxyAsync(b);
   gpu::BarrierOp::create(b);

@@ -31,6 +31,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <cassert>
+
 using namespace mlir;
 using namespace mxfp4;
 using namespace mxfp4::nv;
@@ -304,14 +306,24 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
                                  ArrayRef<Value> chunks, Value col, Value buffer) {
   if (op.getDumpData())
     return quantizeAndDump(b, op, chunks, col, buffer);
+  quantizeSteps(b, op, StepChunks{chunks, col, buffer});
+}
+
+void Sm90Emitter::quantizeSteps(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
+                                ArrayRef<StepChunks> steps) {
+  assert(!op.getDumpData() && "the dump quantizes chunk by chunk (quantizeAndDump)");
   auto i32 = b.getI32Type();
   auto c32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 32).getResult(); };
   tile::LoadOp load = op.getInput().getDefiningOp<tile::LoadOp>();
   Value valid = mapping.lookup(load.getValidRows());
-  const int64_t n = int64_t(chunks.size());
+  // Chunk r of every step sits at the same coordinates in its step.
   SmallVector<QuantCoords> coords;
-  for (int64_t r = 0; r < n; ++r)
+  for (int64_t r = 0; r < int64_t(steps.front().chunks.size()); ++r)
     coords.push_back(quantCoords(b, r));
+  SmallVector<Value> chunks;
+  for (const StepChunks &s : steps)
+    llvm::append_range(chunks, s.chunks);
+  const int64_t n = int64_t(chunks.size()), perStep = int64_t(coords.size());
   // A warp's chunks cover whole rows in order: a warp whose first row is
   // past M has only zeros to store and skips the work (decode: M = 1).
   Value warpRow = idxDiv(b, idxMul(b, warp, 32), cfg.bk / 8);
@@ -324,20 +336,22 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
   }
   b.setInsertionPointToStart(liveIf.thenBlock());
   SmallVector<Value> codes = blockScaleCodes(b, op, chunks), rowOk;
-  for (const QuantCoords &q : coords)
-    rowOk.push_back(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, q.row, valid));
+  for (int64_t j = 0; j < n; ++j)
+    rowOk.push_back(
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, coords[j % perStep].row, valid));
   SmallVector<SmallVector<Value>> words = qdqChunks(b, chunks, codes, rowOk);
   SmallVector<Value> flat;
-  for (int64_t r = 0; r < n; ++r) {
+  for (int64_t j = 0; j < n; ++j) {
     if (op.getQdq() && !cfg.stagesImage)
-      storeImageChunk(b, op, coords[r], words[r], col);
-    llvm::append_range(flat, words[r]);
+      storeImageChunk(b, op, coords[j % perStep], words[j], steps[j / perStep].col);
+    llvm::append_range(flat, words[j]);
   }
   scf::YieldOp::create(b, flat);
   b.setInsertionPointAfter(liveIf);
-  if (buffer)
-    for (int64_t r = 0; r < n; ++r)
-      storeChunk(b, coords[r], SmallVector<Value>(liveIf.getResults().slice(4 * r, 4)), buffer);
+  for (int64_t j = 0; j < n; ++j)
+    if (Value buffer = steps[j / perStep].buffer)
+      storeChunk(b, coords[j % perStep], SmallVector<Value>(liveIf.getResults().slice(4 * j, 4)),
+                 buffer);
 }
 
 void Sm90Emitter::quantizeAndDump(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
