@@ -10,7 +10,11 @@
 // keeps everything normal, else (and for the codes of a dump) by f32
 // arithmetic (sm_90 has no FP4 convert), and the dequantized BF16 values go
 // to shared memory in the wgmma core-matrix layout of NvLowering.h (four
-// 4-byte stores per chunk).
+// 4-byte stores per chunk). A thread's chunks, and in the decode prologue a
+// batch of K steps, are quantized together: all block maxima, shuffles and
+// scale codes, then one branch onto the packed path for all of them, so
+// their dependency chains overlap (one chunk after another, ncu put the
+// quantizer's stalls on each chain's fixed latencies).
 // Rows past M read as zero (their loads are clamped to a valid row); warps
 // with no row below M store zeros without quantizing. The quantizer kernels
 // write codes and scales (quant_mxfp4) or the dequantized words in the
