@@ -306,6 +306,24 @@ static SmallVector<SmallVector<Value>> qdqChunks(ImplicitLocOpBuilder &b, ArrayR
   return out;
 }
 
+/// `words` i32 results: body's when `live` (the warp has a row below M),
+/// else zeros without the work; the builder continues after the branch.
+static SmallVector<Value> ifLiveElseZeros(ImplicitLocOpBuilder &b, Value live, int64_t words,
+                                          llvm::function_ref<SmallVector<Value>()> body) {
+  auto liveIf =
+      scf::IfOp::create(b, SmallVector<Type>(words, b.getI32Type()), live, /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(liveIf.elseBlock());
+    scf::YieldOp::create(
+        b, SmallVector<Value>(words, arith::ConstantIntOp::create(b, 0, 32).getResult()));
+    b.setInsertionPointToStart(liveIf.thenBlock());
+    scf::YieldOp::create(b, body());
+  }
+  b.setInsertionPointAfter(liveIf);
+  return SmallVector<Value>(liveIf.getResults());
+}
+
 void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
                                  ArrayRef<Value> chunks, Value col, Value buffer) {
   if (op.getDumpData())
@@ -316,8 +334,6 @@ void Sm90Emitter::quantizeToSmem(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
 void Sm90Emitter::quantizeSteps(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
                                 ArrayRef<StepChunks> steps) {
   assert(!op.getDumpData() && "the dump quantizes chunk by chunk (quantizeAndDump)");
-  auto i32 = b.getI32Type();
-  auto c32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 32).getResult(); };
   tile::LoadOp load = op.getInput().getDefiningOp<tile::LoadOp>();
   Value valid = mapping.lookup(load.getValidRows());
   // Chunk r of every step sits at the same coordinates in its step.
@@ -332,36 +348,27 @@ void Sm90Emitter::quantizeSteps(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
   // past M has only zeros to store and skips the work (decode: M = 1).
   Value warpRow = idxDiv(b, idxMul(b, warp, 32), cfg.bk / 8);
   Value live = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, warpRow, valid);
-  auto liveIf = scf::IfOp::create(b, SmallVector<Type>(4 * n, i32), live, /*withElse=*/true);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(liveIf.elseBlock());
-    scf::YieldOp::create(b, SmallVector<Value>(4 * n, c32(0)));
-  }
-  b.setInsertionPointToStart(liveIf.thenBlock());
-  SmallVector<Value> codes = blockScaleCodes(b, op, chunks), rowOk;
-  for (int64_t j = 0; j < n; ++j)
-    rowOk.push_back(
-        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, coords[j % perStep].row, valid));
-  SmallVector<SmallVector<Value>> words = qdqChunks(b, chunks, codes, rowOk);
-  SmallVector<Value> flat;
-  for (int64_t j = 0; j < n; ++j) {
-    if (op.getQdq() && !cfg.stagesImage)
-      storeImageChunk(b, op, coords[j % perStep], words[j], steps[j / perStep].col);
-    llvm::append_range(flat, words[j]);
-  }
-  scf::YieldOp::create(b, flat);
-  b.setInsertionPointAfter(liveIf);
+  SmallVector<Value> results = ifLiveElseZeros(b, live, 4 * n, [&] {
+    SmallVector<Value> codes = blockScaleCodes(b, op, chunks), rowOk;
+    for (int64_t j = 0; j < n; ++j)
+      rowOk.push_back(
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, coords[j % perStep].row, valid));
+    SmallVector<SmallVector<Value>> words = qdqChunks(b, chunks, codes, rowOk);
+    SmallVector<Value> flat;
+    for (int64_t j = 0; j < n; ++j) {
+      if (op.getQdq() && !cfg.stagesImage)
+        storeImageChunk(b, op, coords[j % perStep], words[j], steps[j / perStep].col);
+      llvm::append_range(flat, words[j]);
+    }
+    return flat;
+  });
   for (int64_t j = 0; j < n; ++j)
     if (Value buffer = steps[j / perStep].buffer)
-      storeChunk(b, coords[j % perStep], SmallVector<Value>(liveIf.getResults().slice(4 * j, 4)),
-                 buffer);
+      storeChunk(b, coords[j % perStep], ArrayRef<Value>(results).slice(4 * j, 4), buffer);
 }
 
 void Sm90Emitter::quantizeAndDump(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
                                   ArrayRef<Value> chunks, Value col, Value buffer) {
-  auto i32 = b.getI32Type();
-  auto c32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 32).getResult(); };
   tile::LoadOp load = op.getInput().getDefiningOp<tile::LoadOp>();
   Value valid = mapping.lookup(load.getValidRows());
   for (auto [r, x] : llvm::enumerate(chunks)) {
@@ -369,22 +376,16 @@ void Sm90Emitter::quantizeAndDump(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
     Value warpRow = idxDiv(b, idxAdd(b, idxMul(b, warp, 32), int64_t(r) * cfg.threads()),
                            cfg.bk / 8);
     Value live = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, warpRow, valid);
-    auto liveIf = scf::IfOp::create(b, SmallVector<Type>(4, i32), live, /*withElse=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(liveIf.elseBlock());
-      scf::YieldOp::create(b, SmallVector<Value>(4, c32(0)));
-    }
-    b.setInsertionPointToStart(liveIf.thenBlock());
-    Value code = blockScaleCodes(b, op, x).front();
-    ExactChunk exact = quantizeExactly(b, x, code);
-    dumpChunk(b, op, q, exact.codes, exact.sign, exact.nanScale, code, col);
-    if (op.getQdq() && !cfg.stagesImage)
-      storeImageChunk(b, op, q, exact.words, col);
-    scf::YieldOp::create(b, exact.words);
-    b.setInsertionPointAfter(liveIf);
+    SmallVector<Value> words = ifLiveElseZeros(b, live, 4, [&] {
+      Value code = blockScaleCodes(b, op, x).front();
+      ExactChunk exact = quantizeExactly(b, x, code);
+      dumpChunk(b, op, q, exact.codes, exact.sign, exact.nanScale, code, col);
+      if (op.getQdq() && !cfg.stagesImage)
+        storeImageChunk(b, op, q, exact.words, col);
+      return exact.words;
+    });
     if (buffer)
-      storeChunk(b, q, SmallVector<Value>(liveIf.getResults()), buffer);
+      storeChunk(b, q, words, buffer);
   }
 }
 
