@@ -451,13 +451,15 @@ Error verifyKernelSpec(const KernelSpec &s) {
                   s.bm, s.twoWarpgroups ? " with two warpgroups" : "");
     const bool staged = s.op == OpKind::GemmQdqA4W4;
     if (s.bm != 8 && s.bm != 16 && s.bm != 32 && s.bm != 64 && s.bm != 128 &&
-        !(staged && s.bm == 256))
-      return fail("gemm_a4w4 on sm_90a: BM must be 8, 16, 32, 64 or 128 (or 256 for "
+        !(staged && (s.bm == 192 || s.bm == 256)))
+      return fail("gemm_a4w4 on sm_90a: BM must be 8, 16, 32, 64 or 128 (or 192 or 256 for "
                   "gemm_qdqa4w4), got ",
                   s.bm);
-    if (s.bm == 256 && (s.bk != 128 || s.persistent))
-      return fail("gemm_qdqa4w4 on sm_90a: BM 256 takes BK 128 and no persistent grid (its "
-                  "72.5 KiB stages leave no room for the output tile)");
+    if (s.bm > 128 && s.bk != 128)
+      return fail("gemm_qdqa4w4 on sm_90a: BM ", s.bm, " takes BK 128, got ", s.bk);
+    if (s.bm == 256 && s.persistent)
+      return fail("gemm_qdqa4w4 on sm_90a: BM 256 takes no persistent grid (its 72.5 KiB "
+                  "stages leave no room for the output tile)");
     // The K loop is pipelined over at least two steps (validated on the H200).
     if (s.k > 0 && s.k / s.bk < 2)
       return fail("gemm_a4w4 on sm_90a needs at least two ", s.bk,

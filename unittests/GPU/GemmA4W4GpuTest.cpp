@@ -241,11 +241,16 @@ TEST_F(Gemm, SplitKIsRepeatableAndAgreesWithNoSplit) {
   ASSERT_OK(prepared);
   ASSERT_GT(selectGemmA4W4Tile(Arch::SM90A, n, k, 8).splitK, 1);
   // (M, BM, split, two warpgroups on the image: 256 threads' partial tiles).
-  for (auto [m, bm, split, wg2] :
-       {std::tuple<int64_t, int64_t, int64_t, bool>{8, 0, 0, false}, {300, 64, 4, false},
-        {600, 128, 2, false}, {200, 128, 8, false},
-        {130, 128, 3, false} /* 56 steps: 18, 19, 19 */, {32, 32, 8, true}, {600, 256, 2, false},
-        {300, 256, 5, false}, {8, 0, 0, false}}) {
+  for (auto [m, bm, split, wg2] : {std::tuple<int64_t, int64_t, int64_t, bool>{8, 0, 0, false},
+                                   {300, 64, 4, false},
+                                   {600, 128, 2, false},
+                                   {200, 128, 8, false},
+                                   {130, 128, 3, false} /* 56 steps: 18, 19, 19 */,
+                                   {32, 32, 8, true},
+                                   {600, 256, 2, false},
+                                   {300, 256, 5, false},
+                                   {500, 192, 3, false},
+                                   {8, 0, 0, false}}) {
     SCOPED_TRACE(testing::Message() << "M=" << m << " BM=" << bm << " split=" << split
                                     << (wg2 ? " two warpgroups" : "") << " seed=" << seed);
     std::vector<uint16_t> a = randomActivations(rng, m, k);
@@ -257,8 +262,8 @@ TEST_F(Gemm, SplitKIsRepeatableAndAgreesWithNoSplit) {
       single.bm = splitOpts.bm = bm;
     if (split)
       splitOpts.splitK = split;
-    // Two warpgroups below BM 128 and BM 256 exist on the activation image.
-    if (wg2 || bm == 256)
+    // Two warpgroups below BM 128, BM 192 and 256 exist on the activation image.
+    if (wg2 || bm > 128)
       single.preQuantize = splitOpts.preQuantize = true;
     if (wg2)
       single.twoWarpgroups = splitOpts.twoWarpgroups = true;
@@ -333,7 +338,8 @@ TEST_F(Gemm, FoldedScalesAgreeBitForBit) {
 }
 
 TEST_F(Gemm, TileShapesAgreeBitForBit) {
-  // Every M tile (BM 128 and 256: two warpgroups, dynamic shared memory), every
+  // Every M tile (BM 128, 192 and 256: two warpgroups, dynamic shared
+  // memory; BM 192 tiles start mid-block in the image), every
   // stage count (BM 128 on two stages: two workgroups per SM, its own step
   // order) and two warpgroups below BM 128 sum each output in the same K
   // order, so without split-K the outputs are equal.
@@ -350,11 +356,21 @@ TEST_F(Gemm, TileShapesAgreeBitForBit) {
       da.upload(a);
       std::vector<uint16_t> first;
       // (BM, stages, two warpgroups; the image kernel only).
-      for (auto [bm, stages, wg2] :
-           {std::tuple<int64_t, int64_t, bool>{16, 0, false}, {32, 0, false}, {64, 0, false},
-            {128, 0, false}, {128, 2, false}, {128, 3, false}, {32, 2, false}, {16, 0, true},
-            {32, 0, true}, {64, 3, true}, {256, 0, false}, {256, 2, false}}) {
-        if ((wg2 || bm == 256) && !pre)
+      for (auto [bm, stages, wg2] : {std::tuple<int64_t, int64_t, bool>{16, 0, false},
+                                     {32, 0, false},
+                                     {64, 0, false},
+                                     {128, 0, false},
+                                     {128, 2, false},
+                                     {128, 3, false},
+                                     {32, 2, false},
+                                     {16, 0, true},
+                                     {32, 0, true},
+                                     {64, 3, true},
+                                     {256, 0, false},
+                                     {256, 2, false},
+                                     {192, 0, false},
+                                     {192, 4, false}}) {
+        if ((wg2 || bm > 128) && !pre)
           continue;
         GemmA4W4Options o;
         o.bm = bm;
@@ -471,25 +487,31 @@ TEST_F(Gemm, PersistentGridAgreesBitForBit) {
       DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * n * 2));
       da.upload(a);
       std::vector<uint16_t> first;
-      for (auto [persistent, stages] :
-           {std::pair<bool, int64_t>{false, 0}, {true, 0}, {true, 2}, {true, 3}}) {
+      // (persistent, stages, BM): BM 192 sums in the same K order too.
+      for (auto [persistent, stages, bm] : {std::tuple<bool, int64_t, int64_t>{false, 0, 128},
+                                            {true, 0, 128},
+                                            {true, 2, 128},
+                                            {true, 3, 128},
+                                            {false, 0, 192},
+                                            {true, 0, 192}}) {
         if (persistent && stages - 1 > k / 128)
           continue;
         GemmA4W4Options o;
-        o.bm = 128;
+        o.bm = bm;
         o.splitK = 1;
         o.preQuantize = true;
         o.persistent = persistent;
         if (stages)
           o.stages = stages;
         auto c = poisonedGemm(dev, da, dc, m, n, **prepared, o,
-                              uint8_t(0x5A + stages + persistent));
+                              uint8_t(0x5A + stages + persistent + bm));
         ASSERT_OK(c);
         if (first.empty()) {
           first = std::move(*c);
           continue;
         }
-        const std::string what = "persistent, " + std::to_string(stages) + " stages";
+        const std::string what = std::string(persistent ? "persistent, " : "") + "BM " +
+                                 std::to_string(bm) + ", " + std::to_string(stages) + " stages";
         EXPECT_EQ(bf16Differences(*c, first, what, "one tile per workgroup"), 0) << what;
       }
     }

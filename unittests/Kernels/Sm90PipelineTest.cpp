@@ -208,7 +208,44 @@ TEST(Sm90Pipeline, Bm256OnTheImageFits) {
   EXPECT_EQ(k.geometry(600).sharedBytes, unsigned(l.totalBytes()));
   EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::SM90A, 7168, 4224, 256), "256 for gemm_qdqa4w4");
   spec->persistent = true;
-  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*spec), "BM 256 takes BK 128 and no persistent grid");
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*spec), "BM 256 takes no persistent grid");
+  spec->persistent = false;
+  spec->bk = 256;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*spec), "BM 256 takes BK 128");
+}
+
+// BM 192 on the image: three stages of 48 KiB of activations and 8.5 KiB of
+// weights, with room for the persistent grid's output region; two
+// warpgroups, M tiles of 192 rows (11 at M = 2048: 132 tiles at N = 1536).
+TEST(Sm90Pipeline, Bm192OnTheImageFits) {
+  const sm90::SharedLayout l = sm90::sharedLayout(192, 128, /*stagedActivations=*/true);
+  EXPECT_EQ(l.stages, 3);
+  EXPECT_EQ(l.stageBytes(), 192 * 128 * 2 + 8192 + 512);
+  EXPECT_LE(192 * sm90::kStagedRowBytes, l.barriersOffset());
+  const sm90::SharedLayout ps = sm90::sharedLayout(192, 128, true, 0, /*persistent=*/true);
+  EXPECT_EQ(ps.stages, 3);
+  EXPECT_LE(ps.totalBytes(), sm90::kMaxSharedBytes);
+  EXPECT_EQ(sm90::gemmWarpgroups(192), 2);
+  Expected<KernelSpec> spec = makeGemmA4W4Spec(Arch::SM90A, 1536, 7168, 192, kDefaultScaleRounding,
+                                               Activation::None, {0.0f, 0.0f}, OpKind::GemmQdqA4W4);
+  ASSERT_OK(spec);
+  CompiledKernel k;
+  k.spec = *spec;
+  EXPECT_EQ(k.geometry(2048).grid[0], 12u);
+  EXPECT_EQ(k.geometry(2048).grid[1], 11u);
+  EXPECT_EQ(k.geometry(2048).block[0], 256u);
+  EXPECT_EQ(k.geometry(2048).sharedBytes, unsigned(l.totalBytes()));
+  spec->persistent = true;
+  ASSERT_OK(verifyKernelSpec(*spec));
+  spec->stages = 4; // 4 stages and the output region exceed 227 KiB
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*spec), "stages must be 2..8 and fit");
+  spec->persistent = false;
+  ASSERT_OK(verifyKernelSpec(*spec));
+  spec->stages = 0;
+  spec->bk = 256;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*spec), "BM 192 takes BK 128");
+  EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::SM90A, 1536, 7168, 192),
+                        "192 or 256 for gemm_qdqa4w4");
 }
 
 // The activation image is a permutation of whole 128-row blocks, and a

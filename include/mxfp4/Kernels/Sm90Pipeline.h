@@ -99,7 +99,8 @@ struct SharedLayout {
 /// BM <= 32 workgroups share an SM; BM 128 keeps five steps, the most with
 /// which two of its workgroups still share an SM.
 /// With `stagedActivations` each stage also holds the step's BM x BK bf16
-/// activations: BM 256 keeps three (217.5 KiB), BM 128 five (202.5 KiB,
+/// activations: BM 256 keeps three (217.5 KiB), BM 192 three (169.5 KiB;
+/// 220.5 with the persistent output region), BM 128 five (202.5 KiB,
 /// one workgroup per SM;
 /// four when `persistent` adds its output region), smaller tiles as many as
 /// fit 74 KiB (three workgroups per SM), 3..6 (the staged K loop refills a
@@ -115,10 +116,10 @@ constexpr SharedLayout sharedLayout(int64_t bm, int64_t bk, bool stagedActivatio
   if (stagedActivations) {
     SharedLayout l{0, 0, chunks, bm * bk * 2, output, bn};
     int64_t fit = 74 * 1024 / l.stageBytes();
-    l.stages = stages                 ? stages
-               : bm == 256            ? 3
-               : bm == 128            ? (persistent ? 4 : 5)
-                                      : (fit < 3 ? 3 : (fit > 6 ? 6 : fit));
+    l.stages = stages      ? stages
+               : bm > 128  ? 3
+               : bm == 128 ? (persistent ? 4 : 5)
+                           : (fit < 3 ? 3 : (fit > 6 ? 6 : fit));
     return l;
   }
   if (!stages)
@@ -133,8 +134,8 @@ constexpr SharedLayout decodeSharedLayout(int64_t bm, int64_t bk, int64_t steps,
   return {steps * bm * bk * 2, 0, bk / 128, 0, 0, bn};
 }
 
-/// Warpgroups of a GEMM workgroup: BM 128 and 256 have two (each warp
-/// converts 16 weight rows, one m64n128 or m64n256 wgmma per warpgroup and
+/// Warpgroups of a GEMM workgroup: BM 128, 192 and 256 have two (each warp
+/// converts 16 weight rows, one m64nBM wgmma per warpgroup and
 /// MMA step), smaller tiles one (32 rows per warp) unless `twoWarpgroups`
 /// asks for two. BN 64 has one at any BM (16 rows per warp).
 constexpr int64_t gemmWarpgroups(int64_t bm, bool twoWarpgroups = false, int64_t bn = kTileRows) {

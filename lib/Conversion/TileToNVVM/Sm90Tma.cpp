@@ -114,7 +114,8 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
   // The activations: per chunk and MMA step, the tile's BM x 32-byte slab of
   // its 128-row image block, to the stage's slab (chunk, s) (one 32 KiB copy
   // per chunk when BM is the whole block; BM 256: each of its two blocks'
-  // 4 KiB slabs to its half of the stage's 8 KiB slab).
+  // 4 KiB slabs to its half of the stage's 8 KiB slab; BM 192: the rows left
+  // in the first block, then the rest from the next one).
   Value m0 = tileValue(act.getRow());
   // The image is a plain pointer argument (TileToNVVM.cpp): 64-bit
   // addresses, which the 32-bit index type cannot hold.
@@ -123,28 +124,40 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
   Value block0 = idxDiv(b, m0, sm90::kImageBlockRows);
   Value groupBytes = idxMul(b, idxDiv(b, idxRem(b, m0, sm90::kImageBlockRows), 8), 256);
   const int64_t slabBytes = cfg.slabBytes(), imageSlabBytes = sm90::kImageBlockRows * 32;
+  auto copy = [&](Value block, int64_t kc, int64_t s, Value offset, Value to, Value bytes) {
+    Value slab0 = imageSlab0(b, block, mapping.lookup(act.getLd()), idxAdd(b, chunk0, kc));
+    Value from = arith::IndexCastUIOp::create(
+        b, b.getI64Type(), idxAdd(b, idxMul(b, idxAdd(b, slab0, s), imageSlabBytes), offset));
+    Value src = LLVM::GEPOp::create(b, global, b.getI8Type(), image, ArrayRef<LLVM::GEPArg>{from});
+    NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
+        b, sharedPtr(b, idxAdd(b, stageStart, to)), src, bar,
+        arith::IndexCastUIOp::create(b, b.getI32Type(), bytes), Value(), Value());
+  };
+  if (cfg.bm > sm90::kImageBlockRows && cfg.bm % sm90::kImageBlockRows != 0) {
+    // BM 192: a tile starts at row 0 or 64 of a block and always reaches
+    // into the next one. Per step, the rows left in the first block (the
+    // group offset is 32 bytes a row), then the rest from the next one.
+    Value first = arith::SubIOp::create(b, idxConst(b, imageSlabBytes), groupBytes);
+    Value second = idxAdd(b, groupBytes, slabBytes - imageSlabBytes);
+    Value zero = idxConst(b, 0);
+    for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc)
+      for (int64_t s = 0; s < 8; ++s) {
+        Value to = idxConst(b, (kc * 8 + s) * slabBytes);
+        copy(block0, kc, s, groupBytes, to, first);
+        copy(idxAdd(b, block0, 1), kc, s, zero, idxAdd(b, to, first), second);
+      }
+    return;
+  }
   // BM 128 takes a whole block (one copy of its 8 slabs per chunk), BM 256
   // two (per step, each block's slab to its half of the stage's slab).
   const bool whole = cfg.bm == sm90::kImageBlockRows;
   const int64_t blocks = std::max<int64_t>(cfg.bm / sm90::kImageBlockRows, 1);
+  const int64_t bytes = whole ? 8 * slabBytes : (blocks > 1 ? imageSlabBytes : slabBytes);
   for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc)
-    for (int64_t blk = 0; blk < blocks; ++blk) {
-      // Slab 0 of chunk chunk0 + kc of image block block0 + blk.
-      Value block = idxAdd(b, block0, blk);
-      Value slab0 = imageSlab0(b, block, mapping.lookup(act.getLd()), idxAdd(b, chunk0, kc));
-      for (int64_t s = 0; s < (whole ? 1 : 8); ++s) {
-        Value from = arith::IndexCastUIOp::create(
-            b, b.getI64Type(),
-            idxAdd(b, idxMul(b, idxAdd(b, slab0, s), imageSlabBytes), groupBytes));
-        Value src =
-            LLVM::GEPOp::create(b, global, b.getI8Type(), image, ArrayRef<LLVM::GEPArg>{from});
-        const int64_t to = (kc * 8 + s) * slabBytes + blk * imageSlabBytes;
-        const int64_t bytes = whole ? 8 * slabBytes : (blocks > 1 ? imageSlabBytes : slabBytes);
-        NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
-            b, sharedPtr(b, idxAdd(b, stageStart, to)), src, bar,
-            arith::ConstantIntOp::create(b, bytes, 32), Value(), Value());
-      }
-    }
+    for (int64_t blk = 0; blk < blocks; ++blk)
+      for (int64_t s = 0; s < (whole ? 1 : 8); ++s)
+        copy(idxAdd(b, block0, blk), kc, s, groupBytes,
+             idxConst(b, (kc * 8 + s) * slabBytes + blk * imageSlabBytes), idxConst(b, bytes));
 }
 
 WeightRegs Sm90Emitter::loadWeights(ImplicitLocOpBuilder &b, Value st) {

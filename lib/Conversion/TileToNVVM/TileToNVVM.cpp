@@ -206,15 +206,15 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
   bool staged = false;
   kernel.walk([&](tile::LoadQdqOp) { staged = true; });
   if (cfg.bm != 8 && cfg.bm != 16 && cfg.bm != 32 && cfg.bm != 64 && cfg.bm != 128 &&
-      !(staged && cfg.bm == 256))
-    return mma.emitOpError() << "on sm_90a the M tile must be 8, 16, 32, 64 or 128 (256 on the "
-                                "activation image), got "
+      !(staged && (cfg.bm == 192 || cfg.bm == 256)))
+    return mma.emitOpError() << "on sm_90a the M tile must be 8, 16, 32, 64 or 128 (192 or 256 "
+                                "on the activation image), got "
                              << cfg.bm;
   // Activation buffers of BM x BK (the image's kernels stage them instead).
   if ((cfg.bk != 128 && cfg.bk != 256) || (!staged && cfg.bm * cfg.bk > 128 * 128) ||
-      (cfg.bm == 256 && cfg.bk != 128))
+      (cfg.bm > 128 && cfg.bk != 128))
     return mma.emitOpError() << "on sm_90a the K tile must be 128 or 256 with BM x BK <= 16384 "
-                                "(64 KiB of shared memory; BM 256: 128), got BK = "
+                                "(64 KiB of shared memory; BM 192 and 256: 128), got BK = "
                              << cfg.bk;
   if (weight.getLayout() != tile::WeightLayoutKind::sm90_mma16)
     return weight.emitOpError() << "on sm_90a weights must use the sm90_mma16 layout";
