@@ -63,7 +63,7 @@ static cl::opt<std::string> decOpt("decode",
                                    cl::init(""));
 static cl::opt<std::string> skOpt("stream-k",
                                   cl::desc("comma-separated 0/1: force stream-K off/on (sm_90a "
-                                           "gemm_qdqa4w4, BM 128/192/256, without split-K)"),
+                                           "gemm_qdqa4w4, BM 128/256, without split-K)"),
                                   cl::init(""));
 static cl::opt<std::string> splitMOpt("split-m",
                                       cl::desc("comma-separated row splits to force (0: none; "
