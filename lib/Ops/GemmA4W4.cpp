@@ -401,6 +401,8 @@ static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W
     tile.twoWarpgroups = *o.twoWarpgroups;
   if (o.persistent)
     tile.persistent = *o.persistent;
+  if (o.multicast)
+    tile.multicast = *o.multicast;
   if (o.decode)
     tile.decode = *o.decode;
   if (o.streamK) {
@@ -511,6 +513,10 @@ static Expected<KernelSpec> preQuantizedSpec(OpKind op, const PreparedWeight &w,
   spec->streamK = tile.streamK && op == OpKind::GemmQdqA4W4 && tile.splitK == 1 && bm >= 128;
   if (spec->streamK)
     spec->persistent = false;
+  // Multicast pairs the N tiles of a plain grid; the table asks for it only
+  // where N / 128 is even.
+  spec->multicast = tile.multicast && op == OpKind::GemmQdqA4W4 && bm >= 128 && tile.splitK == 1 &&
+                    !spec->persistent && !spec->streamK;
   if (tile.bk)
     spec->bk = tile.bk;
   if (tile.bn)
