@@ -411,10 +411,11 @@ static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W
     if (tile.streamK && !o.splitK)
       tile.splitK = 1;
   }
-  // The table's BN 64 runs one warpgroup without stream-K: a forced BM 256,
-  // second warpgroup or stream-K takes BN 128 unless BN is forced too.
+  // The table's BN 64 runs one warpgroup without stream-K or multicast: a
+  // forced BM 192 or 256, second warpgroup, stream-K or multicast takes BN
+  // 128 unless BN is forced too.
   if (!o.bn && tile.bn == sm90::kNarrowTileRows &&
-      (tile.bm > 128 || tile.twoWarpgroups || tile.streamK))
+      (tile.bm > 128 || tile.twoWarpgroups || tile.streamK || tile.multicast))
     tile.bn = 0;
   return tile;
 }

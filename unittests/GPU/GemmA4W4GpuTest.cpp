@@ -541,6 +541,7 @@ TEST_F(Gemm, MulticastAgreesBitForBit) {
         o.bm = bm;
         o.splitK = 1;
         o.preQuantize = true;
+        o.bn = 128;
         o.persistent = false;
         o.streamK = false;
         if (stages)

@@ -91,8 +91,7 @@ void Sm90Emitter::releaseAndAwaitStage(ImplicitLocOpBuilder &b, Value st) {
   NVVM::MBarrierArriveOp::create(b, Type(), remote, Value(), NVVM::MemScopeKind::CLUSTER);
   Value parity = arith::IndexCastUIOp::create(b, b.getI32Type(),
                                               idxRem(b, idxAdd(b, idxDiv(b, st, l.stages), 1), 2));
-  NVVM::MBarrierTryWaitParityOp::create(b, empty, parity,
-                                        arith::ConstantIntOp::create(b, kWaitTicks, 32));
+  NVVM::MBarrierTryWaitParityOp::create(b, empty, parity, arith::ConstantIntOp::create(b, 32, 32));
 }
 
 void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::LoadWeightOp w,
