@@ -172,11 +172,12 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
   const int64_t slabBytes = cfg.slabBytes(), imageSlabBytes = sm90::kImageBlockRows * 32;
   // Multicast: the copies alternate between the cluster's two workgroups,
   // each copy landing in both (same offsets, both stages' barriers).
-  Value rank = cfg.multicast ? clusterRank(b) : Value();
+  const bool split = false; // experiment: the cluster's protocol, local copies
+  Value rank = split ? clusterRank(b) : Value();
   int64_t copies = 0;
   auto copy = [&](Value block, int64_t kc, int64_t s, Value offset, Value to, Value bytes) {
     std::optional<scf::IfOp> mine;
-    if (cfg.multicast)
+    if (split)
       mine = scf::IfOp::create(
           b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rank, idxConst(b, copies++ % 2)),
           /*withElseRegion=*/false);
@@ -189,7 +190,7 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
     Value src = LLVM::GEPOp::create(b, global, b.getI8Type(), image, ArrayRef<LLVM::GEPArg>{from});
     Value dst = sharedPtr(b, idxAdd(b, stageStart, to));
     Value size = arith::IndexCastUIOp::create(b, b.getI32Type(), bytes);
-    if (!cfg.multicast) {
+    if (!split) {
       NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(b, dst, src, bar, size, Value(), Value());
       return;
     }
@@ -218,7 +219,7 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
   // (Multicast splits BM 128's copy in two, one a workgroup.)
   const bool whole = cfg.bm == sm90::kImageBlockRows;
   const int64_t blocks = std::max<int64_t>(cfg.bm / sm90::kImageBlockRows, 1);
-  const int64_t perCopy = whole ? (cfg.multicast ? 4 : 8) : 1; // slabs
+  const int64_t perCopy = whole ? (split ? 4 : 8) : 1; // slabs
   const int64_t bytes = whole ? perCopy * slabBytes : (blocks > 1 ? imageSlabBytes : slabBytes);
   for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc)
     for (int64_t blk = 0; blk < blocks; ++blk)
