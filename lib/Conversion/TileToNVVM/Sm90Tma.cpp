@@ -88,7 +88,7 @@ void Sm90Emitter::releaseAndAwaitStage(ImplicitLocOpBuilder &b, Value st) {
       b, b.getI32Type(), arith::XOrIOp::create(b, clusterRank(b), idxConst(b, 1)));
   Value remote =
       NVVM::MapaOp::create(b, LLVM::LLVMPointerType::get(b.getContext(), 7), empty, peer);
-  NVVM::MBarrierArriveOp::create(b, Type(), remote, Value(), NVVM::MemScopeKind::CLUSTER);
+  NVVM::MBarrierArriveOp::create(b, Type(), remote, Value(), NVVM::MemScopeKind::CTA);
   Value parity = arith::IndexCastUIOp::create(b, b.getI32Type(),
                                               idxRem(b, idxAdd(b, idxDiv(b, st, l.stages), 1), 2));
   NVVM::MBarrierTryWaitParityOp::create(b, empty, parity, arith::ConstantIntOp::create(b, 32, 32));
@@ -172,7 +172,7 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
   const int64_t slabBytes = cfg.slabBytes(), imageSlabBytes = sm90::kImageBlockRows * 32;
   // Multicast: the copies alternate between the cluster's two workgroups,
   // each copy landing in both (same offsets, both stages' barriers).
-  const bool split = false; // experiment: the cluster's protocol, local copies
+  const bool split = cfg.multicast;
   Value rank = split ? clusterRank(b) : Value();
   int64_t copies = 0;
   auto copy = [&](Value block, int64_t kc, int64_t s, Value offset, Value to, Value bytes) {
