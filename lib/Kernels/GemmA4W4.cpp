@@ -91,8 +91,6 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
     kernel->setAttr(tile::kWeightScalesBelow128Attr, mlir::UnitAttr::get(module.getContext()));
   if (spec.twoWarpgroups)
     kernel->setAttr(tile::kTwoWarpgroupsAttr, mlir::UnitAttr::get(module.getContext()));
-  if (spec.multicast)
-    kernel->setAttr(tile::kMulticastAttr, mlir::UnitAttr::get(module.getContext()));
   if (spec.decode)
     kernel->setAttr(tile::kDecodeStepsAttr,
                     mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64),

@@ -96,8 +96,6 @@ std::string KernelSpec::name() const {
     s += strCat("_st", stages);
   if (twoWarpgroups)
     s += "_wg2";
-  if (multicast)
-    s += "_mc";
   if (decode)
     s += "_dec";
   if (persistent)
@@ -112,8 +110,7 @@ int64_t sm90StepsPerWorkgroup(const KernelSpec &spec) { return spec.k / spec.bk 
 sm90::SharedLayout sm90SharedLayout(const KernelSpec &s) {
   if (s.decode)
     return sm90::decodeSharedLayout(s.bm, s.bk, sm90StepsPerWorkgroup(s), s.bn);
-  return sm90::sharedLayout(s.bm, s.bk, s.op == OpKind::GemmQdqA4W4, s.stages, s.persistent, s.bn,
-                            s.multicast);
+  return sm90::sharedLayout(s.bm, s.bk, s.op == OpKind::GemmQdqA4W4, s.stages, s.persistent, s.bn);
 }
 
 int64_t streamKIterations(const KernelSpec &spec, int64_t m) {
@@ -301,11 +298,11 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
     s.epilogue = Epilogue::BF16DumpQuant;
   else if (*ep != "bf16")
     return p.error("unknown epilogue '", *ep, "'; expected bf16 or bf16dq");
-  // Optional variants, in this order: "fold", "st<N>", "wg2", "mc", "dec",
-  // "ps" or "sk".
+  // Optional variants, in this order: "fold", "st<N>", "wg2", "dec", "ps"
+  // or "sk".
   bool stagesSeen = false;
   while (!p.done()) {
-    Expected<std::string_view> flag = p.next("'fold', 'st<N>', 'wg2', 'mc', 'dec', 'ps' or 'sk'");
+    Expected<std::string_view> flag = p.next("'fold', 'st<N>', 'wg2', 'dec', 'ps' or 'sk'");
     if (!flag)
       return flag.takeError();
     if (s.persistent || s.streamK)
@@ -319,12 +316,6 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
       return p.error("has trailing fields after 'dec': '", *flag, "'");
     if (*flag == "dec") {
       s.decode = true;
-      continue;
-    }
-    if (s.multicast)
-      return p.error("has trailing fields after 'mc': '", *flag, "'");
-    if (*flag == "mc") {
-      s.multicast = true;
       continue;
     }
     if (s.twoWarpgroups)
@@ -345,10 +336,8 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
       s.stages = *stages;
       continue;
     }
-    return p.error(
-        "has trailing fields after the epilogue: '", *flag,
-        "' (only 'fold', then 'st<N>', then 'wg2', then 'mc', then 'dec', 'ps' or 'sk', may "
-        "follow it)");
+    return p.error("has trailing fields after the epilogue: '", *flag,
+                   "' (only 'fold', then 'st<N>', then 'wg2', then 'ps' or 'sk', may follow it)");
   }
   if (Error e = verifyKernelSpec(s))
     return p.error(e.message());
@@ -444,15 +433,6 @@ Error verifyKernelSpec(const KernelSpec &s) {
                 "tiles), not of ",
                 toString(s.op), " on ", arch, " with BM ", s.bm, ", split-K ", s.splitK,
                 s.persistent ? ", persistent" : "");
-  if (s.multicast &&
-      (s.arch != Arch::SM90A || s.op != OpKind::GemmQdqA4W4 || s.bm < 128 || s.bn != 128 ||
-       s.splitK != 1 || s.persistent || s.streamK || (s.n / s.bn) % 2 != 0))
-    return fail("multicast (_mc) is a variant of the sm_90a gemm_qdqa4w4 with BM >= 128, BN 128 "
-                "and an even number of N tiles, without split-K, a persistent grid or stream-K "
-                "(clusters of two N tiles), not of ",
-                toString(s.op), " on ", arch, " with N ", s.n, ", BM ", s.bm, ", BN ", s.bn,
-                ", split-K ", s.splitK, s.persistent ? ", persistent" : "",
-                s.streamK ? ", stream-K" : "");
   const bool preQuantized = s.op == OpKind::GemmMxA4W4 || s.op == OpKind::GemmQdqA4W4;
   if (preQuantized && s.arch != Arch::SM90A)
     return fail(toString(s.op), " (pre-quantized activations) is implemented for sm_90a only, got ",

@@ -401,8 +401,6 @@ static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W
     tile.twoWarpgroups = *o.twoWarpgroups;
   if (o.persistent)
     tile.persistent = *o.persistent;
-  if (o.multicast)
-    tile.multicast = *o.multicast;
   if (o.decode)
     tile.decode = *o.decode;
   if (o.streamK) {
@@ -411,11 +409,10 @@ static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W
     if (tile.streamK && !o.splitK)
       tile.splitK = 1;
   }
-  // The table's BN 64 runs one warpgroup without stream-K or multicast: a
-  // forced BM 192 or 256, second warpgroup, stream-K or multicast takes BN
-  // 128 unless BN is forced too.
+  // The table's BN 64 runs one warpgroup without stream-K: a forced BM 256,
+  // second warpgroup or stream-K takes BN 128 unless BN is forced too.
   if (!o.bn && tile.bn == sm90::kNarrowTileRows &&
-      (tile.bm > 128 || tile.twoWarpgroups || tile.streamK || tile.multicast))
+      (tile.bm > 128 || tile.twoWarpgroups || tile.streamK))
     tile.bn = 0;
   return tile;
 }
@@ -514,10 +511,6 @@ static Expected<KernelSpec> preQuantizedSpec(OpKind op, const PreparedWeight &w,
   spec->streamK = tile.streamK && op == OpKind::GemmQdqA4W4 && tile.splitK == 1 && bm >= 128;
   if (spec->streamK)
     spec->persistent = false;
-  // Multicast pairs the N tiles of a plain grid; the table asks for it only
-  // where N / 128 is even.
-  spec->multicast = tile.multicast && op == OpKind::GemmQdqA4W4 && bm >= 128 && tile.splitK == 1 &&
-                    !spec->persistent && !spec->streamK;
   if (tile.bk)
     spec->bk = tile.bk;
   if (tile.bn)

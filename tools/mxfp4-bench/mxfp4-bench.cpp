@@ -49,11 +49,6 @@ static cl::opt<std::string> stagesOpt("stages",
 static cl::opt<std::string> wgOpt("warpgroups",
                                   cl::desc("comma-separated sm_90a warpgroup counts (1, 2) to force"),
                                   cl::init(""));
-static cl::opt<std::string> mcOpt("multicast",
-                                  cl::desc("comma-separated 0/1: force activation multicast in "
-                                           "clusters of two N tiles off/on (sm_90a "
-                                           "gemm_qdqa4w4, BM >= 128)"),
-                                  cl::init(""));
 static cl::opt<std::string> psOpt("persistent",
                                   cl::desc("comma-separated 0/1: force a persistent grid off/on "
                                            "(sm_90a gemm_qdqa4w4 without split-K)"),
@@ -127,8 +122,7 @@ int main(int argc, char **argv) {
                              pres = parseList(preOpt), stageList = parseList(stagesOpt),
                              wgs = parseList(wgOpt), pss = parseList(psOpt),
                              qbms = parseList(qbmOpt), decs = parseList(decOpt),
-                             sks = parseList(skOpt), splitMs = parseList(splitMOpt),
-                             mcs = parseList(mcOpt);
+                             sks = parseList(skOpt), splitMs = parseList(splitMOpt);
   std::vector<std::array<int64_t, 3>> points;
   if (presetOpt == "seed-dense") {
     for (auto [n, k] : {std::pair<int64_t, int64_t>{8448, 7168}, {7168, 4224}, {1536, 7168}, {7168, 768}})
@@ -207,61 +201,57 @@ int main(int argc, char **argv) {
     for (int64_t st : stageList.empty() ? std::vector<int64_t>{0} : stageList)
     for (int64_t wg : wgs.empty() ? std::vector<int64_t>{0} : wgs)
     for (int64_t ps : pss.empty() ? std::vector<int64_t>{-1} : pss)
-      for (int64_t mc : mcs.empty() ? std::vector<int64_t>{-1} : mcs)
-        for (int64_t qbm : qbms.empty() ? std::vector<int64_t>{0} : qbms)
-          for (int64_t dec : decs.empty() ? std::vector<int64_t>{-1} : decs)
-            for (int64_t streamK : sks.empty() ? std::vector<int64_t>{-1} : sks)
-              for (int64_t splitM : splitMs.empty() ? std::vector<int64_t>{-1} : splitMs)
-                for (int64_t bn : bns.empty() ? std::vector<int64_t>{0} : bns)
-                  for (int64_t bk : bks.empty() ? std::vector<int64_t>{0} : bks)
-                    for (int64_t bm : bms.empty() ? std::vector<int64_t>{0} : bms)
-                      for (int64_t sk : splits.empty() ? std::vector<int64_t>{0} : splits) {
-                        if (bms.empty() && splits.empty() && bks.empty() && bns.empty() &&
-                            pres.empty() && stageList.empty() && wgs.empty() && pss.empty() &&
-                            qbms.empty() && decs.empty() && sks.empty() && splitMs.empty() &&
-                            mcs.empty())
-                          break;
-                        GemmA4W4Options o;
-                        if (pre >= 0)
-                          o.preQuantize = pre != 0;
-                        if (pre >= 1)
-                          o.dequantizeOnce = pre == 2;
-                        if (bm)
-                          o.bm = bm;
-                        if (sk)
-                          o.splitK = sk;
-                        if (bk)
-                          o.bk = bk;
-                        if (bn)
-                          o.bn = bn;
-                        if (st)
-                          o.stages = st;
-                        if (wg)
-                          o.twoWarpgroups = wg == 2;
-                        if (ps >= 0)
-                          o.persistent = ps != 0;
-                        if (mc >= 0)
-                          o.multicast = mc != 0;
-                        if (qbm)
-                          o.quantizerBm = qbm;
-                        if (dec >= 0)
-                          o.decode = dec != 0;
-                        if (streamK >= 0)
-                          o.streamK = streamK != 0;
-                        if (splitM >= 0)
-                          o.splitM = splitM;
-                        double us = timeIt(
-                            [&] { return gemmA4W4(dev, nullptr, da, m, **prepared, dc, o); });
-                        llvm::outs() << llvm::format(
-                            "  tune N=%lld K=%lld M=%lld prequant=%lld stages=%lld wg=%lld ps=%lld "
-                            "mc=%lld qbm=%lld dec=%lld sk=%lld "
-                            "split-m=%lld bn=%lld bk=%lld bm=%lld split-k=%lld: %.1f us\n",
-                            (long long)n, (long long)k, (long long)m, (long long)pre, (long long)st,
-                            (long long)wg, (long long)ps, (long long)mc, (long long)qbm,
-                            (long long)dec, (long long)streamK, (long long)splitM, (long long)bn,
-                            (long long)bk, (long long)bm, (long long)sk, us);
-                        llvm::outs().flush(); // a sweep killed by a timeout keeps its lines
-                      }
+      for (int64_t qbm : qbms.empty() ? std::vector<int64_t>{0} : qbms)
+        for (int64_t dec : decs.empty() ? std::vector<int64_t>{-1} : decs)
+          for (int64_t streamK : sks.empty() ? std::vector<int64_t>{-1} : sks)
+            for (int64_t splitM : splitMs.empty() ? std::vector<int64_t>{-1} : splitMs)
+              for (int64_t bn : bns.empty() ? std::vector<int64_t>{0} : bns)
+                for (int64_t bk : bks.empty() ? std::vector<int64_t>{0} : bks)
+                  for (int64_t bm : bms.empty() ? std::vector<int64_t>{0} : bms)
+                    for (int64_t sk : splits.empty() ? std::vector<int64_t>{0} : splits) {
+                      if (bms.empty() && splits.empty() && bks.empty() && bns.empty() &&
+                          pres.empty() && stageList.empty() && wgs.empty() && pss.empty() &&
+                          qbms.empty() && decs.empty() && sks.empty() && splitMs.empty())
+                        break;
+                      GemmA4W4Options o;
+                      if (pre >= 0)
+                        o.preQuantize = pre != 0;
+                      if (pre >= 1)
+                        o.dequantizeOnce = pre == 2;
+                      if (bm)
+                        o.bm = bm;
+                      if (sk)
+                        o.splitK = sk;
+                      if (bk)
+                        o.bk = bk;
+                      if (bn)
+                        o.bn = bn;
+                      if (st)
+                        o.stages = st;
+                      if (wg)
+                        o.twoWarpgroups = wg == 2;
+                      if (ps >= 0)
+                        o.persistent = ps != 0;
+                      if (qbm)
+                        o.quantizerBm = qbm;
+                      if (dec >= 0)
+                        o.decode = dec != 0;
+                      if (streamK >= 0)
+                        o.streamK = streamK != 0;
+                      if (splitM >= 0)
+                        o.splitM = splitM;
+                      double us =
+                          timeIt([&] { return gemmA4W4(dev, nullptr, da, m, **prepared, dc, o); });
+                      llvm::outs() << llvm::format(
+                          "  tune N=%lld K=%lld M=%lld prequant=%lld stages=%lld wg=%lld ps=%lld "
+                          "qbm=%lld dec=%lld sk=%lld "
+                          "split-m=%lld bn=%lld bk=%lld bm=%lld split-k=%lld: %.1f us\n",
+                          (long long)n, (long long)k, (long long)m, (long long)pre, (long long)st,
+                          (long long)wg, (long long)ps, (long long)qbm, (long long)dec,
+                          (long long)streamK, (long long)splitM, (long long)bn, (long long)bk,
+                          (long long)bm, (long long)sk, us);
+                      llvm::outs().flush(); // a sweep killed by a timeout keeps its lines
+                    }
     row.bytes = double(n * k / 2 + n * k / 32 + m * k * 2 + m * n * 2);
     row.flops = 2.0 * double(m) * double(n) * double(k);
     if (peer) {

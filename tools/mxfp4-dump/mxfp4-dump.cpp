@@ -46,10 +46,6 @@ static cl::opt<int64_t> bnOpt("bn", cl::desc("N tile (default: the arch's; sm_90
 static cl::opt<bool> twoWgOpt("two-warpgroups",
                               cl::desc("sm_90a gemm_qdqa4w4 below BM 128: two warpgroups"),
                               cl::init(false));
-static cl::opt<bool> multicastOpt("multicast",
-                                  cl::desc("sm_90a gemm_qdqa4w4, BM >= 128: clusters of two N "
-                                           "tiles multicast the activations"),
-                                  cl::init(false));
 static cl::opt<bool> persistentOpt("persistent",
                                    cl::desc("sm_90a gemm_qdqa4w4: a persistent grid"),
                                    cl::init(false));
@@ -130,7 +126,6 @@ int main(int argc, char **argv) {
     spec->stages = stagesOpt;
     spec->twoWarpgroups = twoWgOpt;
     spec->persistent = persistentOpt;
-    spec->multicast = multicastOpt;
     spec->decode = decodeOpt;
     spec->streamK = streamKOpt;
     spec->foldedScales = foldOpt;

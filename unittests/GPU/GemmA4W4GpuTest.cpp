@@ -517,50 +517,6 @@ TEST_F(Gemm, PersistentGridAgreesBitForBit) {
     }
 }
 
-TEST_F(Gemm, MulticastAgreesBitForBit) {
-  // Clusters of two N tiles that multicast each stage's activations (each
-  // workgroup copies half into both, and refills a stage once both have
-  // released it) sum every output in the same K order as the plain grid:
-  // equal outputs, call after call (a stage refilled too early would show
-  // as differences that come and go). Ragged M, BM 128 (five, three and two
-  // stages: two workgroups per SM), 192 (tiles across image blocks) and 256.
-  OPEN_DEVICE_OR_SKIP(dev);
-  const int64_t n = 1536;
-  for (int64_t k : {768, 2048})
-    for (int64_t m : {77, 300, 1000}) {
-      SCOPED_TRACE(testing::Message() << "K=" << k << " M=" << m << " seed=" << seed);
-      HostWeights w = randomWeights(rng, n, k);
-      auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
-      ASSERT_OK(prepared);
-      std::vector<uint16_t> a = randomActivations(rng, m, k);
-      DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * n * 2));
-      da.upload(a);
-      for (auto [bm, stages] :
-           {std::pair<int64_t, int64_t>{128, 0}, {128, 3}, {128, 2}, {192, 0}, {256, 0}}) {
-        GemmA4W4Options o;
-        o.bm = bm;
-        o.splitK = 1;
-        o.preQuantize = true;
-        o.bn = 128;
-        o.persistent = false;
-        o.streamK = false;
-        if (stages)
-          o.stages = stages;
-        auto plain = poisonedGemm(dev, da, dc, m, n, **prepared, o, uint8_t(0x33 + bm + stages));
-        ASSERT_OK(plain);
-        o.multicast = true;
-        const std::string what =
-            "multicast BM " + std::to_string(bm) + ", " + std::to_string(stages) + " stages";
-        for (int rep = 0; rep < 3; ++rep) {
-          auto c = poisonedGemm(dev, da, dc, m, n, **prepared, o, uint8_t(0x71 + rep));
-          ASSERT_OK(c);
-          EXPECT_EQ(bf16Differences(*c, *plain, what, "the plain grid"), 0)
-              << what << ", call " << rep;
-        }
-      }
-    }
-}
-
 TEST_F(Gemm, DecodeVariantAgreesBitForBit) {
   // The decode variant reads the weights into registers and quantizes every
   // K step's activations up front, but quantizes them as the K loop does

@@ -248,39 +248,6 @@ TEST(Sm90Pipeline, Bm192OnTheImageFits) {
                         "192 or 256 for gemm_qdqa4w4");
 }
 
-// Multicast: clusters of two N tiles, S empty barriers after the stages'
-// ones, named "_mc" (and parsed back); only on the image, BM >= 128, BN
-// 128, an even number of N tiles, one tile per workgroup and no split-K.
-TEST(Sm90Pipeline, MulticastVariant) {
-  Expected<KernelSpec> spec = makeGemmA4W4Spec(Arch::SM90A, 1536, 7168, 128, kDefaultScaleRounding,
-                                               Activation::None, {0.0f, 0.0f}, OpKind::GemmQdqA4W4);
-  ASSERT_OK(spec);
-  spec->multicast = true;
-  ASSERT_OK(verifyKernelSpec(*spec));
-  const sm90::SharedLayout plain = sm90::sharedLayout(128, 128, true);
-  const sm90::SharedLayout l = sm90SharedLayout(*spec);
-  EXPECT_TRUE(l.emptyBarriers);
-  EXPECT_EQ(l.emptyBarriersOffset(), plain.totalBytes());
-  EXPECT_EQ(l.totalBytes(), plain.totalBytes() + l.stages * 8);
-  const std::string name = spec->name();
-  EXPECT_EQ(name.substr(name.size() - 3), "_mc");
-  Expected<KernelSpec> parsed = parseKernelName(name);
-  ASSERT_OK(parsed);
-  EXPECT_TRUE(parsed->multicast);
-  EXPECT_EQ(parsed->name(), name);
-  for (auto [what, edit] : std::initializer_list<std::pair<const char *, void (*)(KernelSpec &)>>{
-           {"odd N tiles", [](KernelSpec &s) { s.n = 1408; }},
-           {"BM 64", [](KernelSpec &s) { s.bm = 64; }},
-           {"split-K", [](KernelSpec &s) { s.splitK = 2; }},
-           {"persistent", [](KernelSpec &s) { s.persistent = true; }},
-           {"stream-K", [](KernelSpec &s) { s.streamK = true; }}}) {
-    SCOPED_TRACE(what);
-    KernelSpec bad = *spec;
-    edit(bad);
-    EXPECT_ERROR_CONTAINS(verifyKernelSpec(bad), "multicast (_mc) is a variant");
-  }
-}
-
 // The activation image is a permutation of whole 128-row blocks, and a
 // BM-row tile's slab of one MMA step is BM x 32 contiguous bytes: K in
 // steps of 16 per slab, each thread t's word in the core matrix of its row.

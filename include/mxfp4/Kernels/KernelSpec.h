@@ -85,12 +85,6 @@ struct KernelSpec {
   /// warpgroups instead of one, each warp converting 16 weight rows instead
   /// of 32 (as BM 128 does). Named by a trailing "_wg2".
   bool twoWarpgroups = false;
-  /// sm_90a gemm_qdqa4w4 of BM >= 128 without split-K, persistent grid or
-  /// stream-K: workgroups of N tiles 2j and 2j + 1 form a cluster, and each
-  /// copies half of every stage's activations into both (bulk copies with
-  /// .multicast::cluster), halving the image's reads from L2. Named by a
-  /// trailing "_mc".
-  bool multicast = false;
   /// sm_90a gemm_qdqa4w4 without split-K: a persistent grid, one or two
   /// workgroups per SM, each looping over output tiles; its TMA stages
   /// receive the next tile's first K steps while it finishes one, so no

@@ -80,10 +80,6 @@ struct SharedLayout {
   /// other kernels stage it from byte 0.
   int64_t outputBytes = 0;
   int64_t bn = kTileRows; ///< weight rows per box
-  /// Multicast kernels (KernelSpec::multicast) also have S "empty"
-  /// mbarriers after the stages' ones: a stage is refilled once both
-  /// workgroups of the cluster have released it.
-  bool emptyBarriers = false;
   constexpr int64_t weightBox() const { return weightBoxBytes(bn); }
   constexpr int64_t scaleBox() const { return scaleBoxBytes(bn); }
   /// One stage: its activations (if staged), weight boxes, then scale boxes.
@@ -95,10 +91,7 @@ struct SharedLayout {
   constexpr int64_t stagesOffset() const { return activationBytes; }
   constexpr int64_t outputOffset() const { return activationBytes + stages * stageBytes(); }
   constexpr int64_t barriersOffset() const { return outputOffset() + outputBytes; }
-  constexpr int64_t emptyBarriersOffset() const { return barriersOffset() + stages * 8; }
-  constexpr int64_t totalBytes() const {
-    return barriersOffset() + stages * 8 * (emptyBarriers ? 2 : 1);
-  }
+  constexpr int64_t totalBytes() const { return barriersOffset() + stages * 8; }
 };
 
 /// The layout of a BM x BK GEMM workgroup. Four steps of 128 K (three of
@@ -117,11 +110,11 @@ struct SharedLayout {
 /// weight and scale boxes and keeps the counts.
 constexpr SharedLayout sharedLayout(int64_t bm, int64_t bk, bool stagedActivations = false,
                                     int64_t stages = 0, bool persistent = false,
-                                    int64_t bn = kTileRows, bool multicast = false) {
+                                    int64_t bn = kTileRows) {
   const int64_t chunks = bk / 128;
   const int64_t output = persistent ? bm * kStagedRowBytes : 0;
   if (stagedActivations) {
-    SharedLayout l{0, 0, chunks, bm * bk * 2, output, bn, multicast};
+    SharedLayout l{0, 0, chunks, bm * bk * 2, output, bn};
     int64_t fit = 74 * 1024 / l.stageBytes();
     l.stages = stages      ? stages
                : bm > 128  ? 3

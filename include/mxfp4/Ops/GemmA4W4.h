@@ -106,10 +106,6 @@ struct GemmA4W4Options {
   /// Override whether sm_90a dequantize-once GEMMs without split-K run as a
   /// persistent grid (workgroups looping over output tiles).
   std::optional<bool> persistent;
-  /// Override whether sm_90a dequantize-once GEMMs of BM >= 128 without
-  /// split-K, persistent grid or stream-K pair N tiles in clusters that
-  /// multicast each stage's activations (KernelSpec::multicast).
-  std::optional<bool> multicast;
   /// Override the row tile of qdq_mxfp4 ahead of a dequantize-once GEMM (8,
   /// 16, 32 or 64; selectQuantizeMxBm's otherwise).
   std::optional<int64_t> quantizerBm;
@@ -161,9 +157,6 @@ struct GemmA4W4Tile {
   int64_t splitM = 0;
   /// sm_90a N tile, 128 or 64 (0: the target's default).
   int64_t bn = 0;
-  /// sm_90a gemm_qdqa4w4, BM >= 128, plain grid: clusters of two N tiles
-  /// multicast the activations (KernelSpec::multicast).
-  bool multicast = false;
 };
 
 /// The tile for (arch, N, K, M): the one table later tuning replaces.

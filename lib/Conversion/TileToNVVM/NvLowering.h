@@ -84,10 +84,6 @@ struct Config {
   /// its own buffer; the weights go from global memory to registers. 0: not
   /// this variant.
   int64_t decodeSteps = 0;
-  /// Clusters of two N tiles multicast each stage's activations
-  /// (mxtile.multicast; Sm90Tma.cpp): each workgroup copies half of them
-  /// into both, and refills a stage once both have released it.
-  bool multicast = false;
   bool persistent() const { return persistentTilesX != 0 && !streamK; }
   /// The kernel body runs inside a loop over tiles (persistent or stream-K).
   bool tileLoop() const { return persistentTilesX != 0; }
@@ -102,7 +98,7 @@ struct Config {
   sm90::SharedLayout shared() const {
     if (decodeSteps)
       return sm90::decodeSharedLayout(bm, bk, decodeSteps, bn);
-    return sm90::sharedLayout(bm, bk, stagedActivations, stages, persistent(), bn, multicast);
+    return sm90::sharedLayout(bm, bk, stagedActivations, stages, persistent(), bn);
   }
 
   int64_t chunksPerStep() const { return bk / 128; }
@@ -291,11 +287,6 @@ private:
   /// Thread 0 initialises the stage barriers; a proxy fence and a barrier
   /// publish them.
   void initStages(mlir::ImplicitLocOpBuilder &b);
-  /// Multicast kernels: this workgroup's rank in its cluster of two.
-  mlir::Value clusterRank(mlir::ImplicitLocOpBuilder &b);
-  /// Multicast kernels, thread 0 before refilling a stage for step `st`:
-  /// release it to both workgroups and wait until both have (Sm90Tma.cpp).
-  void releaseAndAwaitStage(mlir::ImplicitLocOpBuilder &b, mlir::Value st);
   /// Thread 0 starts the TMA copies of the weights and scales of K step `st`
   /// of `loop` (counted from its first step; none when st >= `steps`) into
   /// stage st % S; with `act`, also the bulk copies of the step's

@@ -46,52 +46,11 @@ void Sm90Emitter::initStages(ImplicitLocOpBuilder &b) {
     for (int64_t s = 0; s < l.stages; ++s)
       NVVM::MBarrierInitOp::create(b, sharedPtr(b, idxConst(b, l.barriersOffset() + 8 * s)), one,
                                    Value());
-    // A multicast stage is free once both workgroups released it.
-    Value two = arith::ConstantIntOp::create(b, 2, 32);
-    for (int64_t s = 0; cfg.multicast && s < l.stages; ++s)
-      NVVM::MBarrierInitOp::create(b, sharedPtr(b, idxConst(b, l.emptyBarriersOffset() + 8 * s)),
-                                   two, Value());
     // The async proxy (TMA's complete_tx) must see the initialised barriers.
     NVVM::FenceMbarrierInitOp::create(b);
     fenceProxyAsync(b);
   }
   gpu::BarrierOp::create(b);
-  // The other workgroup of the cluster copies into our stages and arrives
-  // on our barriers: they must be initialised first.
-  if (cfg.multicast) {
-    NVVM::ClusterArriveOp::create(b, b.getUnitAttr());
-    NVVM::ClusterWaitOp::create(b, b.getUnitAttr());
-  }
-}
-
-Value Sm90Emitter::clusterRank(ImplicitLocOpBuilder &b) {
-  // Clusters of two along x (TileToNVVM.cpp): the rank is ctaid.x % 2.
-  return idxRem(b, gpu::BlockIdOp::create(b, gpu::Dimension::x), 2);
-}
-
-void Sm90Emitter::releaseAndAwaitStage(ImplicitLocOpBuilder &b, Value st) {
-  // Step st refills the stage of step st - S: both workgroups of the
-  // cluster release it (each is past that step: the caller's barrier), and
-  // the copies wait for both releases, the (st / S - 1)-th phase of the
-  // stage's empty barrier. Every release is awaited by the workgroup it
-  // targets before that one's last copies, so none is left in flight when
-  // a workgroup exits.
-  const sm90::SharedLayout l = cfg.shared();
-  Value refill = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, st, idxConst(b, l.stages));
-  auto ifOp = scf::IfOp::create(b, refill, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(ifOp.thenBlock());
-  Value empty =
-      sharedPtr(b, idxAdd(b, idxMul(b, idxRem(b, st, l.stages), 8), l.emptyBarriersOffset()));
-  NVVM::MBarrierArriveOp::create(b, Type(), empty, Value(), NVVM::MemScopeKind::CTA);
-  Value peer = arith::IndexCastUIOp::create(
-      b, b.getI32Type(), arith::XOrIOp::create(b, clusterRank(b), idxConst(b, 1)));
-  Value remote =
-      NVVM::MapaOp::create(b, LLVM::LLVMPointerType::get(b.getContext(), 7), empty, peer);
-  NVVM::MBarrierArriveOp::create(b, Type(), remote, Value(), NVVM::MemScopeKind::CTA);
-  Value parity = arith::IndexCastUIOp::create(b, b.getI32Type(),
-                                              idxRem(b, idxAdd(b, idxDiv(b, st, l.stages), 1), 2));
-  NVVM::MBarrierTryWaitParityOp::create(b, empty, parity, arith::ConstantIntOp::create(b, 32, 32));
 }
 
 void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::LoadWeightOp w,
@@ -119,12 +78,7 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
   auto tileValue = [&](Value v) {
     return target.tile ? valueForTile(b, v, target.tile) : mapping.lookup(v);
   };
-  // A multicast refill waits until the cluster's other workgroup, which
-  // copies into this stage too, has released it as well.
-  if (cfg.multicast && parts == StageParts::All)
-    releaseAndAwaitStage(b, target.slot ? target.slot : st);
-  // The whole stage's bytes, before any of its copies can complete
-  // (multicast: the other workgroup's half may land before this arms it).
+  // The whole stage's bytes, before any of its copies can complete.
   if (parts != StageParts::Activations)
     NVVM::MBarrierArriveExpectTxOp::create(b, Type(), bar,
                                            arith::ConstantIntOp::create(b, l.stageBytes(), 32),
@@ -170,34 +124,14 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
   Value block0 = idxDiv(b, m0, sm90::kImageBlockRows);
   Value groupBytes = idxMul(b, idxDiv(b, idxRem(b, m0, sm90::kImageBlockRows), 8), 256);
   const int64_t slabBytes = cfg.slabBytes(), imageSlabBytes = sm90::kImageBlockRows * 32;
-  // Multicast: the copies alternate between the cluster's two workgroups,
-  // each copy landing in both (same offsets, both stages' barriers).
-  const bool split = cfg.multicast;
-  Value rank = split ? clusterRank(b) : Value();
-  int64_t copies = 0;
   auto copy = [&](Value block, int64_t kc, int64_t s, Value offset, Value to, Value bytes) {
-    std::optional<scf::IfOp> mine;
-    if (split)
-      mine = scf::IfOp::create(
-          b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, rank, idxConst(b, copies++ % 2)),
-          /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    if (mine)
-      b.setInsertionPointToStart(mine->thenBlock());
     Value slab0 = imageSlab0(b, block, mapping.lookup(act.getLd()), idxAdd(b, chunk0, kc));
     Value from = arith::IndexCastUIOp::create(
         b, b.getI64Type(), idxAdd(b, idxMul(b, idxAdd(b, slab0, s), imageSlabBytes), offset));
     Value src = LLVM::GEPOp::create(b, global, b.getI8Type(), image, ArrayRef<LLVM::GEPArg>{from});
-    Value dst = sharedPtr(b, idxAdd(b, stageStart, to));
-    Value size = arith::IndexCastUIOp::create(b, b.getI32Type(), bytes);
-    if (!split) {
-      NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(b, dst, src, bar, size, Value(), Value());
-      return;
-    }
-    auto cluster = LLVM::LLVMPointerType::get(b.getContext(), 7);
     NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
-        b, LLVM::AddrSpaceCastOp::create(b, cluster, dst), src, bar, size,
-        arith::ConstantIntOp::create(b, 0b11, 16), Value());
+        b, sharedPtr(b, idxAdd(b, stageStart, to)), src, bar,
+        arith::IndexCastUIOp::create(b, b.getI32Type(), bytes), Value(), Value());
   };
   if (cfg.bm > sm90::kImageBlockRows && cfg.bm % sm90::kImageBlockRows != 0) {
     // BM 192: a tile starts at row 0 or 64 of a block and always reaches
@@ -216,14 +150,12 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
   }
   // BM 128 takes a whole block (one copy of its 8 slabs per chunk), BM 256
   // two (per step, each block's slab to its half of the stage's slab).
-  // (Multicast splits BM 128's copy in two, one a workgroup.)
   const bool whole = cfg.bm == sm90::kImageBlockRows;
   const int64_t blocks = std::max<int64_t>(cfg.bm / sm90::kImageBlockRows, 1);
-  const int64_t perCopy = whole ? (split ? 4 : 8) : 1; // slabs
-  const int64_t bytes = whole ? perCopy * slabBytes : (blocks > 1 ? imageSlabBytes : slabBytes);
+  const int64_t bytes = whole ? 8 * slabBytes : (blocks > 1 ? imageSlabBytes : slabBytes);
   for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc)
     for (int64_t blk = 0; blk < blocks; ++blk)
-      for (int64_t s = 0; s < 8; s += perCopy)
+      for (int64_t s = 0; s < (whole ? 1 : 8); ++s)
         copy(idxAdd(b, block0, blk), kc, s, groupBytes,
              idxConst(b, (kc * 8 + s) * slabBytes + blk * imageSlabBytes), idxConst(b, bytes));
 }

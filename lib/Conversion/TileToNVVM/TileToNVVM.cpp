@@ -234,7 +234,6 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
   if (auto stages = kernel->getAttrOfType<IntegerAttr>(tile::kStagesAttr))
     cfg.stages = stages.getInt();
   cfg.twoWarpgroups = kernel->hasAttr(tile::kTwoWarpgroupsAttr);
-  cfg.multicast = kernel->hasAttr(tile::kMulticastAttr);
   if (auto steps = kernel->getAttrOfType<IntegerAttr>(tile::kDecodeStepsAttr)) {
     cfg.decodeSteps = steps.getInt();
     if (cfg.stagedActivations || cfg.decodeSteps < 2 || cfg.bm >= 128 || cfg.stages != 0)
@@ -268,10 +267,6 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
     return mma.emitOpError() << "on sm_90a the N tile 64 takes one warpgroup and BM <= 128, got "
                                 "BM "
                              << cfg.bm << (cfg.twoWarpgroups ? " with two warpgroups" : "");
-  if (cfg.multicast &&
-      (!cfg.stagedActivations || cfg.bm < 128 || cfg.bn != sm90::kTileRows || cfg.tileLoop()))
-    return kernel.emitError() << "multicast needs the activation image (mxtile.load_qdq), BM "
-                                 ">= 128, BN 128 and one tile per workgroup";
   if (cfg.twoWarpgroups && !cfg.stagedActivations)
     return kernel.emitError() << "two warpgroups below BM 128 need the activation image "
                                  "(mxtile.load_qdq): the inline quantizer splits its chunks "
@@ -357,9 +352,6 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
     if (sm90::clusterSplitK(cfg->bm, splits))
       func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
                     ob.getDenseI32ArrayAttr({1, 1, int32_t(splits)}));
-    // Multicast pairs N tiles 2j and 2j + 1 (grid x) in a cluster.
-    if (cfg->multicast)
-      func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(), ob.getDenseI32ArrayAttr({2, 1, 1}));
 
     ImplicitLocOpBuilder b(kernel.getLoc(), ctx);
     b.setInsertionPointToStart(&func.getBody().front());

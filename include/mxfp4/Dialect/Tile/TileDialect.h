@@ -30,9 +30,6 @@ inline constexpr llvm::StringLiteral kDecodeStepsAttr = "mxtile.decode_steps";
 /// reduces with splits = 0: the partial sums are the kernel's stream-K
 /// segments of the tile.
 inline constexpr llvm::StringLiteral kStreamKAttr = "mxtile.stream_k";
-/// On an sm_90a GEMM kernel on the activation image: clusters of two N
-/// tiles share each stage's activations by multicast (KernelSpec::multicast).
-inline constexpr llvm::StringLiteral kMulticastAttr = "mxtile.multicast";
 } // namespace mxfp4::tile
 
 #endif // MXFP4_DIALECT_TILE_TILEDIALECT_H
