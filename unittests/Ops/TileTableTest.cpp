@@ -87,11 +87,12 @@ TEST(TileTable, Bm128SplitsMatchTheSweep) {
   // BM 256 where it won (...-bm256-sweep-*.log), on the first 1792 rows of
   // 7168x4224 M = 2048 (...-split-m-*.log); BN 64 tiles instead of splits
   // or a persistent grid at M = 128 of N = 7168 (...-bn64-sweep-32a34fd.log);
-  // 1536x7168 M = 128: the measured BN 64 x 4 splits (the rule's: 8 of BN 128).
+  // 1536x7168 M = 128: the measured BN 64 x 4 splits (the rule's: 8 of BN 128);
+  // 1536x7168 M = 2048: BM 192 on 4 stages, one tile a SM (...-bm192-sweep-e72a3bd.log).
   for (Want w : {Want{1536, 7168, 128, 128, 4, 0, 64},
                  {1536, 7168, 96, 128, 8},
                  {1536, 7168, 512, 128, 2},
-                 {1536, 7168, 2048, 128, 1},
+                 {1536, 7168, 2048, 192, 1},
                  {7168, 4224, 128, 128, 1, 0, 64},
                  {7168, 4224, 512, 256, 1},
                  {7168, 4224, 1024, 256, 1},
@@ -116,8 +117,10 @@ TEST(TileTable, Bm128SplitsMatchTheSweep) {
     // and 2048.
     EXPECT_EQ(t.persistent, (w.k == 768 && w.bm == 128 && w.bn == 0) ||
                                 (w.n == 8448 && (w.m == 1024 || w.m == 2048)));
-    // Stream-K where it won (...-stream-k-hybrid-sweep-d77deba.log).
-    EXPECT_EQ(t.streamK, w.n == 1536 && w.m == 2048);
+    // Stream-K won nowhere after BM 192 (...-bm192-sweep-e72a3bd.log).
+    EXPECT_FALSE(t.streamK);
+    if (w.bm == 192)
+      EXPECT_EQ(t.stages, 4);
   }
 }
 
