@@ -383,6 +383,10 @@ static Error checkGemmArgs(const char *api, Device &dev, int64_t m, const Prepar
 static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W4Options &o) {
   GemmA4W4Tile tile = selectGemmA4W4Tile(w.arch(), w.n(), w.k(), m);
   if (o.bm) {
+    // The table's stage count belongs to its M tile: another BM takes its
+    // own default unless the stages are forced too.
+    if (*o.bm != tile.bm)
+      tile.stages = 0;
     tile.bm = *o.bm;
     tile.splitM = 0;
   }
