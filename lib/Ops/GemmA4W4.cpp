@@ -62,14 +62,8 @@ Expected<std::pair<void *, void *>> PreparedWeight::activationScratch(int64_t m)
 }
 
 Expected<void *> PreparedWeight::qdqScratch(int64_t m) const {
-  // The image holds whole 128-row blocks (Kernels/Sm90Pipeline.h); a BM 256
-  // tile reads two, a BM 192 tile reads up to row 192 x tiles, so the
-  // scratch holds whole pairs of blocks and whole 192-row tiles (rows past M
-  // are never written and their outputs never stored).
-  const int64_t block = sm90::kImageBlockRows, pair = 2 * block;
-  const int64_t rows =
-      std::max((m + pair - 1) / pair * pair, ((m + 191) / 192 * 192 + block - 1) / block * block);
-  Expected<std::pair<void *, void *>> s = grow(qdq, rows, size_t(cols) * 2, 0, /*zeroed=*/false);
+  Expected<std::pair<void *, void *>> s =
+      grow(qdq, sm90::activationImageScratchRows(m), size_t(cols) * 2, 0, /*zeroed=*/false);
   if (!s)
     return s.takeError();
   return s->first;

@@ -226,6 +226,10 @@ TEST(Sm90Pipeline, Bm192OnTheImageFits) {
   EXPECT_EQ(ps.stages, 3);
   EXPECT_LE(ps.totalBytes(), sm90::kMaxSharedBytes);
   EXPECT_EQ(sm90::gemmWarpgroups(192), 2);
+  // The image scratch covers whole 192-row tiles and whole pairs of blocks.
+  EXPECT_EQ(sm90::activationImageScratchRows(2048), 2176); // 11 tiles: 2112 rows
+  EXPECT_EQ(sm90::activationImageScratchRows(300), 512);   // pairs: 512; tiles: 384
+  EXPECT_EQ(sm90::activationImageScratchRows(1), 256);
   Expected<KernelSpec> spec = makeGemmA4W4Spec(Arch::SM90A, 1536, 7168, 192, kDefaultScaleRounding,
                                                Activation::None, {0.0f, 0.0f}, OpKind::GemmQdqA4W4);
   ASSERT_OK(spec);

@@ -161,6 +161,16 @@ inline constexpr int64_t kImageBlockRows = 128;
 constexpr int64_t activationImageElements(int64_t m, int64_t k) {
   return (m + kImageBlockRows - 1) / kImageBlockRows * kImageBlockRows * k;
 }
+/// Rows of image scratch for M rows: every tile of an image GEMM reads
+/// whole ones, so whole pairs of blocks (BM 256) and whole 192-row tiles
+/// (BM 192), rounded to blocks. Rows past M are never written (their
+/// outputs are never stored).
+constexpr int64_t activationImageScratchRows(int64_t m) {
+  const int64_t pair = 2 * kImageBlockRows, tiles192 = (m + 191) / 192 * 192;
+  const int64_t pairs = (m + pair - 1) / pair * pair;
+  const int64_t blocks192 = (tiles192 + kImageBlockRows - 1) / kImageBlockRows * kImageBlockRows;
+  return pairs > blocks192 ? pairs : blocks192;
+}
 /// The bf16 element of the image holding (row, col) of a matrix of K columns.
 constexpr int64_t activationImageIndex(int64_t row, int64_t col, int64_t k) {
   const int64_t block = row / kImageBlockRows, r = row % kImageBlockRows;
