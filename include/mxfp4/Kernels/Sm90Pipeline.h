@@ -127,15 +127,11 @@ constexpr SharedLayout sharedLayout(int64_t bm, int64_t bk, bool stagedActivatio
   return {2 * bm * bk * 2, stages, chunks, 0, output, bn};
 }
 
-/// K steps up to which the decode variant copies every step's weights by
-/// TMA into a stage of its own at once (Sm90DecodeKLoop.cpp).
-inline constexpr int64_t kDecodeTmaSteps = 8;
 /// The decode variant's layout: the BM x BK bf16 activations of every K
-/// step of the workgroup, in turn, then one weight stage per step (none
-/// past kDecodeTmaSteps: the weights then go to registers).
+/// step of the workgroup, in turn; no stages (its weights go to registers).
 constexpr SharedLayout decodeSharedLayout(int64_t bm, int64_t bk, int64_t steps,
                                           int64_t bn = kTileRows) {
-  return {steps * bm * bk * 2, steps <= kDecodeTmaSteps ? steps : 0, bk / 128, 0, 0, bn};
+  return {steps * bm * bk * 2, 0, bk / 128, 0, 0, bn};
 }
 
 /// Warpgroups of a GEMM workgroup: BM 128, 192 and 256 have two (each warp

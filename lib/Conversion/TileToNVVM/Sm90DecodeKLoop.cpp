@@ -39,7 +39,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 using namespace mlir;
 using namespace mxfp4;
@@ -47,7 +46,13 @@ using namespace mxfp4::nv;
 
 /// K steps whose weights are in flight per warp: 2 x 8 KiB a BN 128
 /// workgroup, enough to cover DRAM latency at decode's 3-4 workgroups per SM.
-static constexpr int64_t kAhead = 2;
+static constexpr int64_t kAheadDefault = 2;
+#include <cstdlib>
+static int64_t aheadFromEnv() {
+  if (const char *v = std::getenv("MXFP4_DECODE_AHEAD"))
+    return std::atoi(v);
+  return kAheadDefault;
+}
 /// Activation chunks (16-byte loads) a thread has in flight while the
 /// prologue quantizes.
 static constexpr int64_t kBatchChunks = 8;
@@ -90,6 +95,7 @@ LogicalResult Sm90Emitter::lowerDecodeKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
                                             ArrayRef<Value> init) {
   Value lb = mapping.lookup(loop.getLowerBound()), ub = mapping.lookup(loop.getUpperBound()),
         step = mapping.lookup(loop.getStep());
+  const int64_t kAhead = std::min<int64_t>(aheadFromEnv(), std::max<int64_t>(1, cfg.decodeSteps));
   Value steps = arith::DivUIOp::create(b, arith::SubIOp::create(b, ub, lb), step);
   Value last = idxAdd(b, steps, -1);
   auto fetch = [&](Value st) {
@@ -97,20 +103,11 @@ LogicalResult Sm90Emitter::lowerDecodeKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
   };
   auto colAt = [&](int64_t st) { return valueAtStep(b, load.getCol(), loop, idxConst(b, st)); };
 
-  // EXPERIMENT: every step's weights by TMA, each into its own stage.
-  const char *tmaEnv = std::getenv("MXFP4_DECODE_TMA");
-  const bool tma = tmaEnv && *tmaEnv == '1' && cfg.shared().stages == cfg.decodeSteps;
   // The registers of the kAhead steps in flight, oldest first; their loads
   // start before anything else.
   SmallVector<WeightRegs> slots;
-  if (tma) {
-    initStages(b);
-    for (int64_t st = 0; st < cfg.decodeSteps; ++st)
-      issueStage(b, loop, weight, idxConst(b, st), steps);
-  } else {
-    for (int64_t d = 0; d < kAhead; ++d)
-      slots.push_back(fetch(idxConst(b, d)));
-  }
+  for (int64_t d = 0; d < kAhead; ++d)
+    slots.push_back(fetch(idxConst(b, d)));
   // Every step's activations (the spec makes the splits' step counts equal,
   // so the count is the attribute's), quantized into buffer st; the loads
   // of a batch of steps go out together (at most kBatchChunks 16-byte loads
@@ -129,19 +126,6 @@ LogicalResult Sm90Emitter::lowerDecodeKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
   fenceProxyAsync(b);
   gpu::BarrierOp::create(b);
 
-  if (tma) {
-    SmallVector<Value> accs(init.begin(), init.end());
-    WeightRegs next = loadWeights(b, idxConst(b, 0));
-    for (int64_t st = 0; st < cfg.decodeSteps; ++st) {
-      WeightRegs cur = next;
-      if (st + 1 < cfg.decodeSteps)
-        next = loadWeights(b, idxConst(b, st + 1));
-      mmaStep(b, cur, idxConst(b, st * cfg.wordsPerBuffer()), accs);
-    }
-    NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
-    accumulators[loop.getResult(0)] = tileAccumulators(b, accs);
-    return success();
-  }
   if (cfg.decodeSteps <= kMaxUnrolledSteps && cfg.tilesPerWarp() == 1 && cfg.chunksPerStep() == 1) {
     SmallVector<Value> accs(init.begin(), init.end());
     for (int64_t st = 0; st < cfg.decodeSteps; ++st) {
