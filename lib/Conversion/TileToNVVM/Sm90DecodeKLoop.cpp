@@ -46,13 +46,7 @@ using namespace mxfp4::nv;
 
 /// K steps whose weights are in flight per warp: 2 x 8 KiB a BN 128
 /// workgroup, enough to cover DRAM latency at decode's 3-4 workgroups per SM.
-static constexpr int64_t kAheadDefault = 2;
-#include <cstdlib>
-static int64_t aheadFromEnv() {
-  if (const char *v = std::getenv("MXFP4_DECODE_AHEAD"))
-    return std::atoi(v);
-  return kAheadDefault;
-}
+static constexpr int64_t kAhead = 2;
 /// Activation chunks (16-byte loads) a thread has in flight while the
 /// prologue quantizes.
 static constexpr int64_t kBatchChunks = 8;
@@ -95,7 +89,6 @@ LogicalResult Sm90Emitter::lowerDecodeKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
                                             ArrayRef<Value> init) {
   Value lb = mapping.lookup(loop.getLowerBound()), ub = mapping.lookup(loop.getUpperBound()),
         step = mapping.lookup(loop.getStep());
-  const int64_t kAhead = std::min<int64_t>(aheadFromEnv(), std::max<int64_t>(1, cfg.decodeSteps));
   Value steps = arith::DivUIOp::create(b, arith::SubIOp::create(b, ub, lb), step);
   Value last = idxAdd(b, steps, -1);
   auto fetch = [&](Value st) {
