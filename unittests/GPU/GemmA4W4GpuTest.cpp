@@ -441,55 +441,6 @@ TEST_F(Gemm, NarrowTilesAgreeBitForBit) {
   }
 }
 
-TEST_F(Gemm, WideTilesAgreeBitForBit) {
-  // BN 256 (the image kernel at BM 128) gives each of the 8 warps 32
-  // weight rows and two wgmmas a step, with the same K order per output
-  // and the same split boundaries as BN 128: the bits of its BN 128 twin,
-  // with split-K in a cluster or (past 8 splits) a workspace, and on the
-  // persistent grid.
-  OPEN_DEVICE_OR_SKIP(dev);
-  const int64_t n = 1536;
-  for (int64_t k : {768, 4608}) {
-    HostWeights w = randomWeights(rng, n, k);
-    auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
-    ASSERT_OK(prepared);
-    for (int64_t m : {77, 300}) {
-      std::vector<uint16_t> a = randomActivations(rng, m, k);
-      DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * n * 2));
-      da.upload(a);
-      // (split-K, persistent, stages).
-      for (auto [splits, persistent, stages] : {std::tuple<int64_t, bool, int64_t>{1, false, 0},
-                                                {1, true, 0},
-                                                {2, false, 0},
-                                                {3, false, 3},
-                                                {5, false, 0},
-                                                {9, false, 0}}) {
-        if (k / 128 / splits < 2)
-          continue;
-        SCOPED_TRACE(testing::Message() << "K=" << k << " M=" << m << " split-K " << splits
-                                        << (persistent ? " persistent" : "") << " stages " << stages
-                                        << " seed=" << seed);
-        GemmA4W4Options o;
-        o.bm = 128;
-        o.splitK = splits;
-        o.preQuantize = true;
-        o.dequantizeOnce = true;
-        o.persistent = persistent;
-        if (stages)
-          o.stages = stages;
-        std::vector<uint16_t> outs[2];
-        for (int64_t bn : {128, 256}) {
-          o.bn = bn;
-          auto c = poisonedGemm(dev, da, dc, m, n, **prepared, o, uint8_t(0x5A + bn / 64));
-          ASSERT_OK(c);
-          outs[bn == 256] = std::move(*c);
-        }
-        EXPECT_EQ(bf16Differences(outs[1], outs[0], "BN 256", "BN 128"), 0);
-      }
-    }
-  }
-}
-
 TEST_F(Gemm, QuantizerTileOverrideGivesTheSameBits) {
   // qdq_mxfp4's row tile only splits the work (below BM 64 direct stores,
   // at 64 bulk copies from shared memory): forced to any of its four sizes

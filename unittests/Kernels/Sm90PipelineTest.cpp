@@ -214,55 +214,6 @@ TEST(Sm90Pipeline, Bm256OnTheImageFits) {
   EXPECT_ERROR_CONTAINS(verifyKernelSpec(*spec), "BM 256 takes BK 128");
 }
 
-// BN 256 on the image at BM 128: two BN 128 boxes a chunk (the BN 128
-// descriptors), 8 warps x 32 rows, four stages of 32 KiB of activations and
-// 17 KiB of weights (three beside the persistent grid's 528-byte output
-// rows), and room for the cluster split-K partial tile.
-TEST(Sm90Pipeline, Bn256OnTheImageFits) {
-  EXPECT_EQ(sm90::descriptorOffset(256), 0);
-  EXPECT_EQ(sm90::boxRows(256), 128);
-  EXPECT_EQ(sm90::boxRows(64), 64);
-  EXPECT_EQ(sm90::gemmWarpgroups(128, false, 256), 2);
-  EXPECT_EQ(sm90::stagedRowBytes(256), 528);
-  EXPECT_EQ(sm90::stagedRowBytes(128), sm90::kStagedRowBytes);
-  const sm90::SharedLayout l = sm90::sharedLayout(128, 128, true, 0, false, 256);
-  EXPECT_EQ(l.stages, 4);
-  EXPECT_EQ(l.stageBytes(), 128 * 128 * 2 + 16384 + 1024);
-  EXPECT_LE(l.totalBytes(), sm90::kMaxSharedBytes);
-  EXPECT_LE(128 * sm90::stagedRowBytes(256), l.barriersOffset());
-  EXPECT_LE(32 * 256 * 16, l.barriersOffset()); // 32 vectors of 256 threads
-  const sm90::SharedLayout ps = sm90::sharedLayout(128, 128, true, 0, /*persistent=*/true, 256);
-  EXPECT_EQ(ps.stages, 3);
-  EXPECT_EQ(ps.outputBytes, 128 * 528);
-  EXPECT_LE(ps.totalBytes(), sm90::kMaxSharedBytes);
-
-  Expected<KernelSpec> spec = makeGemmA4W4Spec(Arch::SM90A, 1536, 7168, 128, kDefaultScaleRounding,
-                                               Activation::None, {0.0f, 0.0f}, OpKind::GemmQdqA4W4);
-  ASSERT_OK(spec);
-  spec->bn = 256;
-  spec->splitK = 5;
-  ASSERT_OK(verifyKernelSpec(*spec));
-  EXPECT_NE(spec->name().find("_bn256_"), std::string::npos);
-  CompiledKernel k;
-  k.spec = *spec;
-  LaunchGeometry g = k.geometry(512);
-  EXPECT_EQ(g.grid[0], 6u);
-  EXPECT_EQ(g.grid[1], 4u);
-  EXPECT_EQ(g.grid[2], 5u);
-  EXPECT_EQ(g.block[0], 256u);
-  EXPECT_EQ(g.sharedBytes, unsigned(l.totalBytes()));
-  KernelSpec bad = *spec;
-  bad.bm = 64;
-  EXPECT_ERROR_CONTAINS(verifyKernelSpec(bad), "BN 256 is a tile of gemm_qdqa4w4 with BM 128");
-  bad = *spec;
-  bad.n = 1664; // 13 x 128
-  EXPECT_ERROR_CONTAINS(verifyKernelSpec(bad), "N % 256 == 0");
-  Expected<KernelSpec> inl = makeGemmA4W4Spec(Arch::SM90A, 1536, 7168, 128);
-  ASSERT_OK(inl);
-  inl->bn = 256;
-  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*inl), "BN 256 is a tile of gemm_qdqa4w4");
-}
-
 // BM 192 on the image: three stages of 48 KiB of activations and 8.5 KiB of
 // weights, with room for the persistent grid's output region; two
 // warpgroups, M tiles of 192 rows (11 at M = 2048: 132 tiles at N = 1536).

@@ -86,8 +86,7 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
   Value stageStart = idxAdd(b, idxMul(b, stage, l.stageBytes()), l.stagesOffset());
   if (parts != StageParts::Activations) {
     // The kernel argument is a plain global pointer (TileToNVVM.cpp); BN
-    // 64 takes the second pair of descriptors, BN 256 the first
-    // (Sm90Pipeline.h).
+    // 64 takes the second pair of descriptors (Sm90Pipeline.h).
     Value weightMap = mapping.lookup(w.getDescriptors());
     if (const int64_t offset = sm90::descriptorOffset(cfg.bn))
       weightMap = LLVM::GEPOp::create(b, weightMap.getType(), b.getI8Type(), weightMap,
@@ -104,21 +103,10 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
           bar, ValueRange{}, Value(), Value(), mode, b.getBoolAttr(true),
           NVVM::CTAGroupKindAttr(), Value());
     };
-    // BN 256 takes two BN 128 boxes a chunk, one after the other, so the
-    // stage holds the 16 tiles and 8 scale groups in order.
-    const int64_t rows = sm90::boxRows(cfg.bn);
     for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
       Value chunk = toI32(idxAdd(b, chunk0, kc));
-      for (int64_t box = 0; box < cfg.bn / rows; ++box) {
-        Value boxTile =
-            arith::AddIOp::create(b, tile, arith::ConstantIntOp::create(b, box * rows / 16, 32));
-        Value boxGroup =
-            arith::AddIOp::create(b, group, arith::ConstantIntOp::create(b, box * rows / 32, 32));
-        copy(l.weightsInStage() + kc * l.weightBox() + box * sm90::weightBoxBytes(rows), weightMap,
-             chunk, boxTile);
-        copy(l.scalesInStage() + kc * l.scaleBox() + box * sm90::scaleBoxBytes(rows), scaleMap,
-             chunk, boxGroup);
-      }
+      copy(l.weightsInStage() + kc * l.weightBox(), weightMap, chunk, tile);
+      copy(l.scalesInStage() + kc * l.scaleBox(), scaleMap, chunk, group);
     }
   }
   if (!act || parts == StageParts::Weights)

@@ -199,9 +199,9 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
   cfg.bm = mma.getA().getType().getRows();
   cfg.bk = mma.getA().getType().getCols();
   cfg.bn = mma.getB().getType().getRows();
-  if (cfg.bn != sm90::kTileRows && cfg.bn != sm90::kNarrowTileRows && cfg.bn != sm90::kWideTileRows)
+  if (cfg.bn != sm90::kTileRows && cfg.bn != sm90::kNarrowTileRows)
     return mma.emitOpError() << "on sm_90a the N tile must be 128 or 64 (4 warps x 32 or 16 "
-                                "rows), or 256 (8 warps x 32) on the activation image, got "
+                                "rows), got "
                              << cfg.bn;
   bool staged = false;
   kernel.walk([&](tile::LoadQdqOp) { staged = true; });
@@ -263,10 +263,6 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
       return kernel.emitError() << "stream-K needs the activation image (mxtile.load_qdq), BM "
                                    "128 or 256, a positive N tile count and no persistent grid";
   }
-  if (cfg.bn == sm90::kWideTileRows && (!cfg.stagedActivations || cfg.bm != 128))
-    return mma.emitOpError() << "on sm_90a the N tile 256 takes the activation image "
-                                "(mxtile.load_qdq) and BM 128, got BM "
-                             << cfg.bm;
   if (cfg.bn == sm90::kNarrowTileRows && (cfg.bm > 128 || cfg.twoWarpgroups))
     return mma.emitOpError() << "on sm_90a the N tile 64 takes one warpgroup and BM <= 128, got "
                                 "BM "
