@@ -39,7 +39,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 using namespace mlir;
 using namespace mxfp4;
@@ -100,16 +99,8 @@ LogicalResult Sm90Emitter::lowerDecodeKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
   // The registers of the kAhead steps in flight, oldest first; their loads
   // start before anything else.
   SmallVector<WeightRegs> slots;
-  // EXPERIMENT: where the first weight loads start (0: first; 1: after the
-  // first batch's activation loads; 2: after the quantization).
-  const char *orderEnv = std::getenv("MXFP4_DECODE_ORDER");
-  const int order = orderEnv ? std::atoi(orderEnv) : 0;
-  auto startWeights = [&] {
-    for (int64_t d = 0; d < kAhead; ++d)
-      slots.push_back(fetch(idxConst(b, d)));
-  };
-  if (order == 0)
-    startWeights();
+  for (int64_t d = 0; d < kAhead; ++d)
+    slots.push_back(fetch(idxConst(b, d)));
   // Every step's activations (the spec makes the splits' step counts equal,
   // so the count is the attribute's), quantized into buffer st; the loads
   // of a batch of steps go out together (at most kBatchChunks 16-byte loads
@@ -120,15 +111,11 @@ LogicalResult Sm90Emitter::lowerDecodeKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
     SmallVector<SmallVector<Value>> chunks;
     for (int64_t st = s0; st < s1; ++st)
       chunks.push_back(loadActivations(b, load, colAt(st)));
-    if (order == 1 && s0 == 0)
-      startWeights();
     SmallVector<StepChunks> batch;
     for (int64_t st = s0; st < s1; ++st)
       batch.push_back({chunks[st - s0], colAt(st), idxConst(b, st * cfg.wordsPerBuffer())});
     quantizeSteps(b, quant, batch);
   }
-  if (order == 2)
-    startWeights();
   fenceProxyAsync(b);
   gpu::BarrierOp::create(b);
 
