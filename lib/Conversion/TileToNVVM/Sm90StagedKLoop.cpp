@@ -26,8 +26,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "NvLowering.h"
-
-#include <cstdlib>
 #include "mxfp4/Conversion/IndexMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -91,10 +89,7 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
   auto prologue = [&] {
     for (int64_t st = 0; st + 1 < stages; ++st)
       issue(idxConst(b, st), StageParts::Weights);
-    // PROBE (not for main): without the wait the GEMM overlaps the
-    // quantizer (wrong results; timing only).
-    if (!std::getenv("MXFP4_PROBE_NO_WAIT"))
-      NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
+    NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
     for (int64_t st = 0; st + 1 < stages; ++st)
       issue(idxConst(b, st), StageParts::Activations);
   };
