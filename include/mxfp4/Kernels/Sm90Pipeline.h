@@ -166,10 +166,10 @@ constexpr int64_t activationImageElements(int64_t m, int64_t k) {
 /// (BM 192), rounded to blocks. Rows past M are never written (their
 /// outputs are never stored).
 constexpr int64_t activationImageScratchRows(int64_t m) {
-  const int64_t pair = 2 * kImageBlockRows, tiles192 = (m + 191) / 192 * 192;
-  const int64_t pairs = (m + pair - 1) / pair * pair;
-  const int64_t blocks192 = (tiles192 + kImageBlockRows - 1) / kImageBlockRows * kImageBlockRows;
-  return pairs > blocks192 ? pairs : blocks192;
+  auto roundUp = [](int64_t v, int64_t to) { return (v + to - 1) / to * to; };
+  const int64_t pairs = roundUp(m, 2 * kImageBlockRows);
+  const int64_t tiles192 = roundUp(roundUp(m, 192), kImageBlockRows);
+  return pairs > tiles192 ? pairs : tiles192;
 }
 /// The bf16 element of the image holding (row, col) of a matrix of K columns.
 constexpr int64_t activationImageIndex(int64_t row, int64_t col, int64_t k) {
