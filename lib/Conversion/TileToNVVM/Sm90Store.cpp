@@ -17,8 +17,8 @@
 //   memory alive until read. No global workspace, no atomics, the reduction
 //   spread over S SMs.
 // - otherwise: partial tiles go to an f32 workspace in global memory, as the
-//   threads hold them, and the last workgroup of the tile (by an atomic
-//   counter) sums them.
+//   threads hold them, and the tile's last split by index waits for them
+//   (an atomic counter) and sums them with its own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -201,12 +201,10 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   // it, to its slice of the f32 workspace (a plain pointer: the slices
   // exceed 32-bit indexing): vector q of thread x at 16-byte unit
   // ((z * tiles + tile) * Q + q) * threads + x, so every warp stores and
-  // loads 512 contiguous bytes. The last workgroup of the output tile (by an
-  // atomic counter) adds the slices in split order (the sum does not depend
-  // on which one is last), converts and stores it. Plain loads after the
-  // counter see the other workgroups' stores (arriveLast's release/acquire
-  // through the counter), and unlike atomic or volatile ones they are free
-  // to overlap.
+  // loads 512 contiguous bytes. The tile's last split adds the slices in
+  // split order, converts and stores the sum. Plain loads after the counter
+  // see the other workgroups' stores (release/acquire through the counter),
+  // and unlike atomic or volatile ones they are free to overlap.
   auto i64 = b.getI64Type();
   auto v4f32 = VectorType::get({4}, b.getF32Type());
   Value ws = LLVM::AddrSpaceCastOp::create(b, globalPtr, mapping.lookup(op.getWorkspace()));
@@ -226,24 +224,79 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
                                        toI64(tileIdx));
     return workspaceVector(b, ws, slot, q, nVec);
   };
+  // The last split by index sums: the grid dispatches it after all of its
+  // peers (blocks go out in linear order, z slowest; CUTLASS's serial
+  // split-K waits on the same order), so it only waits for workgroups that
+  // already run. The others store, release their arrival and leave without
+  // waiting for the atomic's answer (ncu: a quarter of the decode kernel's
+  // samples were whole workgroups waiting on it). Its own partial tile
+  // never leaves its registers and is added last, as split order has it.
+  const int64_t splits = op.getSplits();
   Value z = toI64(gpu::BlockIdOp::create(b, gpu::Dimension::z));
+  Value summer = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, z,
+                                       arith::ConstantIntOp::create(b, splits - 1, 64));
+  auto role = scf::IfOp::create(b, summer, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(role.elseBlock());
   for (int64_t q = 0; q < nVec; ++q)
     LLVM::StoreOp::create(b, acc->second[q], unitPtr(z, q), /*alignment=*/16);
-  Value isLast = arriveLast(b, counters, tileIdx, idxConst(b, op.getSplits() - 1),
-                            sharedPtr(b, idxConst(b, 0)));
-  auto lastIf = scf::IfOp::create(b, isLast, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(lastIf.thenBlock());
+  arrive(b, counters, tileIdx);
+  b.setInsertionPointToStart(role.thenBlock());
+  waitForArrivals(b, counters, tileIdx, splits - 1);
   SmallVector<Value> totals;
   for (int64_t q = 0; q < nVec; ++q) {
-    totals.push_back(sumInSplitOrder(b, op.getSplits(), [&](int64_t s) -> Value {
+    totals.push_back(sumInSplitOrder(b, splits, [&](int64_t s) -> Value {
+      if (s == splits - 1)
+        return acc->second[q];
       Value slice = arith::ConstantIntOp::create(b, s, 64);
       return LLVM::LoadOp::create(b, v4f32, unitPtr(slice, q), /*alignment=*/16);
     }));
   }
   forEachElement(totals, storeOut);
-  resetCounter(b, counters, tileIdx);
   return success();
+}
+
+void Sm90Emitter::arrive(ImplicitLocOpBuilder &b, Value counters, Value counter) {
+  // Release: the workgroup's stores happen before the leader's gpu-scope
+  // fence (the barrier; the fence is cumulative), the fence before its add.
+  gpu::BarrierOp::create(b);
+  Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
+  auto ifOp = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
+  memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi, arith::ConstantIntOp::create(b, 1, 32),
+                              counters, ValueRange{counter});
+}
+
+void Sm90Emitter::waitForArrivals(ImplicitLocOpBuilder &b, Value counters, Value counter,
+                                  int64_t arrivals) {
+  Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
+  {
+    auto ifOp = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    // Polls with a relaxed atomic read (add 0) until every arrival is in,
+    // then acquires them with a fence; the barrier passes that on to every
+    // thread's loads. The counter is zeroed for the next launch: nobody
+    // else touches it in this one.
+    auto poll = scf::WhileOp::create(b, TypeRange{}, ValueRange{});
+    b.createBlock(&poll.getBefore());
+    Value seen = memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
+                                             arith::ConstantIntOp::create(b, 0, 32), counters,
+                                             ValueRange{counter});
+    Value pending = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, seen,
+                                          arith::ConstantIntOp::create(b, arrivals, 32));
+    scf::ConditionOp::create(b, pending, ValueRange{});
+    b.createBlock(&poll.getAfter());
+    scf::YieldOp::create(b, ValueRange{});
+    b.setInsertionPointAfter(poll);
+    LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
+    memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::assign,
+                                arith::ConstantIntOp::create(b, 0, 32), counters,
+                                ValueRange{counter});
+  }
+  gpu::BarrierOp::create(b);
 }
 
 Value Sm90Emitter::workspaceVector(ImplicitLocOpBuilder &b, Value ws, Value slot, int64_t q,
