@@ -49,7 +49,7 @@ using namespace mxfp4::nv;
 static constexpr int64_t kAhead = 2;
 /// Activation chunks (16-byte loads) a thread has in flight while the
 /// prologue quantizes.
-static constexpr int64_t kBatchChunks = 8;
+static constexpr int64_t kBatchChunks = 4;
 /// K steps up to which the decode loop of BN 64 x BK 128 is unrolled whole.
 static constexpr int64_t kMaxUnrolledSteps = 16;
 
