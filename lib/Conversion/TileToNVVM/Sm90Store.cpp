@@ -250,35 +250,6 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
     LLVM::StoreOp::create(b, bits, unitPtr(z, q), /*alignment=*/16, /*isVolatile=*/true);
   }
   b.setInsertionPointToStart(role.thenBlock());
-  // First thread 0 alone waits for the last unit each split's last thread
-  // stores, one load per split a round: only a hint that the split's
-  // stores have landed (the check below is what counts), but it keeps the
-  // whole workgroup's polling off the L2 while the peers still run (one
-  // wave of BM 32 splits, all polling from the start: 1536x7168 M = 32
-  // 13.5 -> 16.5 us).
-  {
-    Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
-    auto ifOp = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard leaderGuard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    auto hint = scf::WhileOp::create(b, TypeRange{}, ValueRange{});
-    b.createBlock(&hint.getBefore());
-    Value waiting = arith::ConstantIntOp::create(b, 0, 1);
-    auto c64 = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 64).getResult(); };
-    for (int64_t s = 0; s + 1 < splits; ++s) {
-      Value last = LLVM::GEPOp::create(b, ws.getType(), v4i32, splitPtr(s, nVec - 1),
-                                       ArrayRef<LLVM::GEPArg>{c64(cfg.threads() - 1)});
-      Value v = LLVM::LoadOp::create(b, v4i32, last, /*alignment=*/16, /*isVolatile=*/true);
-      Value marked = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, v, mark);
-      waiting = arith::OrIOp::create(
-          b, waiting, vector::ReductionOp::create(b, vector::CombiningKind::OR, marked));
-    }
-    scf::ConditionOp::create(b, waiting, ValueRange{});
-    b.createBlock(&hint.getAfter());
-    scf::YieldOp::create(b, ValueRange{});
-  }
-  // Every warpgroup's wgmmas have also read the last stage by now.
-  gpu::BarrierOp::create(b);
   // Each round loads every unit; the round that finds no mark passes its
   // sums on. Carrying the sums (not the units) keeps a round's loads'
   // registers free, but holds the sums and the own partial at once: from
@@ -294,6 +265,8 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
     if (nVec * cfg.threads() * 16 > cfg.shared().totalBytes())
       return emitError(b.getLoc()) << "the split-K partial tile (" << nVec * cfg.threads() * 16
                                    << " bytes) does not fit the workgroup's shared memory";
+    // Every warpgroup's wgmmas have read the last stage before it is overwritten.
+    gpu::BarrierOp::create(b);
     for (int64_t q = 0; q < nVec; ++q)
       LLVM::StoreOp::create(b, acc->second[q], ownPtr(q), /*alignment=*/16);
   }
