@@ -14,14 +14,14 @@
 namespace mxfp4 {
 
 PreparedWeight::~PreparedWeight() {
-  for (void *p : {data, scales, descriptors, splitK.first, splitK.second, partials.first,
-                  activations.first, activations.second, qdq.first})
+  for (void *p : {data, scales, descriptors, splitK.first, splitK.second, activations.first,
+                  activations.second, qdq.first})
     dev->free(p);
 }
 
 Expected<std::pair<void *, void *>> PreparedWeight::grow(RowScratch &s, int64_t m,
                                                          size_t firstPerRow, size_t secondPerRow,
-                                                         std::optional<uint8_t> fill) const {
+                                                         bool zeroed) const {
   if (m > s.rows) {
     int64_t want = std::max<int64_t>({s.rows * 2, m, 256});
     size_t bytes[2] = {size_t(want) * firstPerRow, size_t(want) * secondPerRow};
@@ -39,8 +39,8 @@ Expected<std::pair<void *, void *>> PreparedWeight::grow(RowScratch &s, int64_t 
         return p.takeError();
       }
       fresh[i] = *p;
-      if (fill)
-        if (Error e = dev->fill(fresh[i], *fill, bytes[i])) {
+      if (zeroed)
+        if (Error e = dev->fill(fresh[i], 0, bytes[i])) {
           dropFresh();
           return e;
         }
@@ -58,12 +58,12 @@ Expected<std::pair<void *, void *>> PreparedWeight::grow(RowScratch &s, int64_t 
 }
 
 Expected<std::pair<void *, void *>> PreparedWeight::activationScratch(int64_t m) const {
-  return grow(activations, m, size_t(cols / 2), size_t(cols / 32), std::nullopt);
+  return grow(activations, m, size_t(cols / 2), size_t(cols / 32), /*zeroed=*/false);
 }
 
 Expected<void *> PreparedWeight::qdqScratch(int64_t m) const {
   Expected<std::pair<void *, void *>> s =
-      grow(qdq, sm90::activationImageScratchRows(m), size_t(cols) * 2, 0, std::nullopt);
+      grow(qdq, sm90::activationImageScratchRows(m), size_t(cols) * 2, 0, /*zeroed=*/false);
   if (!s)
     return s.takeError();
   return s->first;
@@ -73,15 +73,7 @@ Expected<std::pair<void *, void *>> PreparedWeight::splitKScratch(int64_t m,
                                                                  int64_t splits) const {
   // An f32 per output element and split; one i32 counter per output tile is
   // at most one per row and 128 columns.
-  return grow(splitK, m * splits, size_t(rows) * 4, size_t(rows / 128 + 1) * 4, uint8_t(0));
-}
-
-Expected<void *> PreparedWeight::splitKPartials(int64_t m, int64_t splits) const {
-  Expected<std::pair<void *, void *>> s =
-      grow(partials, m * splits, size_t(rows) * 4, 0, sm90::kUnwrittenPartialByte);
-  if (!s)
-    return s.takeError();
-  return s->first;
+  return grow(splitK, m * splits, size_t(rows) * 4, size_t(rows / 128 + 1) * 4, /*zeroed=*/true);
 }
 
 template <typename... Parts> static Error fail(const Parts &...parts) {
@@ -449,13 +441,7 @@ static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
       spec.splitK > 1 && !(spec.arch == Arch::SM90A && sm90::clusterSplitK(spec.bm, spec.splitK));
   // Whole M tiles: sm_90a stores each workgroup's tile as its threads hold it.
   const int64_t tileRows = (m + spec.bm - 1) / spec.bm * spec.bm;
-  if (scratch && spec.arch == Arch::SM90A) {
-    // Marked partial tiles, no counters (Kernels/Sm90Pipeline.h).
-    Expected<void *> partials = w.splitKPartials(tileRows, spec.splitK);
-    if (!partials)
-      return partials.takeError();
-    ws = *partials;
-  } else if (scratch) {
+  if (scratch) {
     Expected<std::pair<void *, void *>> scratch = w.splitKScratch(tileRows, spec.splitK);
     if (!scratch)
       return scratch.takeError();

@@ -64,13 +64,6 @@ inline constexpr int64_t kMaxClusterSplits = 8;
 constexpr bool clusterSplitK(int64_t bm, int64_t splits) {
   return bm >= 128 && splits > 1 && splits <= kMaxClusterSplits;
 }
-/// Other split-K tiles leave their partial tiles in a global f32 buffer
-/// whose every word holds this mark until written (NaN bits no add
-/// produces: writers store it as 0x7FFFFFFF, also a NaN) and again after
-/// the tile's sum has read it: the data is its own ready flag
-/// (Conversion/TileToNVVM/Sm90Store.cpp). Allocated filled with this byte.
-inline constexpr uint32_t kUnwrittenPartial = 0xFFFFFFFFu;
-inline constexpr uint8_t kUnwrittenPartialByte = 0xFF;
 
 /// Bytes between the token rows of an output tile staged in shared memory
 /// on its way out (Conversion/TileToNVVM/Sm90Store.cpp): 128 bf16 and 16

@@ -53,11 +53,6 @@ public:
   /// demand. Kernels leave the counters zero, so calls on one PreparedWeight
   /// must be ordered (one stream).
   Expected<std::pair<void *, void *>> splitKScratch(int64_t m, int64_t splits) const;
-  /// The sm_90a split-K partial tiles of `m` rows in `splits` parts (f32,
-  /// splits * m * N), every word sm90::kUnwrittenPartial between calls: the
-  /// kernels' summing workgroup puts the marks back (Kernels/Sm90Pipeline.h).
-  /// Grown on demand; calls on one PreparedWeight must be ordered.
-  Expected<void *> splitKPartials(int64_t m, int64_t splits) const;
   /// Device buffers for the MXFP4 activations of up to `m` rows (packed codes
   /// [m, K/2], scales [m, K/32]) when gemmA4W4 quantizes in a separate pass;
   /// grown on demand, so calls on one PreparedWeight must be ordered.
@@ -83,8 +78,8 @@ private:
     int64_t rows = 0;
   };
   Expected<std::pair<void *, void *>> grow(RowScratch &s, int64_t m, size_t firstPerRow,
-                                           size_t secondPerRow, std::optional<uint8_t> fill) const;
-  mutable RowScratch splitK, partials, activations, qdq;
+                                           size_t secondPerRow, bool zeroed) const;
+  mutable RowScratch splitK, activations, qdq;
 };
 
 /// Preshuffles host weights for `arch` (default: targetArch(&dev)) and

@@ -201,6 +201,13 @@ private:
   /// after it see every arrival's stores.
   mlir::Value arriveLast(mlir::ImplicitLocOpBuilder &b, mlir::Value counters, mlir::Value counter,
                          mlir::Value lastOld, mlir::Value flag);
+  /// After the workgroup's stores: the leader releases them by adding 1 to
+  /// counters[counter] (index), behind a barrier, and does not wait.
+  void arrive(mlir::ImplicitLocOpBuilder &b, mlir::Value counters, mlir::Value counter);
+  /// The leader waits until counters[counter] holds `arrivals`, acquires
+  /// their stores and zeroes it; a barrier then lets every thread load them.
+  void waitForArrivals(mlir::ImplicitLocOpBuilder &b, mlir::Value counters, mlir::Value counter,
+                       int64_t arrivals);
   /// The leader zeroes counters[counter] for the next launch.
   void resetCounter(mlir::ImplicitLocOpBuilder &b, mlir::Value counters, mlir::Value counter);
   /// Stores the bf16 tile `tiles` through shared memory (Sm90Store.cpp):

@@ -16,9 +16,9 @@
 //   stores them; a second cluster barrier keeps every workgroup's shared
 //   memory alive until read. No global workspace, no atomics, the reduction
 //   spread over S SMs.
-// - otherwise: partial tiles go to an f32 buffer in global memory, as the
+// - otherwise: partial tiles go to an f32 workspace in global memory, as the
 //   threads hold them, and the tile's last split by index waits for them
-//   (the data is its own ready flag) and sums them with its own.
+//   (an atomic counter) and sums them with its own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -197,122 +197,106 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   if (sm90::clusterSplitK(cfg.bm, op.getSplits()))
     return storeClusterSplitK(b, acc->second, op.getSplits(), forEachElementOf, storeOut);
 
-  // Split-K: each workgroup but the tile's last split stores its partial
-  // tile, as its threads hold it, to its slice of the f32 buffer (a plain
-  // pointer: the slices exceed 32-bit indexing): vector q of thread x at
-  // 16-byte unit ((tile * S + z) * Q + q) * threads + x, so every warp
-  // stores and loads 512 contiguous bytes, and leaves: no barrier, fence or
-  // atomic. The words are their own ready flags (sm90::kUnwrittenPartial
-  // until written; a stored value with those bits becomes another NaN).
-  // The last split by index sums: the grid dispatches it after all of its
-  // peers (blocks go out in linear order, z slowest; CUTLASS's serial
-  // split-K waits on the same order), so it only waits for workgroups that
-  // already run. Thread x polls the units of thread x of the other splits
-  // (volatile: relaxed, not from L1) until none holds the mark, adds them
-  // in split order, its own partial last (it never leaves the registers),
-  // converts and stores the sum, and puts the marks back for the next
-  // launch (ordered before it by the kernel boundary).
+  // Split-K: each workgroup stores its partial tile, as its threads hold
+  // it, to its slice of the f32 workspace (a plain pointer: the slices
+  // exceed 32-bit indexing): vector q of thread x at 16-byte unit
+  // ((z * tiles + tile) * Q + q) * threads + x, so every warp stores and
+  // loads 512 contiguous bytes. The tile's last split adds the slices in
+  // split order, converts and stores the sum. Plain loads after the counter
+  // see the other workgroups' stores (release/acquire through the counter),
+  // and unlike atomic or volatile ones they are free to overlap.
   auto i64 = b.getI64Type();
   auto v4f32 = VectorType::get({4}, b.getF32Type());
-  auto v4i32 = VectorType::get({4}, b.getI32Type());
   Value ws = LLVM::AddrSpaceCastOp::create(b, globalPtr, mapping.lookup(op.getWorkspace()));
+  Value counters = mapping.lookup(op.getCounters());
+  auto toI64 = [&](Value v) { return arith::IndexCastUIOp::create(b, i64, v).getResult(); };
   Value tileIdx =
       arith::AddIOp::create(b,
                             arith::MulIOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::y),
                                                   gpu::GridDimOp::create(b, gpu::Dimension::x)),
                             gpu::BlockIdOp::create(b, gpu::Dimension::x));
-  const int64_t nVec = int64_t(acc->second.size()), splits = op.getSplits();
-  // The tile's S * Q units of each thread, split s's vector q at unit
-  // (s * Q + q) * threads + x from the tile's first: one base register and
-  // constant offsets for all of them.
-  Value tileBase = arith::MulIOp::create(b, arith::IndexCastUIOp::create(b, i64, tileIdx),
-                                         arith::ConstantIntOp::create(b, splits, 64));
+  Value numTiles = arith::MulIOp::create(b, gpu::GridDimOp::create(b, gpu::Dimension::x),
+                                         gpu::GridDimOp::create(b, gpu::Dimension::y));
+  const int64_t nVec = int64_t(acc->second.size());
+  /// Thread tid's vector q of split `slice` (i64): slot z * tiles + tile.
   auto unitPtr = [&](Value slice, int64_t q) {
-    return workspaceVector(b, ws, arith::AddIOp::create(b, tileBase, slice), q, nVec);
+    Value slot = arith::AddIOp::create(b, arith::MulIOp::create(b, slice, toI64(numTiles)),
+                                       toI64(tileIdx));
+    return workspaceVector(b, ws, slot, q, nVec);
   };
-  auto splitPtr = [&](int64_t s, int64_t q) {
-    return unitPtr(arith::ConstantIntOp::create(b, s, 64), q);
-  };
-  auto splat = [&](uint32_t bits) -> Value {
-    return arith::ConstantOp::create(b, DenseElementsAttr::get(v4i32, APInt(32, bits)));
-  };
-  Value mark = splat(sm90::kUnwrittenPartial);
-  Value z = arith::IndexCastUIOp::create(b, i64, gpu::BlockIdOp::create(b, gpu::Dimension::z));
+  // The last split by index sums: the grid dispatches it after all of its
+  // peers (blocks go out in linear order, z slowest; CUTLASS's serial
+  // split-K waits on the same order), so it only waits for workgroups that
+  // already run. The others store, release their arrival and leave without
+  // waiting for the atomic's answer (ncu: a quarter of the decode kernel's
+  // samples were whole workgroups waiting on it). Its own partial tile
+  // never leaves its registers and is added last, as split order has it.
+  const int64_t splits = op.getSplits();
+  Value z = toI64(gpu::BlockIdOp::create(b, gpu::Dimension::z));
   Value summer = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, z,
                                        arith::ConstantIntOp::create(b, splits - 1, 64));
   auto role = scf::IfOp::create(b, summer, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(role.elseBlock());
-  for (int64_t q = 0; q < nVec; ++q) {
-    Value bits = vector::BitCastOp::create(b, v4i32, acc->second[q]);
-    Value marked = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, bits, mark);
-    bits = arith::SelectOp::create(b, marked, splat(0x7FFFFFFFu), bits);
-    LLVM::StoreOp::create(b, bits, unitPtr(z, q), /*alignment=*/16, /*isVolatile=*/true);
-  }
+  for (int64_t q = 0; q < nVec; ++q)
+    LLVM::StoreOp::create(b, acc->second[q], unitPtr(z, q), /*alignment=*/16);
+  arrive(b, counters, tileIdx);
   b.setInsertionPointToStart(role.thenBlock());
-  // Each round loads every unit; the round that finds no mark passes its
-  // sums on. Carrying the sums (not the units) keeps a round's loads'
-  // registers free, but holds the sums and the own partial at once: from
-  // more than 4 vectors (BM 64 and up) the loop only waits, and the units
-  // are loaded again to be summed.
-  // There the own partial waits in shared memory (the K loop is done with
-  // it), vector q of thread x at 16-byte unit q * threads + x.
-  const bool carrySums = nVec <= 4;
-  auto ownPtr = [&](int64_t q) {
-    return sharedPtr(b, idxAdd(b, idxMul(b, tid, 16), q * cfg.threads() * 16));
-  };
-  if (!carrySums) {
-    if (nVec * cfg.threads() * 16 > cfg.shared().totalBytes())
-      return emitError(b.getLoc()) << "the split-K partial tile (" << nVec * cfg.threads() * 16
-                                   << " bytes) does not fit the workgroup's shared memory";
-    // Every warpgroup's wgmmas have read the last stage before it is overwritten.
-    gpu::BarrierOp::create(b);
-    for (int64_t q = 0; q < nVec; ++q)
-      LLVM::StoreOp::create(b, acc->second[q], ownPtr(q), /*alignment=*/16);
+  waitForArrivals(b, counters, tileIdx, splits - 1);
+  SmallVector<Value> totals;
+  for (int64_t q = 0; q < nVec; ++q) {
+    totals.push_back(sumInSplitOrder(b, splits, [&](int64_t s) -> Value {
+      if (s == splits - 1)
+        return acc->second[q];
+      Value slice = arith::ConstantIntOp::create(b, s, 64);
+      return LLVM::LoadOp::create(b, v4f32, unitPtr(slice, q), /*alignment=*/16);
+    }));
   }
-  auto loadUnit = [&](int64_t s, int64_t q) -> Value {
-    return LLVM::LoadOp::create(b, v4i32, splitPtr(s, q), /*alignment=*/16, /*isVolatile=*/true);
-  };
-  auto sumUnits = [&](llvm::function_ref<Value(int64_t s, int64_t q)> unit) {
-    SmallVector<Value> sums;
-    for (int64_t q = 0; q < nVec; ++q)
-      sums.push_back(sumInSplitOrder(b, splits, [&](int64_t s) -> Value {
-        if (s == splits - 1)
-          return carrySums ? acc->second[q]
-                           : LLVM::LoadOp::create(b, v4f32, ownPtr(q), /*alignment=*/16);
-        return vector::BitCastOp::create(b, v4f32, unit(s, q));
-      }));
-    return sums;
-  };
-  SmallVector<Type> carried(carrySums ? nVec : 0, v4f32);
-  auto poll = scf::WhileOp::create(b, carried, ValueRange{});
-  b.createBlock(&poll.getBefore());
-  Value pending = arith::ConstantIntOp::create(b, 0, 1);
-  auto checked = [&](int64_t s, int64_t q) {
-    Value v = loadUnit(s, q);
-    Value marked = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, v, mark);
-    pending = arith::OrIOp::create(
-        b, pending, vector::ReductionOp::create(b, vector::CombiningKind::OR, marked));
-    return v;
-  };
-  SmallVector<Value> sums;
-  if (carrySums)
-    sums = sumUnits(checked);
-  else
-    for (int64_t s = 0; s + 1 < splits; ++s)
-      for (int64_t q = 0; q < nVec; ++q)
-        checked(s, q);
-  scf::ConditionOp::create(b, pending, sums);
-  b.createBlock(&poll.getAfter(), {}, carried, SmallVector<Location>(carried.size(), b.getLoc()));
-  scf::YieldOp::create(b, ValueRange{});
-  b.setInsertionPointAfter(poll);
-  SmallVector<Value> totals =
-      carrySums ? SmallVector<Value>(poll.getResults()) : sumUnits(loadUnit);
   forEachElement(totals, storeOut);
-  for (int64_t s = 0; s + 1 < splits; ++s)
-    for (int64_t q = 0; q < nVec; ++q)
-      LLVM::StoreOp::create(b, mark, splitPtr(s, q), /*alignment=*/16);
   return success();
+}
+
+void Sm90Emitter::arrive(ImplicitLocOpBuilder &b, Value counters, Value counter) {
+  // Release: the workgroup's stores happen before the leader's gpu-scope
+  // fence (the barrier; the fence is cumulative), the fence before its add.
+  gpu::BarrierOp::create(b);
+  Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
+  auto ifOp = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
+  memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi, arith::ConstantIntOp::create(b, 1, 32),
+                              counters, ValueRange{counter});
+}
+
+void Sm90Emitter::waitForArrivals(ImplicitLocOpBuilder &b, Value counters, Value counter,
+                                  int64_t arrivals) {
+  Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
+  {
+    auto ifOp = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    // Polls with a relaxed atomic read (add 0) until every arrival is in,
+    // then acquires them with a fence; the barrier passes that on to every
+    // thread's loads. The counter is zeroed for the next launch: nobody
+    // else touches it in this one.
+    auto poll = scf::WhileOp::create(b, TypeRange{}, ValueRange{});
+    b.createBlock(&poll.getBefore());
+    Value seen = memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
+                                             arith::ConstantIntOp::create(b, 0, 32), counters,
+                                             ValueRange{counter});
+    Value pending = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, seen,
+                                          arith::ConstantIntOp::create(b, arrivals, 32));
+    scf::ConditionOp::create(b, pending, ValueRange{});
+    b.createBlock(&poll.getAfter());
+    scf::YieldOp::create(b, ValueRange{});
+    b.setInsertionPointAfter(poll);
+    LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
+    memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::assign,
+                                arith::ConstantIntOp::create(b, 0, 32), counters,
+                                ValueRange{counter});
+  }
+  gpu::BarrierOp::create(b);
 }
 
 Value Sm90Emitter::workspaceVector(ImplicitLocOpBuilder &b, Value ws, Value slot, int64_t q,
