@@ -230,10 +230,11 @@ TEST_F(Gemm, RaggedM) {
 }
 
 TEST_F(Gemm, SplitKIsRepeatableAndAgreesWithNoSplit) {
-  // The split-K reduction leaves its counters zero: repeated calls on one
-  // PreparedWeight give the same answer as the unsplit kernel, and the same bits,
-  // also after the scratch grew for a larger M; BM 128 sums its splits in a
-  // cluster (2 and 8 workgroups), the others in the global workspace.
+  // The split-K reduction (the last split waits for the others and sums)
+  // leaves its counters zero: repeated calls on one PreparedWeight give the
+  // same answer as the unsplit kernel, and the same bits, also after the
+  // scratch grew for a larger M; BM 128 sums up to 8 splits in a cluster (2
+  // and 8 workgroups), the others in the global workspace.
   OPEN_DEVICE_OR_SKIP(dev);
   const int64_t n = 1536, k = 7168;
   HostWeights w = randomWeights(rng, n, k);
@@ -245,6 +246,7 @@ TEST_F(Gemm, SplitKIsRepeatableAndAgreesWithNoSplit) {
                                    {300, 64, 4, false},
                                    {600, 128, 2, false},
                                    {200, 128, 8, false},
+                                   {200, 128, 9, false} /* BM 128 in the workspace */,
                                    {130, 128, 3, false} /* 56 steps: 18, 19, 19 */,
                                    {32, 32, 8, true},
                                    {600, 256, 2, false},
