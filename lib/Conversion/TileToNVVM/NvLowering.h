@@ -201,6 +201,10 @@ private:
   /// after it see every arrival's stores.
   mlir::Value arriveLast(mlir::ImplicitLocOpBuilder &b, mlir::Value counters, mlir::Value counter,
                          mlir::Value lastOld, mlir::Value flag);
+  /// In the leader, behind a barrier after the workgroup's stores: a
+  /// gpu-scope fence (release) and counters[counter] += 1; the old count.
+  mlir::Value releaseArrival(mlir::ImplicitLocOpBuilder &b, mlir::Value counters,
+                             mlir::Value counter);
   /// After the workgroup's stores: the leader releases them by adding 1 to
   /// counters[counter] (index), behind a barrier, and does not wait.
   void arrive(mlir::ImplicitLocOpBuilder &b, mlir::Value counters, mlir::Value counter);

@@ -256,17 +256,24 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   return success();
 }
 
+Value Sm90Emitter::releaseArrival(ImplicitLocOpBuilder &b, Value counters, Value counter) {
+  // The workgroup's stores happen before the leader's gpu-scope fence (the
+  // barrier before it; the fence is cumulative), the fence before its add:
+  // one thread waits on the memory system, not every thread with a fence.sc
+  // of its own.
+  LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
+  return memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
+                                     arith::ConstantIntOp::create(b, 1, 32), counters,
+                                     ValueRange{counter});
+}
+
 void Sm90Emitter::arrive(ImplicitLocOpBuilder &b, Value counters, Value counter) {
-  // Release: the workgroup's stores happen before the leader's gpu-scope
-  // fence (the barrier; the fence is cumulative), the fence before its add.
   gpu::BarrierOp::create(b);
   Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
   auto ifOp = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
-  memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi, arith::ConstantIntOp::create(b, 1, 32),
-                              counters, ValueRange{counter});
+  releaseArrival(b, counters, counter);
 }
 
 void Sm90Emitter::waitForArrivals(ImplicitLocOpBuilder &b, Value counters, Value counter,
@@ -313,20 +320,15 @@ Value Sm90Emitter::workspaceVector(ImplicitLocOpBuilder &b, Value ws, Value slot
 Value Sm90Emitter::arriveLast(ImplicitLocOpBuilder &b, Value counters, Value counter,
                               Value lastOld, Value flag) {
   auto i32 = b.getI32Type();
-  // The workgroup's stores happen before the leader's release (the barrier,
-  // then a gpu-scope fence: cumulative), and the last arrival's acquire
-  // before every thread's loads (a fence, then the barrier): one thread
-  // waits on the memory system, not every thread with a fence.sc of its own.
+  // The last arrival's acquire happens before every thread's loads (a
+  // fence, then the barrier).
   gpu::BarrierOp::create(b);
   Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
   {
     auto ifOp = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
-    Value old = memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
-                                            arith::ConstantIntOp::create(b, 1, 32), counters,
-                                            ValueRange{counter});
+    Value old = releaseArrival(b, counters, counter);
     LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
     Value last = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
                                        arith::IndexCastUIOp::create(b, b.getIndexType(), old),
