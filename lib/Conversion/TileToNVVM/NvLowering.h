@@ -208,8 +208,9 @@ private:
   /// After the workgroup's stores: the leader releases them by adding 1 to
   /// counters[counter] (index), behind a barrier, and does not wait.
   void arrive(mlir::ImplicitLocOpBuilder &b, mlir::Value counters, mlir::Value counter);
-  /// The leader waits until counters[counter] holds `arrivals`, acquires
-  /// their stores and zeroes it; a barrier then lets every thread load them.
+  /// The leader waits until counters[counter] holds at least `arrivals`,
+  /// acquires their stores and subtracts them; a barrier then lets every
+  /// thread load them.
   void waitForArrivals(mlir::ImplicitLocOpBuilder &b, mlir::Value counters, mlir::Value counter,
                        int64_t arrivals);
   /// The leader zeroes counters[counter] for the next launch.

@@ -285,22 +285,24 @@ void Sm90Emitter::waitForArrivals(ImplicitLocOpBuilder &b, Value counters, Value
     b.setInsertionPointToStart(ifOp.thenBlock());
     // Polls with a relaxed atomic read (add 0) until every arrival is in,
     // then acquires them with a fence; the barrier passes that on to every
-    // thread's loads. The counter is zeroed for the next launch: nobody
-    // else touches it in this one.
+    // thread's loads. Taking its arrivals back out (rather than zeroing
+    // the counter, and waiting for at least them rather than exactly them)
+    // leaves the next launch a zero, and launches wrongly overlapped on one
+    // PreparedWeight wrong results rather than a hang.
     auto poll = scf::WhileOp::create(b, TypeRange{}, ValueRange{});
     b.createBlock(&poll.getBefore());
     Value seen = memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
                                              arith::ConstantIntOp::create(b, 0, 32), counters,
                                              ValueRange{counter});
-    Value pending = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, seen,
+    Value pending = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, seen,
                                           arith::ConstantIntOp::create(b, arrivals, 32));
     scf::ConditionOp::create(b, pending, ValueRange{});
     b.createBlock(&poll.getAfter());
     scf::YieldOp::create(b, ValueRange{});
     b.setInsertionPointAfter(poll);
     LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
-    memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::assign,
-                                arith::ConstantIntOp::create(b, 0, 32), counters,
+    memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
+                                arith::ConstantIntOp::create(b, -arrivals, 32), counters,
                                 ValueRange{counter});
   }
   gpu::BarrierOp::create(b);
