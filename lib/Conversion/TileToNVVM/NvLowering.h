@@ -201,6 +201,8 @@ private:
   /// after it see every arrival's stores.
   mlir::Value arriveLast(mlir::ImplicitLocOpBuilder &b, mlir::Value counters, mlir::Value counter,
                          mlir::Value lastOld, mlir::Value flag);
+  /// Emits `body` for thread 0 only (an scf.if on it).
+  void inLeader(mlir::ImplicitLocOpBuilder &b, llvm::function_ref<void()> body);
   /// In the leader, behind a barrier after the workgroup's stores: a
   /// gpu-scope fence (release) and counters[counter] += 1; the old count.
   mlir::Value releaseArrival(mlir::ImplicitLocOpBuilder &b, mlir::Value counters,

@@ -267,22 +267,22 @@ Value Sm90Emitter::releaseArrival(ImplicitLocOpBuilder &b, Value counters, Value
                                      ValueRange{counter});
 }
 
-void Sm90Emitter::arrive(ImplicitLocOpBuilder &b, Value counters, Value counter) {
-  gpu::BarrierOp::create(b);
+void Sm90Emitter::inLeader(ImplicitLocOpBuilder &b, llvm::function_ref<void()> body) {
   Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
   auto ifOp = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  releaseArrival(b, counters, counter);
+  body();
+}
+
+void Sm90Emitter::arrive(ImplicitLocOpBuilder &b, Value counters, Value counter) {
+  gpu::BarrierOp::create(b);
+  inLeader(b, [&] { releaseArrival(b, counters, counter); });
 }
 
 void Sm90Emitter::waitForArrivals(ImplicitLocOpBuilder &b, Value counters, Value counter,
                                   int64_t arrivals) {
-  Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
-  {
-    auto ifOp = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
+  inLeader(b, [&] {
     // Polls with a relaxed atomic read (add 0) until every arrival is in,
     // then acquires them with a fence; the barrier passes that on to every
     // thread's loads. Taking its arrivals back out (rather than zeroing
@@ -304,7 +304,7 @@ void Sm90Emitter::waitForArrivals(ImplicitLocOpBuilder &b, Value counters, Value
     memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
                                 arith::ConstantIntOp::create(b, -arrivals, 32), counters,
                                 ValueRange{counter});
-  }
+  });
   gpu::BarrierOp::create(b);
 }
 
@@ -325,31 +325,25 @@ Value Sm90Emitter::arriveLast(ImplicitLocOpBuilder &b, Value counters, Value cou
   // The last arrival's acquire happens before every thread's loads (a
   // fence, then the barrier).
   gpu::BarrierOp::create(b);
-  Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
-  {
-    auto ifOp = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
+  inLeader(b, [&] {
     Value old = releaseArrival(b, counters, counter);
     LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
     Value last = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
                                        arith::IndexCastUIOp::create(b, b.getIndexType(), old),
                                        lastOld);
     LLVM::StoreOp::create(b, arith::ExtUIOp::create(b, i32, last), flag);
-  }
+  });
   gpu::BarrierOp::create(b);
   return arith::CmpIOp::create(b, arith::CmpIPredicate::ne, LLVM::LoadOp::create(b, i32, flag),
                                arith::ConstantIntOp::create(b, 0, 32));
 }
 
 void Sm90Emitter::resetCounter(ImplicitLocOpBuilder &b, Value counters, Value counter) {
-  Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
-  auto ifOp = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(ifOp.thenBlock());
-  memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::assign,
-                              arith::ConstantIntOp::create(b, 0, 32), counters,
-                              ValueRange{counter});
+  inLeader(b, [&] {
+    memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::assign,
+                                arith::ConstantIntOp::create(b, 0, 32), counters,
+                                ValueRange{counter});
+  });
 }
 
 LogicalResult Sm90Emitter::storeClusterSplitK(ImplicitLocOpBuilder &b, ArrayRef<Value> tiles,
