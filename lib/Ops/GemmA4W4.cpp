@@ -198,22 +198,31 @@ constexpr GemmA4W4Tile decode(GemmA4W4Tile t) {
 // K loop x 8 splits in the same run (...-decode-bn64-sweep-5f1e89f.log).
 constexpr MeasuredTile kSm90Measured[] = {
     {8448, 7168, 1, 8, narrow(decode({8, 14, 0, false}))},
-    {8448, 7168, 32, 64, {128, 2, 0, true}}, // M = 32 / 64: 29.7 / 30.1 us (rule: 30.0 / 37.3)
+    // 9 < M <= 32 on the image in two warpgroups (...-small-m-sweep-e8112a4.log;
+    // the inline BM 16 rule's time in parentheses): M = 9 / 16 21.1 / 21.4 us
+    // (31.3 / 32.6), M = 20 / 32 24.1 / 24.1-24.3 (33.7; BM 128 x 2: 28.6-29.0).
+    {8448, 7168, 9, 16, {16, 6, 0, true, 4, true}},
+    {8448, 7168, 17, 32, {32, 4, 0, true, 5, true}},
+    {8448, 7168, 33, 64, {128, 2, 0, true}}, // M = 64: 30.1 us (rule: 37.3)
     // Persistent BM 128 (whole rounds of 528 / 1056 tiles): M = 1024 155.2
     // us against 158.1 for the rule's BM 256, M = 2048 301.2 / 301.8 against
     // 315.3-317.8 (...-persistent-m2048-sweep-db753af.log,
     // ...-qbm-and-m1024-sweep-1695463.log).
     {8448, 7168, 1024, 1024, {128, 1, 0, true, 0, false, true}},
     {8448, 7168, 2048, 2048, {128, 1, 0, true, 0, false, true}},
-    {7168, 7168, 1, 1, {8, 7, 0, false}},   // 21.1 us (23.1)
-    {7168, 7168, 8, 8, {8, 7, 0, false}},   // 25.4 us (27.5)
-    {7168, 7168, 32, 32, {32, 7, 0, true}}, // 37.4 us (44.4)
+    // Measured at M = 1 / 8 / 32; the M between take the same BM.
+    {7168, 7168, 1, 8, {8, 7, 0, false}},   // 21.1 / 25.4 us (23.1 / 27.5)
+    {7168, 7168, 17, 32, {32, 7, 0, true}}, // 37.4 us (44.4)
     {7168, 4224, 1, 8, narrow(decode({8, 11, 0, false}))},
-    {7168, 4224, 32, 32, narrow({32, 3, 0, true})},       // 19.7 us (23.4)
+    {7168, 4224, 9, 16, {16, 3, 0, true, 6, true}}, // M = 12 / 16: 18.0 / 18.1 us (20.7 / 21.2)
+    {7168, 4224, 17, 32, narrow({32, 3, 0, true})}, // M = 24 / 32: 18.6 / 18.7 us (23.3 / 23.4)
     {7168, 4224, 128, 128, narrow({128, 1, 0, true, 4})}, // 21.8 us (22.9)
     {8448, 4224, 1, 8, {8, 11, 0, false}},                // 20.5 / 22.3 us (21.9 / 25.2)
     {1536, 7168, 1, 8, narrow(decode({8, 14, 0, false}))},
-    {1536, 7168, 32, 32, {32, 8, 0, true, 0, true}}, // 13.9 us, two warpgroups (18.5)
+    // Two warpgroups, 8 stages: M = 24 / 32 13.0 / 12.6-13.0 us against
+    // 13.4-13.6 on the default 4 (...-small-m-sweep-e8112a4.log; the inline
+    // rule: 19.3 at M = 24).
+    {1536, 7168, 17, 32, {32, 8, 0, true, 8, true}},
     // BN 64 in clusters of 4 splits, 4 stages: 16.3 / 16.4 / 16.4 us in
     // three runs against 16.4-16.9 for the rule's BN 128 x 8 splits
     // (...-1536x7168-m128-sweep-aef04d1.log, ...-bench-bulk-epilogue-d650bfe).
@@ -221,8 +230,9 @@ constexpr MeasuredTile kSm90Measured[] = {
     // BN 64: 56 tiles of 128 rows leave 76 SMs idle; 112 of 64 rows
     // (...-bn64-sweep-32a34fd.log, the BN 128 entry in parentheses).
     {7168, 768, 1, 8, narrow(decode({8, 1, 256, false}))},
-    {7168, 768, 32, 32, narrow({32, 1, 256, true, 6})}, // 8.4 us (9.9)
-    {7168, 768, 128, 128, narrow({128, 1, 0, true})},   // 9.6 us (11.5)
+    // M = 16 / 24 / 32: 8.4 / 8.4 / 8.4 us (rule: 9.3 / 11.1 / 9.9).
+    {7168, 768, 9, 32, narrow({32, 1, 256, true, 6})},
+    {7168, 768, 128, 128, narrow({128, 1, 0, true})}, // 9.6 us (11.5)
     // 4 stages instead of 5: 31.5 / 31.7 us against 32.1 / 32.4 in the same
     // runs (...-sweep-afd9ff2.log, ...-bulk-epilogue-d650bfe).
     {1536, 7168, 512, 512, {128, 2, 0, true, 4}},
@@ -236,8 +246,38 @@ constexpr MeasuredTile kSm90Measured[] = {
 /// SMs of the H200 the rules below were measured on.
 static constexpr int64_t kSm90Sms = 132;
 
+/// The rule's tile for 8 < M <= 32 with long K: the image at BM 16 / 32
+/// in two warpgroups, split so that two workgroups share each SM, on as
+/// many stages as two of them fit (at most a split's steps + 1). What the sweep found for 8448x7168
+/// (M = 16: 4 splits on 8 stages 22.6 us, 21.4 at best; M = 20: 4 on 6
+/// 24.8, 24.1 at best; the inline BM 16 rule: 32.6 / 33.7) and 7168x4224
+/// (M = 16: 3 on 8, 18.2; the rule: 21.2) (...-small-m-sweep-e8112a4.log).
+static GemmA4W4Tile sm90SmallBatchTile(int64_t n, int64_t k, int64_t m) {
+  GemmA4W4Tile t;
+  t.bm = m <= 16 ? 16 : 32;
+  t.preQuantize = true;
+  t.twoWarpgroups = true;
+  const int64_t tiles = n / sm90::kTileRows, steps = k / 128;
+  const int64_t want = (2 * kSm90Sms + tiles - 1) / tiles;
+  for (int64_t s = std::min<int64_t>({want, steps / 2, 16}); s > 1; --s)
+    if (steps % s == 0) {
+      t.splitK = s;
+      break;
+    }
+  // Stages past a split's steps + 1 would only hold shared memory.
+  const int64_t perSm = (tiles * t.splitK + kSm90Sms - 1) / kSm90Sms;
+  for (int64_t st = std::min<int64_t>(8, steps / t.splitK + 1); st >= 3 && !t.stages; --st)
+    if (sm90::workgroupsPerSm(sm90::sharedLayout(t.bm, 128, true, st)) >= perSm)
+      t.stages = st;
+  return t;
+}
+
 /// The sm_90a rule for shapes and M the measured entries do not cover.
 static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m) {
+  // Few N tiles keep the inline BM 16 up to M = 16 (1536x7168 M = 16: 13.2
+  // us against 14.1 for 8 splits of the above on 6 stages).
+  if (m > 8 && m <= 32 && k >= 2048 && (n >= 4096 || m > 16))
+    return sm90SmallBatchTile(n, k, m);
   // Measured on the H200 (docs/PerformanceHistory.md, 2026-11-30 sweeps): small
   // tiles and split-K while the output tiles leave SMs idle; on the
   // dequantized-once activations BM 128 (two warpgroups) from M = 128

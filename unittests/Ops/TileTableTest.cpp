@@ -12,14 +12,16 @@
 
 #include "gtest/gtest.h"
 
+#include <tuple>
+
 using namespace mxfp4;
 
 namespace {
 
 TEST(TileTable, EveryChoiceVerifies) {
-  const std::pair<int64_t, int64_t> shapes[] = {{8448, 7168}, {7168, 4224}, {1536, 7168},
-                                                {7168, 768},  {7168, 7168}, {8448, 4224},
-                                                {256, 256},   {4096, 128}};
+  const std::pair<int64_t, int64_t> shapes[] = {
+      {8448, 7168}, {7168, 4224}, {1536, 7168}, {7168, 768},  {7168, 7168},
+      {8448, 4224}, {256, 256},   {4096, 128},  {4096, 2048}, {4096, 14336}};
   for (Arch arch : {Arch::GFX950, Arch::GFX1250, Arch::SM90A})
     for (auto [n, k] : shapes)
       for (int64_t m = 1; m <= 4096; m += (m < 300 ? 1 : 37)) {
@@ -131,12 +133,42 @@ TEST(TileTable, NarrowTilesWhereSmsWouldIdle) {
   for (int64_t m : {1, 8, 32, 128})
     EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, m).bn, 64) << "M=" << m;
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 4096, 1024, 128).bn, 64); // the rule: 32 tiles
-  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 12).bn, 0);    // 56 tiles x 3 splits
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 1024, 12).bn, 0);   // 56 tiles x 4 splits
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 64).bn, 0);    // 112 tiles
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 2048).bn, 0);
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 8192, 7168, 1).bn, 0);  // split-K fills them
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 1536, 7168, 64).bn, 0); // long K: splits instead
   EXPECT_EQ(selectGemmA4W4Tile(Arch::GFX950, 7168, 768, 1).bn, 0);
+}
+
+// 8 < M <= 32 with long K, where no entry speaks for the shape: the image
+// in two warpgroups, about two workgroups a SM (the splits divide the K
+// steps), and as many stages as two of them fit, at most a split's steps + 1
+// (...-small-m-sweep-e8112a4.log).
+TEST(TileTable, SmallBatchesOnTheImage) {
+  struct Want {
+    int64_t n, k, m, bm, splitK, stages;
+  };
+  for (Want w : {Want{7168, 7168, 12, 16, 4, 8}, // 56 tiles: want 5, 4 divides 56 steps
+                 {7168, 7168, 9, 16, 4, 8},
+                 {8448, 4224, 16, 16, 3, 8}, // 66 tiles, 33 steps
+                 {4096, 4096, 24, 32, 8, 5}, // 32 tiles x 8 splits of 4 steps: 5 stages
+                 {2048, 7168, 24, 32, 14, 5},
+                 {4096, 14336, 24, 32, 8, 6}}) { // 14 steps a split: 2 a SM on 6 stages
+    SCOPED_TRACE(testing::Message() << "N=" << w.n << " K=" << w.k << " M=" << w.m);
+    GemmA4W4Tile t = selectGemmA4W4Tile(Arch::SM90A, w.n, w.k, w.m);
+    EXPECT_TRUE(t.preQuantize);
+    EXPECT_TRUE(t.twoWarpgroups);
+    EXPECT_EQ(t.bm, w.bm);
+    EXPECT_EQ(t.splitK, w.splitK);
+    EXPECT_EQ(t.stages, w.stages);
+  }
+  // Few N tiles at M <= 16 and short K keep the inline rule.
+  for (auto [n, k, m] : {std::tuple<int64_t, int64_t, int64_t>{2048, 7168, 16}, {7168, 1024, 24}}) {
+    GemmA4W4Tile t = selectGemmA4W4Tile(Arch::SM90A, n, k, m);
+    EXPECT_FALSE(t.twoWarpgroups) << n << "x" << k << " M=" << m;
+    EXPECT_EQ(t.bm, 16) << n << "x" << k << " M=" << m;
+  }
 }
 
 TEST(TileTable, UnsupportedShapesSayWhy) {
