@@ -416,11 +416,13 @@ static Error checkGemmArgs(const char *api, Device &dev, int64_t m, const Prepar
 /// The tile the table picks for M, with the caller's overrides.
 static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W4Options &o) {
   GemmA4W4Tile tile = selectGemmA4W4Tile(w.arch(), w.n(), w.k(), m);
+  // The table's stage count belongs to its tile and kernel: another BM, the
+  // other activation path or the decode variant (which has no stages) takes
+  // its own default unless the stages are forced too.
+  if ((o.bm && *o.bm != tile.bm) || (o.preQuantize && *o.preQuantize != tile.preQuantize) ||
+      (o.decode && *o.decode))
+    tile.stages = 0;
   if (o.bm) {
-    // The table's stage count belongs to its M tile: another BM takes its
-    // own default unless the stages are forced too.
-    if (*o.bm != tile.bm)
-      tile.stages = 0;
     tile.bm = *o.bm;
     tile.splitM = 0;
   }

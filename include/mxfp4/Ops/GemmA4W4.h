@@ -98,7 +98,9 @@ struct GemmA4W4Options {
   /// Override the N tile (sm_90a: 128, or 64 for twice the workgroups where
   /// N / 128 tiles leave SMs idle; BM <= 128, one warpgroup).
   std::optional<int64_t> bn;
-  /// Override the sm_90a TMA stage count (0: the tile's default).
+  /// Override the sm_90a TMA stage count (0: the tile's default). Unforced,
+  /// the table's count is dropped when BM, the activation path or the
+  /// decode variant is forced to another kernel than the table's.
   std::optional<int64_t> stages;
   /// Override whether sm_90a dequantize-once GEMMs below BM 128 use two
   /// warpgroups.
