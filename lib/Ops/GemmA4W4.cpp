@@ -210,9 +210,11 @@ constexpr MeasuredTile kSm90Measured[] = {
     // ...-qbm-and-m1024-sweep-1695463.log).
     {8448, 7168, 1024, 1024, {128, 1, 0, true, 0, false, true}},
     {8448, 7168, 2048, 2048, {128, 1, 0, true, 0, false, true}},
-    // Measured at M = 1 / 8 / 32; the M between take the same BM.
-    {7168, 7168, 1, 8, {8, 7, 0, false}},   // 21.1 / 25.4 us (23.1 / 27.5)
-    {7168, 7168, 17, 32, {32, 7, 0, true}}, // 37.4 us (44.4)
+    // Measured at M = 1 and 8; the M between take the same BM.
+    {7168, 7168, 1, 8, {8, 7, 0, false}}, // 21.1 / 25.4 us (23.1 / 27.5)
+    // M = 24 / 32: 23.2 / 23.5 us against 27.5 / 27.0 for one warpgroup x 7
+    // splits (...-small-m-bench-635ef30.log).
+    {7168, 7168, 17, 32, {32, 4, 0, true, 5, true}},
     {7168, 4224, 1, 8, narrow(decode({8, 11, 0, false}))},
     {7168, 4224, 9, 16, {16, 3, 0, true, 6, true}}, // M = 12 / 16: 18.0 / 18.1 us (20.7 / 21.2)
     {7168, 4224, 17, 32, narrow({32, 3, 0, true})}, // M = 24 / 32: 18.6 / 18.7 us (23.3 / 23.4)
