@@ -8,7 +8,8 @@
 // cuBLASLt FP8 e4m3. L2 is flushed (a 512 MiB memset) before every
 // repetition; times are CUDA-event medians. Prints us, effective TB/s and
 // TFLOP/s, the roofline floor max(bytes / 4.25 TB/s, FLOPs / 700 TFLOP/s)
-// and our ratio to it, and the speedup over cuBLAS BF16.
+// and our ratio to it, the speedup over cuBLAS BF16, and the CPU time one
+// call takes the host (ours and cuBLAS BF16's; medians).
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +24,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <chrono>
 #include <random>
 
 using namespace mxfp4;
@@ -87,6 +89,7 @@ namespace {
 struct Row {
   int64_t n, k, m;
   double ours = 0, bf16 = 0, fp8 = 0;
+  double oursHost = 0, bf16Host = 0; ///< CPU microseconds of one call (median)
   double bytes = 0, flops = 0;
 };
 
@@ -157,29 +160,42 @@ int main(int argc, char **argv) {
   const size_t flushBytes = size_t(512) << 20, wsBytes = size_t(64) << 20;
   void *flush = alloc(flushBytes), *workspace = alloc(wsBytes);
   std::mt19937_64 rng(12345);
-  auto timeIt = [&](const std::function<Error()> & launch) -> double {
+  // Device time: the median of `reps` event-timed calls, each after the L2
+  // flush (whose memset hides the host's work on the call). `hostUs`, if
+  // given, gets the median CPU time the call itself takes to enqueue its
+  // work (what bounds back-to-back calls when the GPU waits on the host).
+  auto timeIt = [&](const std::function<Error()> &launch, double *hostUs = nullptr) -> double {
     for (int w = 0; w < 3; ++w)
       if (Error e = launch()) {
         llvm::errs() << "mxfp4-bench: " << e.message() << "\n";
         return -1;
       }
-    std::vector<double> ms;
+    std::vector<double> ms, host;
     for (unsigned r = 0; r < reps; ++r) {
       (void)dev.fill(flush, uint8_t(r), flushBytes);
-      auto t = dev.time(launch);
+      auto t = dev.time([&] {
+        auto t0 = std::chrono::steady_clock::now();
+        Error e = launch();
+        host.push_back(
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+                .count());
+        return e;
+      });
       if (!t) {
         llvm::errs() << "mxfp4-bench: " << t.takeError().message() << "\n";
         return -1;
       }
       ms.push_back(*t);
     }
+    if (hostUs)
+      *hostUs = median(host);
     return median(ms) * 1000.0;
   };
 
   std::vector<Row> rows;
-  llvm::outs() << llvm::format("%-6s %-6s %-5s %9s %7s %8s %9s %7s %10s %9s %8s\n", "N", "K", "M",
-                               "ours_us", "TB/s", "TFLOP/s", "floor_us", "x_floor", "cublas_bf16",
-                               "cublas_fp8", "speedup");
+  llvm::outs() << llvm::format("%-6s %-6s %-5s %9s %7s %8s %9s %7s %10s %9s %8s %8s %9s\n", "N",
+                               "K", "M", "ours_us", "TB/s", "TFLOP/s", "floor_us", "x_floor",
+                               "cublas_bf16", "cublas_fp8", "speedup", "host_us", "bf16_host");
   for (auto [n, k, m] : points) {
     Row row{n, k, m};
     std::vector<uint8_t> wq(size_t(n * k / 2)), ws(size_t(n * k / 32));
@@ -196,7 +212,7 @@ int main(int argc, char **argv) {
       x = floatToBf16(normal(rng));
     void *da = alloc(a.size() * 2), *dc = alloc(size_t(m * n * 2));
     (void)dev.copyToDevice(da, a.data(), a.size() * 2);
-    row.ours = timeIt([&] { return gemmA4W4(dev, nullptr, da, m, **prepared, dc); });
+    row.ours = timeIt([&] { return gemmA4W4(dev, nullptr, da, m, **prepared, dc); }, &row.oursHost);
     for (int64_t pre : pres.empty() ? std::vector<int64_t>{-1} : pres)
     for (int64_t st : stageList.empty() ? std::vector<int64_t>{0} : stageList)
     for (int64_t wg : wgs.empty() ? std::vector<int64_t>{0} : wgs)
@@ -257,7 +273,8 @@ int main(int argc, char **argv) {
     if (peer) {
       void *wb = alloc(size_t(n * k * 2));
       (void)dev.fill(wb, 0x3C, size_t(n * k * 2)); // bf16 ~0.0115
-      row.bf16 = timeIt([&] { return peer->gemmBf16(da, wb, dc, m, n, k, nullptr); });
+      row.bf16 =
+          timeIt([&] { return peer->gemmBf16(da, wb, dc, m, n, k, nullptr); }, &row.bf16Host);
       dev.free(wb);
       void *w8 = alloc(size_t(n * k)), *a8 = alloc(size_t(m * k));
       (void)dev.fill(w8, 0x30, size_t(n * k));
@@ -269,11 +286,11 @@ int main(int argc, char **argv) {
     dev.free(da);
     dev.free(dc);
     double floorUs = std::max(row.bytes / kHbmBytesPerS, row.flops / kBf16FlopsPerS) * 1e6;
-    llvm::outs() << llvm::format("%-6lld %-6lld %-5lld %9.1f %7.2f %8.1f %9.1f %7.2f %10.1f %9.1f %8.2f\n",
-                                 (long long)n, (long long)k, (long long)m, row.ours,
-                                 row.bytes / (row.ours * 1e-6) / 1e12,
-                                 row.flops / (row.ours * 1e-6) / 1e12, floorUs, row.ours / floorUs,
-                                 row.bf16, row.fp8, row.bf16 > 0 ? row.bf16 / row.ours : 0.0);
+    llvm::outs() << llvm::format(
+        "%-6lld %-6lld %-5lld %9.1f %7.2f %8.1f %9.1f %7.2f %10.1f %9.1f %8.2f %8.1f %9.1f\n",
+        (long long)n, (long long)k, (long long)m, row.ours, row.bytes / (row.ours * 1e-6) / 1e12,
+        row.flops / (row.ours * 1e-6) / 1e12, floorUs, row.ours / floorUs, row.bf16, row.fp8,
+        row.bf16 > 0 ? row.bf16 / row.ours : 0.0, row.oursHost, row.bf16Host);
     llvm::outs().flush();
     rows.push_back(row);
   }
@@ -288,9 +305,11 @@ int main(int argc, char **argv) {
       double floorUs = std::max(r.bytes / kHbmBytesPerS, r.flops / kBf16FlopsPerS) * 1e6;
       os << llvm::format("  {\"n\": %lld, \"k\": %lld, \"m\": %lld, \"ours_us\": %.2f, "
                          "\"cublas_bf16_us\": %.2f, \"cublas_fp8_us\": %.2f, \"floor_us\": %.2f, "
-                         "\"bytes\": %.0f, \"flops\": %.0f}%s\n",
+                         "\"bytes\": %.0f, \"flops\": %.0f, \"ours_host_us\": %.2f, "
+                         "\"cublas_bf16_host_us\": %.2f}%s\n",
                          (long long)r.n, (long long)r.k, (long long)r.m, r.ours, r.bf16, r.fp8,
-                         floorUs, r.bytes, r.flops, i + 1 < rows.size() ? "," : "");
+                         floorUs, r.bytes, r.flops, r.oursHost, r.bf16Host,
+                         i + 1 < rows.size() ? "," : "");
     }
     os << "]}\n";
   }
