@@ -198,7 +198,7 @@ constexpr GemmA4W4Tile decode(GemmA4W4Tile t) {
 // K loop x 8 splits in the same run (...-decode-bn64-sweep-5f1e89f.log).
 constexpr MeasuredTile kSm90Measured[] = {
     {8448, 7168, 1, 8, narrow(decode({8, 14, 0, false}))},
-    // 9 < M <= 32 on the image in two warpgroups (...-small-m-sweep-e8112a4.log;
+    // 8 < M <= 32 on the image in two warpgroups (...-small-m-sweep-e8112a4.log;
     // the inline BM 16 rule's time in parentheses): M = 9 / 16 21.1 / 21.4 us
     // (31.3 / 32.6), M = 20 / 32 24.1 / 24.1-24.3 (33.7; BM 128 x 2: 28.6-29.0).
     {8448, 7168, 9, 16, {16, 6, 0, true, 4, true}},
@@ -250,10 +250,11 @@ static constexpr int64_t kSm90Sms = 132;
 
 /// The rule's tile for 8 < M <= 32 with long K: the image at BM 16 / 32
 /// in two warpgroups, split so that two workgroups share each SM, on as
-/// many stages as two of them fit (at most a split's steps + 1). What the sweep found for 8448x7168
-/// (M = 16: 4 splits on 8 stages 22.6 us, 21.4 at best; M = 20: 4 on 6
-/// 24.8, 24.1 at best; the inline BM 16 rule: 32.6 / 33.7) and 7168x4224
-/// (M = 16: 3 on 8, 18.2; the rule: 21.2) (...-small-m-sweep-e8112a4.log).
+/// many stages as two of them fit (at most a split's steps + 1). What the
+/// sweep found for 8448x7168 (M = 16: 4 splits on 8 stages 22.6 us, 21.4 at
+/// best; M = 20: 4 on 6 24.8, 24.1 at best; the inline BM 16 rule: 32.6 /
+/// 33.7) and 7168x4224 (M = 16: 3 on 8, 18.2; the rule: 21.2)
+/// (...-small-m-sweep-e8112a4.log; other shapes: ...-small-m-rule-sweep-16a98f9.log).
 static GemmA4W4Tile sm90SmallBatchTile(int64_t n, int64_t k, int64_t m) {
   GemmA4W4Tile t;
   t.bm = m <= 16 ? 16 : 32;
