@@ -262,7 +262,12 @@ static GemmA4W4Tile sm90SmallBatchTile(int64_t n, int64_t k, int64_t m) {
   t.twoWarpgroups = true;
   const int64_t tiles = n / sm90::kTileRows, steps = k / 128;
   const int64_t want = (2 * kSm90Sms + tiles - 1) / tiles;
-  for (int64_t s = std::min<int64_t>({want, steps / 2, 16}); s > 1; --s)
+  // Two 256-thread workgroups a SM need <= 128 registers a thread; the
+  // split-K sum loads every slice at once, so registers grow with the
+  // splits: ptxas gives BM 32 128 at 7 splits, 144 at 8, 255 and spills at
+  // 16; BM 16 128 at 14, 144 at 16 (test/Target/ptx-sm90a-staged.test).
+  const int64_t maxSplits = t.bm == 16 ? 14 : 7;
+  for (int64_t s = std::min<int64_t>({want, steps / 2, maxSplits}); s > 1; --s)
     if (steps % s == 0) {
       t.splitK = s;
       break;
