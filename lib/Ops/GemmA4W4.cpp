@@ -248,6 +248,15 @@ constexpr MeasuredTile kSm90Measured[] = {
 /// SMs of the H200 the rules below were measured on.
 static constexpr int64_t kSm90Sms = 132;
 
+/// The most splits up to `most` that divide `steps` K steps evenly, at least
+/// two steps each; 1 if none does.
+static int64_t evenSplit(int64_t steps, int64_t most) {
+  for (int64_t s = std::min(most, steps / 2); s > 1; --s)
+    if (steps % s == 0)
+      return s;
+  return 1;
+}
+
 /// The rule's tile for 8 < M <= 32 with long K: the image at BM 16 / 32
 /// in two warpgroups, split so that two workgroups share each SM, on as
 /// many stages as two of them fit (at most a split's steps + 1). What the
@@ -266,12 +275,7 @@ static GemmA4W4Tile sm90SmallBatchTile(int64_t n, int64_t k, int64_t m) {
   // split-K sum loads every slice at once, so registers grow with the
   // splits: ptxas gives BM 32 128 at 7 splits, 144 at 8, 255 and spills at
   // 16; BM 16 128 at 14, 144 at 16 (test/Target/ptx-sm90a-staged.test).
-  const int64_t maxSplits = t.bm == 16 ? 14 : 7;
-  for (int64_t s = std::min<int64_t>({want, steps / 2, maxSplits}); s > 1; --s)
-    if (steps % s == 0) {
-      t.splitK = s;
-      break;
-    }
+  t.splitK = evenSplit(steps, std::min(want, t.bm == 16 ? int64_t(14) : int64_t(7)));
   // Stages past a split's steps + 1 would only hold shared memory.
   const int64_t perSm = (tiles * t.splitK + kSm90Sms - 1) / kSm90Sms;
   for (int64_t st = std::min<int64_t>(8, steps / t.splitK + 1); st >= 3 && !t.stages; --st)
@@ -368,12 +372,7 @@ static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m) {
   if (tiles <= sms && !(shortK && tiles >= sms / 2)) {
     // ~4 workgroups per SM.
     int64_t perSm = 4;
-    int64_t want = (perSm * sms + tiles - 1) / tiles;
-    for (int64_t s = std::min<int64_t>({want, steps / 2, 16}); s > 1; --s)
-      if (steps % s == 0) {
-        t.splitK = s;
-        break;
-      }
+    t.splitK = evenSplit(steps, std::min<int64_t>((perSm * sms + tiles - 1) / tiles, 16));
   }
   return t;
 }
