@@ -5,8 +5,9 @@
 //
 // Per point, on the same device and in the same run: our gemmA4W4 (inline
 // activation quantization included), cuBLAS BF16 on unquantized weights and
-// cuBLASLt FP8 e4m3. L2 is flushed (a 512 MiB memset) before every
-// repetition; times are CUDA-event medians. Prints us, effective TB/s and
+// cuBLASLt FP8 e4m3. L2 is flushed before every repetition (a 512 MiB
+// memset; --flush=clean also sweeps the dirty lines out: L2Flush.h); times
+// are CUDA-event medians. Prints us, effective TB/s and
 // TFLOP/s, the roofline floor max(bytes / 4.25 TB/s, FLOPs / 700 TFLOP/s)
 // and our ratio to it, the speedup over cuBLAS BF16, and the CPU time one
 // call takes the host (ours and cuBLAS BF16's; medians).
@@ -14,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CublasPeer.h"
+#include "L2Flush.h"
 #include "mxfp4/Ops/GemmA4W4.h"
 #include "mxfp4/Support/BF16.h"
 
@@ -81,6 +83,11 @@ static cl::opt<bool> wideScalesOpt(
     cl::desc("weight scales 2^-5..2^3 (some >= 2: the unfolded sm_90a kernels) instead of "
              "2^-11..2^-1 (as in real checkpoints)"),
     cl::init(false));
+static cl::opt<std::string>
+    flushOpt("flush",
+             cl::desc("before each repetition: memset (512 MiB, leaves the L2 dirty), clean "
+                      "(the memset, then a read-only sweep) or none (warm L2)"),
+             cl::init("memset"));
 static cl::opt<bool> peersOpt("peers", cl::desc("also time cuBLAS BF16 and FP8"), cl::init(true));
 
 static constexpr double kHbmBytesPerS = 4.25e12, kBf16FlopsPerS = 700e12;
@@ -157,8 +164,15 @@ int main(int argc, char **argv) {
     }
     return *p;
   };
-  const size_t flushBytes = size_t(512) << 20, wsBytes = size_t(64) << 20;
-  void *flush = alloc(flushBytes), *workspace = alloc(wsBytes);
+  const std::optional<bench::FlushMode> flushMode = bench::parseFlushMode(flushOpt);
+  if (!flushMode)
+    return fail("--flush=" + flushOpt + ": expected memset, clean or none");
+  auto flushOr = bench::L2Flush::create(dev, *flushMode);
+  if (!flushOr)
+    return fail(flushOr.takeError().message());
+  bench::L2Flush &flush = **flushOr;
+  const size_t wsBytes = size_t(64) << 20;
+  void *workspace = alloc(wsBytes);
   std::mt19937_64 rng(12345);
   // Device time: the median of `reps` event-timed calls, each after the L2
   // flush (whose memset hides the host's work on the call). `hostUs`, if
@@ -172,7 +186,10 @@ int main(int argc, char **argv) {
       }
     std::vector<double> ms, host;
     for (unsigned r = 0; r < reps; ++r) {
-      (void)dev.fill(flush, uint8_t(r), flushBytes);
+      if (Error e = flush.run(uint8_t(r))) {
+        llvm::errs() << "mxfp4-bench: L2 flush: " << e.message() << "\n";
+        return -1;
+      }
       auto t = dev.time([&] {
         auto t0 = std::chrono::steady_clock::now();
         Error e = launch();
@@ -193,6 +210,7 @@ int main(int argc, char **argv) {
   };
 
   std::vector<Row> rows;
+  llvm::outs() << "L2 flush before each repetition: " << bench::toString(*flushMode) << "\n";
   llvm::outs() << llvm::format("%-6s %-6s %-5s %9s %7s %8s %9s %7s %10s %9s %8s %8s %9s\n", "N",
                                "K", "M", "ours_us", "TB/s", "TFLOP/s", "floor_us", "x_floor",
                                "cublas_bf16", "cublas_fp8", "speedup", "host_us", "bf16_host");
@@ -299,7 +317,8 @@ int main(int argc, char **argv) {
     llvm::raw_fd_ostream os(json, ec);
     if (ec)
       return fail("cannot write " + json + ": " + ec.message());
-    os << "{\"device\": \"" << dev.name() << "\", \"reps\": " << reps << ", \"points\": [\n";
+    os << "{\"device\": \"" << dev.name() << "\", \"reps\": " << reps << ", \"flush\": \""
+       << bench::toString(*flushMode) << "\", \"points\": [\n";
     for (size_t i = 0; i < rows.size(); ++i) {
       const Row &r = rows[i];
       double floorUs = std::max(r.bytes / kHbmBytesPerS, r.flops / kBf16FlopsPerS) * 1e6;
@@ -313,7 +332,6 @@ int main(int argc, char **argv) {
     }
     os << "]}\n";
   }
-  dev.free(flush);
   dev.free(workspace);
   return 0;
 }
