@@ -70,8 +70,6 @@ std::optional<FlushMode> parseFlushMode(std::string_view name) {
     return FlushMode::Memset;
   if (name == "clean")
     return FlushMode::Clean;
-  if (name == "none")
-    return FlushMode::None;
   return std::nullopt;
 }
 
@@ -81,16 +79,12 @@ std::string_view toString(FlushMode mode) {
     return "memset";
   case FlushMode::Clean:
     return "clean";
-  case FlushMode::None:
-    return "none";
   }
   return "?";
 }
 
 Expected<std::unique_ptr<L2Flush>> L2Flush::create(Device &dev, FlushMode mode) {
   std::unique_ptr<L2Flush> f(new L2Flush(dev, mode));
-  if (mode == FlushMode::None)
-    return f;
   if (mode == FlushMode::Clean && dev.driver() != "cuda")
     return makeError("--flush=clean sweeps the L2 with a PTX kernel: CUDA devices only");
   auto buffer = dev.alloc(kMemsetBytes);
@@ -112,8 +106,6 @@ L2Flush::~L2Flush() {
 }
 
 Error L2Flush::run(uint8_t salt) {
-  if (mode == FlushMode::None)
-    return Error::success();
   if (Error e = dev->fill(buffer, salt, kMemsetBytes))
     return e;
   if (mode == FlushMode::Memset)

@@ -85,8 +85,8 @@ static cl::opt<bool> wideScalesOpt(
     cl::init(false));
 static cl::opt<std::string>
     flushOpt("flush",
-             cl::desc("before each repetition: memset (512 MiB, leaves the L2 dirty), clean "
-                      "(the memset, then a read-only sweep) or none (warm L2)"),
+             cl::desc("before each repetition: memset (512 MiB, leaves the L2 dirty) or clean "
+                      "(the memset, then a read-only sweep)"),
              cl::init("memset"));
 static cl::opt<bool> peersOpt("peers", cl::desc("also time cuBLAS BF16 and FP8"), cl::init(true));
 
@@ -144,6 +144,9 @@ int main(int argc, char **argv) {
         for (int64_t m : parseList(mOpt))
           points.push_back({n, k, m});
   }
+  const std::optional<bench::FlushMode> flushMode = bench::parseFlushMode(flushOpt);
+  if (!flushMode)
+    return fail("--flush=" + flushOpt + ": expected memset or clean");
   auto devOr = Device::open();
   if (!devOr)
     return fail(devOr.takeError().message());
@@ -164,9 +167,6 @@ int main(int argc, char **argv) {
     }
     return *p;
   };
-  const std::optional<bench::FlushMode> flushMode = bench::parseFlushMode(flushOpt);
-  if (!flushMode)
-    return fail("--flush=" + flushOpt + ": expected memset, clean or none");
   auto flushOr = bench::L2Flush::create(dev, *flushMode);
   if (!flushOr)
     return fail(flushOr.takeError().message());
