@@ -271,11 +271,10 @@ static GemmA4W4Tile sm90SmallBatchTile(int64_t n, int64_t k, int64_t m) {
   t.twoWarpgroups = true;
   const int64_t tiles = n / sm90::kTileRows, steps = k / 128;
   const int64_t want = (2 * kSm90Sms + tiles - 1) / tiles;
-  // Two 256-thread workgroups a SM need <= 128 registers a thread; the
-  // split-K sum loads every slice at once, so registers grow with the
-  // splits: ptxas gives BM 32 128 at 7 splits, 144 at 8, 255 and spills at
-  // 16; BM 16 128 at 14, 144 at 16 (test/Target/ptx-sm90a-staged.test).
-  t.splitK = evenSplit(steps, std::min(want, t.bm == 16 ? int64_t(14) : int64_t(7)));
+  // At most 16 splits: the workspace sum's loads come a group at a time
+  // (66-80 registers at any split count: test/Target/ptx-sm90a-staged.test),
+  // but each split past that adds a slice to read back for few workgroups.
+  t.splitK = evenSplit(steps, std::min<int64_t>(want, 16));
   // Stages past a split's steps + 1 would only hold shared memory.
   const int64_t perSm = (tiles * t.splitK + kSm90Sms - 1) / kSm90Sms;
   for (int64_t st = std::min<int64_t>(8, steps / t.splitK + 1); st >= 3 && !t.stages; --st)

@@ -241,7 +241,8 @@ TEST_F(Gemm, SplitKIsRepeatableAndAgreesWithNoSplit) {
   // leaves its counters zero: repeated calls on one PreparedWeight give the
   // same answer as the unsplit kernel, and the same bits, also after the
   // scratch grew for a larger M; BM 128 sums up to 8 splits in a cluster (2
-  // and 8 workgroups), the others in the global workspace.
+  // and 8 workgroups), the others in the global workspace (past 64 f32
+  // of loaded slices a thread, a group of slices at a time in a loop).
   OPEN_DEVICE_OR_SKIP(dev);
   const int64_t n = 1536, k = 7168;
   HostWeights w = randomWeights(rng, n, k);
@@ -256,6 +257,11 @@ TEST_F(Gemm, SplitKIsRepeatableAndAgreesWithNoSplit) {
                                    {200, 128, 9, false} /* BM 128 in the workspace */,
                                    {130, 128, 3, false} /* 56 steps: 18, 19, 19 */,
                                    {32, 32, 8, true},
+                                   // The workspace sum a group of slices at a time (Sm90Store.cpp):
+                                   // whole groups and a tail; only groups; 26 slices, BM 16.
+                                   {20, 32, 8, true},
+                                   {32, 32, 14, true},
+                                   {13, 16, 28, true},
                                    {600, 256, 2, false},
                                    {300, 256, 5, false},
                                    {500, 192, 3, false},

@@ -152,12 +152,12 @@ TEST(TileTable, SmallBatchesOnTheImage) {
   for (Want w : {Want{7168, 7168, 12, 16, 4, 8}, // 56 tiles: want 5, 4 divides 56 steps
                  {7168, 7168, 9, 16, 4, 8},
                  {8448, 4224, 16, 16, 3, 8}, // 66 tiles, 33 steps
-                 // BM 32 splits at most 7 ways (registers: see the rule); 32
-                 // steps: 4 splits, 128 workgroups, one a SM on 8 stages.
-                 {4096, 4096, 24, 32, 4, 8},
-                 {2048, 7168, 24, 32, 7, 8},
-                 {4096, 14336, 24, 32, 7, 6},   // 224 workgroups: 2 a SM on 6 stages
-                 {1024, 8192, 24, 32, 4, 8}}) { // 16 splits spilled; 7 and 5 do not divide 64
+                 // At most 16 splits; 32 steps: 8 splits, 256 workgroups, two a
+                 // SM on 5 stages (a split's 4 steps + 1).
+                 {4096, 4096, 24, 32, 8, 5},
+                 {2048, 7168, 24, 32, 14, 5},
+                 {4096, 14336, 24, 32, 8, 6},    // 256 workgroups: 2 a SM on 6 stages
+                 {1024, 8192, 24, 32, 16, 5}}) { // 64 steps: 16 splits of 4
     SCOPED_TRACE(testing::Message() << "N=" << w.n << " K=" << w.k << " M=" << w.m);
     GemmA4W4Tile t = selectGemmA4W4Tile(Arch::SM90A, w.n, w.k, w.m);
     EXPECT_TRUE(t.preQuantize);

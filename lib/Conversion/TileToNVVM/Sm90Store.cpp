@@ -135,6 +135,59 @@ static Value sumInSplitOrder(ImplicitLocOpBuilder &b, int64_t splits,
   return total;
 }
 
+/// f32 registers the workspace sum may fill with loaded slices at once.
+/// ptxas issues an unrolled sum's loads together, so its registers grow with
+/// the split count (BM 32 in two warpgroups: 128 at 7 splits, 238 at 14,
+/// spills at 16); past this the slices are summed a group at a time in a loop.
+static constexpr int64_t kSliceSumFloats = 64;
+
+/// The split-K sum of the tile's last split: slices 0..splits-2 of the
+/// workspace (`slice(s, q)` loads vector q of split s), then `own`, in split
+/// order, so grouping the loads does not change a bit of the result.
+static SmallVector<Value> sumSlices(ImplicitLocOpBuilder &b, int64_t splits, ArrayRef<Value> own,
+                                    llvm::function_ref<Value(Value s, int64_t q)> slice) {
+  const int64_t nVec = int64_t(own.size());
+  auto sliceAt = [&](int64_t s) { return arith::ConstantIntOp::create(b, s, 64).getResult(); };
+  const int64_t group = std::max<int64_t>(1, kSliceSumFloats / (4 * nVec));
+  SmallVector<Value> totals;
+  if (splits - 1 <= group) {
+    for (int64_t q = 0; q < nVec; ++q)
+      totals.push_back(sumInSplitOrder(b, splits, [&](int64_t s) -> Value {
+        return s == splits - 1 ? own[q] : slice(sliceAt(s), q);
+      }));
+    return totals;
+  }
+  auto addSlice = [&](MutableArrayRef<Value> sum, Value s) {
+    for (int64_t q = 0; q < nVec; ++q)
+      sum[q] = arith::AddFOp::create(b, sum[q], slice(s, q));
+  };
+  for (int64_t q = 0; q < nVec; ++q)
+    totals.push_back(slice(sliceAt(0), q));
+  // Slices 1..splits-2: whole groups in a loop, the rest after it. The
+  // loop's trip count comes from the grid (its z is the split count) so
+  // that LLVM does not unroll it back into one batch of loads.
+  const int64_t middle = splits - 2, loops = middle / group;
+  Value runtimeLoops = arith::DivUIOp::create(
+      b, idxAdd(b, gpu::GridDimOp::create(b, gpu::Dimension::z), -2), idxConst(b, group));
+  auto loop = scf::ForOp::create(b, idxConst(b, 0), runtimeLoops, idxConst(b, 1), totals);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> sum(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
+    Value first = arith::IndexCastUIOp::create(
+        b, b.getI64Type(), idxAdd(b, idxMul(b, loop.getInductionVar(), group), 1));
+    for (int64_t j = 0; j < group; ++j)
+      addSlice(sum, arith::AddIOp::create(b, first, sliceAt(j)));
+    scf::YieldOp::create(b, sum);
+  }
+  totals.assign(loop.getResults().begin(), loop.getResults().end());
+  for (int64_t s = 1 + loops * group; s <= middle; ++s)
+    addSlice(totals, sliceAt(s));
+  for (int64_t q = 0; q < nVec; ++q)
+    totals[q] = arith::AddFOp::create(b, totals[q], own[q]);
+  return totals;
+}
+
 LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op) {
   auto acc = accumulators.find(op.getValue());
   if (acc == accumulators.end())
@@ -243,15 +296,10 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   arrive(b, counters, tileIdx);
   b.setInsertionPointToStart(role.thenBlock());
   waitForArrivals(b, counters, tileIdx, splits - 1);
-  SmallVector<Value> totals;
-  for (int64_t q = 0; q < nVec; ++q) {
-    totals.push_back(sumInSplitOrder(b, splits, [&](int64_t s) -> Value {
-      if (s == splits - 1)
-        return acc->second[q];
-      Value slice = arith::ConstantIntOp::create(b, s, 64);
-      return LLVM::LoadOp::create(b, v4f32, unitPtr(slice, q), /*alignment=*/16);
-    }));
-  }
+  SmallVector<Value> totals =
+      sumSlices(b, splits, acc->second, [&](Value slice, int64_t q) -> Value {
+        return LLVM::LoadOp::create(b, v4f32, unitPtr(slice, q), /*alignment=*/16);
+      });
   forEachElement(totals, storeOut);
   return success();
 }
