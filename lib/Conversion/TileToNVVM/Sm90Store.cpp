@@ -135,25 +135,28 @@ static Value sumInSplitOrder(ImplicitLocOpBuilder &b, int64_t splits,
   return total;
 }
 
-/// f32 registers the workspace sum may fill with loaded slices at once.
-/// ptxas issues an unrolled sum's loads together, so its registers grow with
-/// the split count (BM 32 in two warpgroups: 128 at 7 splits, 238 at 14,
-/// spills at 16); past this the slices are summed a group at a time in a loop.
-static constexpr int64_t kSliceSumFloats = 64;
+/// f32 registers a thread's workspace sum may fill with loaded slices at
+/// once. ptxas issues an unrolled sum's loads together, so its registers
+/// grow with the split count (BM 32 in two warpgroups: 128 at 7 splits, 238
+/// at 14, spills at 16); past the budget the slices come a group at a time,
+/// in a loop. Tight where another workgroup could share the SM (two of 256
+/// threads need <= 128 registers), looser where none can.
+static constexpr int64_t kSliceSumFloatsShared = 64, kSliceSumFloatsAlone = 112;
 
 /// The split-K sum of the tile's last split: slices 0..splits-2 of the
 /// workspace (`slice(s, q)` loads vector q of split s), then `own`, in split
 /// order, so grouping the loads does not change a bit of the result.
-static SmallVector<Value> sumSlices(ImplicitLocOpBuilder &b, int64_t splits, ArrayRef<Value> own,
+static SmallVector<Value> sumSlices(ImplicitLocOpBuilder &b, int64_t splits, int64_t budgetFloats,
+                                    ArrayRef<Value> own,
                                     llvm::function_ref<Value(Value s, int64_t q)> slice) {
-  const int64_t nVec = int64_t(own.size());
+  const int64_t nVec = int64_t(own.size()), slices = splits - 1;
   auto sliceAt = [&](int64_t s) { return arith::ConstantIntOp::create(b, s, 64).getResult(); };
-  const int64_t group = std::max<int64_t>(1, kSliceSumFloats / (4 * nVec));
+  const int64_t group = std::max<int64_t>(1, budgetFloats / (4 * nVec));
   SmallVector<Value> totals;
-  if (splits - 1 <= group) {
+  if (slices <= group) {
     for (int64_t q = 0; q < nVec; ++q)
       totals.push_back(sumInSplitOrder(b, splits, [&](int64_t s) -> Value {
-        return s == splits - 1 ? own[q] : slice(sliceAt(s), q);
+        return s == slices ? own[q] : slice(sliceAt(s), q);
       }));
     return totals;
   }
@@ -161,27 +164,30 @@ static SmallVector<Value> sumSlices(ImplicitLocOpBuilder &b, int64_t splits, Arr
     for (int64_t q = 0; q < nVec; ++q)
       sum[q] = arith::AddFOp::create(b, sum[q], slice(s, q));
   };
-  for (int64_t q = 0; q < nVec; ++q)
-    totals.push_back(slice(sliceAt(0), q));
-  // Slices 1..splits-2: whole groups in a loop, the rest after it. The
-  // loop's trip count comes from the grid (its z is the split count) so
-  // that LLVM does not unroll it back into one batch of loads.
-  const int64_t middle = splits - 2, loops = middle / group;
+  // From -0.0, the identity of IEEE addition (-0 + x is x for every x, a
+  // zero's sign included): whole groups in a loop, the rest after it. The
+  // trip count comes from the grid (its z is the split count) so that LLVM
+  // does not unroll the loop back into one batch of loads.
+  auto v4f32 = VectorType::get({4}, b.getF32Type());
+  Value negZero = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(v4f32, APFloat::getZero(APFloat::IEEEsingle(), /*Negative=*/true)));
+  totals.assign(nVec, negZero);
+  const int64_t loops = slices / group;
   Value runtimeLoops = arith::DivUIOp::create(
-      b, idxAdd(b, gpu::GridDimOp::create(b, gpu::Dimension::z), -2), idxConst(b, group));
+      b, idxAdd(b, gpu::GridDimOp::create(b, gpu::Dimension::z), -1), idxConst(b, group));
   auto loop = scf::ForOp::create(b, idxConst(b, 0), runtimeLoops, idxConst(b, 1), totals);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     SmallVector<Value> sum(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
-    Value first = arith::IndexCastUIOp::create(
-        b, b.getI64Type(), idxAdd(b, idxMul(b, loop.getInductionVar(), group), 1));
+    Value first =
+        arith::IndexCastUIOp::create(b, b.getI64Type(), idxMul(b, loop.getInductionVar(), group));
     for (int64_t j = 0; j < group; ++j)
       addSlice(sum, arith::AddIOp::create(b, first, sliceAt(j)));
     scf::YieldOp::create(b, sum);
   }
   totals.assign(loop.getResults().begin(), loop.getResults().end());
-  for (int64_t s = 1 + loops * group; s <= middle; ++s)
+  for (int64_t s = loops * group; s < slices; ++s)
     addSlice(totals, sliceAt(s));
   for (int64_t q = 0; q < nVec; ++q)
     totals[q] = arith::AddFOp::create(b, totals[q], own[q]);
@@ -296,8 +302,10 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   arrive(b, counters, tileIdx);
   b.setInsertionPointToStart(role.thenBlock());
   waitForArrivals(b, counters, tileIdx, splits - 1);
-  SmallVector<Value> totals =
-      sumSlices(b, splits, acc->second, [&](Value slice, int64_t q) -> Value {
+  SmallVector<Value> totals = sumSlices(
+      b, splits,
+      sm90::workgroupsPerSm(cfg.shared()) >= 2 ? kSliceSumFloatsShared : kSliceSumFloatsAlone,
+      acc->second, [&](Value slice, int64_t q) -> Value {
         return LLVM::LoadOp::create(b, v4f32, unitPtr(slice, q), /*alignment=*/16);
       });
   forEachElement(totals, storeOut);
