@@ -39,6 +39,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 using namespace mlir;
 using namespace mxfp4;
@@ -46,7 +47,10 @@ using namespace mxfp4::nv;
 
 /// K steps whose weights are in flight per warp: 2 x 8 KiB a BN 128
 /// workgroup, enough to cover DRAM latency at decode's 3-4 workgroups per SM.
-static constexpr int64_t kAhead = 2;
+static int64_t decodeAhead() {
+  const char *e = std::getenv("MXFP4_DECODE_AHEAD"); // EXPERIMENT
+  return e ? std::atoi(e) : 2;
+}
 /// Activation chunks (16-byte loads) a thread has in flight while the
 /// prologue quantizes. At 8 the 8 steps of BM 8 x 7 splits (8448x7168)
 /// spilled under the 72-register cap and ptxas serialized the wgmmas
@@ -94,6 +98,7 @@ LogicalResult Sm90Emitter::lowerDecodeKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
         step = mapping.lookup(loop.getStep());
   Value steps = arith::DivUIOp::create(b, arith::SubIOp::create(b, ub, lb), step);
   Value last = idxAdd(b, steps, -1);
+  const int64_t kAhead = std::min(decodeAhead(), cfg.decodeSteps);
   auto fetch = [&](Value st) {
     return fetchWeights(b, loop, weight, scales, arith::MinUIOp::create(b, st, last));
   };

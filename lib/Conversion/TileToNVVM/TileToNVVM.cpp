@@ -14,6 +14,7 @@
 #include "mxfp4/Conversion/KernelOutlining.h"
 #include "mxfp4/Dialect/Tile/TilePasses.h"
 
+#include <cstdlib>
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -247,7 +248,7 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
     // not serialized; 64 serializes them, C7512, as 72 does BM 16's):
     // seven workgroups per SM instead of six.
     if (cfg.bm <= 16 && cfg.bk == 128)
-      cfg.maxRegisters = cfg.bm <= 8 && cfg.bn == sm90::kNarrowTileRows ? 72 : 128;
+      cfg.maxRegisters = cfg.bm <= 8 && cfg.bn == sm90::kNarrowTileRows ? (std::getenv("MXFP4_DECODE_AHEAD") && std::atoi(std::getenv("MXFP4_DECODE_AHEAD")) > 2 ? 80 : 72) : 128;
   }
   if (auto tiles = kernel->getAttrOfType<IntegerAttr>(tile::kPersistentAttr)) {
     cfg.persistentTilesX = tiles.getInt();
