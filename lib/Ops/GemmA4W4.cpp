@@ -259,17 +259,19 @@ static int64_t evenSplit(int64_t steps, int64_t most) {
 
 /// The rule's tile for 8 < M <= 32 with long K: the image at BM 16 / 32
 /// in two warpgroups, split over K. Where one workgroup a SM gives each
-/// split 7 to 16 K steps, one wave of them on 8 stages (which also keeps a
-/// second BM 32 workgroup off each SM: the grid would not spread evenly);
+/// split at most 16 K steps, one wave of them on 8 stages (which also keeps
+/// a second BM 32 workgroup off each SM: the grid would not spread evenly);
 /// else split so that two workgroups share each SM, on as many stages as two
 /// of them fit (at most a split's steps + 1). One wave, M = 24
 /// (...-small-batch-splits-sweep-7fb7940.log, ...-2bf3023.log): 4096x4096 4
 /// splits 14.0 us against 14.9 for 8 two a SM; 2048x7168 8 splits 13.5, 14
-/// two a SM 16.2-16.5; 1024x8192 8 splits 13.2, 16 splits of 4 steps
-/// 13.7-14.5. Two a SM: 4096x14336 (28 steps a wave) 7 splits 25.3-25.5,
-/// one wave 26.3; 8448x7168 (M = 16: 4 splits on 8 stages 22.6 us, 21.4 at
-/// best; M = 20: 4 on 6 24.8, 24.1 at best; the inline BM 16 rule: 32.6 /
-/// 33.7) and 7168x4224 (M = 16: 3 on 8, 18.2; the rule: 21.2)
+/// two a SM 16.2-16.5; 1024x8192 16 splits 13.7-13.8 on 8 stages, 14.5-14.6
+/// on 5 (8 splits of 8 steps: 13.2-13.6, but 4096x2048 M = 16 in 2 splits of
+/// 8 took 12.0 against 10.5 for 4 of 4: ...-small-batch-rule-bench-5db4e46.log).
+/// Two a SM: 4096x14336 (28 steps a wave) 7 splits 25.3-25.5, one wave 26.3;
+/// 8448x7168 (M = 16: 4 splits on 8 stages 22.6 us, 21.4 at best; M = 20: 4
+/// on 6 24.8, 24.1 at best; the inline BM 16 rule: 32.6 / 33.7) and
+/// 7168x4224 (M = 16: 3 on 8, 18.2; the rule: 21.2)
 /// (...-small-m-sweep-e8112a4.log, ...-small-m-rule-sweep-16a98f9.log).
 static GemmA4W4Tile sm90SmallBatchTile(int64_t n, int64_t k, int64_t m) {
   GemmA4W4Tile t;
@@ -277,7 +279,7 @@ static GemmA4W4Tile sm90SmallBatchTile(int64_t n, int64_t k, int64_t m) {
   t.preQuantize = true;
   t.twoWarpgroups = true;
   const int64_t tiles = n / sm90::kTileRows, steps = k / 128;
-  const int64_t oneWave = evenSplit(steps, std::min(kSm90Sms / tiles, steps / 7));
+  const int64_t oneWave = evenSplit(steps, kSm90Sms / tiles);
   if (oneWave > 1 && steps / oneWave <= 16) {
     t.splitK = oneWave;
     t.stages = 8;

@@ -228,7 +228,7 @@ TEST_F(Gemm, RaggedM) {
   for (int64_t m : {1, 2, 3, 5, 9, 15, 17, 31, 33, 63, 65, 100, 127, 129, 2047})
     checkPoint(dev, rng, seed, 1536, 768, m, 48, /*print=*/false);
   // Long K, 8 < M <= 32: the rule's BM 16 / 32 image tiles in two
-  // warpgroups (one wave: 2 splits on 8 stages), and the table's 8448x7168
+  // warpgroups (one wave: 4 splits on 8 stages), and the table's 8448x7168
   // entries of M = 9..16 and 17..32 (6 and 4 splits).
   for (int64_t m : {9, 16, 17, 31})
     checkPoint(dev, rng, seed, 4096, 2048, m, 48, /*print=*/false);

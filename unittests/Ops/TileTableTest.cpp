@@ -152,13 +152,13 @@ TEST(TileTable, SmallBatchesOnTheImage) {
   for (Want w : {Want{7168, 7168, 12, 16, 4, 8}, // 56 tiles: want 5, 4 divides 56 steps
                  {7168, 7168, 9, 16, 4, 8},
                  {8448, 4224, 16, 16, 3, 8}, // 66 tiles, 33 steps
-                 // One wave on 8 stages where each split gets 7 to 16 steps:
-                 // 32 tiles x 4 splits of 8 steps; 16 x 8 of 7; 8 x 8 of 8
-                 // (not 16 of 4); 32 x 2 of 8.
+                 // One wave on 8 stages where each split gets <= 16 steps: 32
+                 // tiles x 4 splits of 8 steps; 16 x 8 of 7; 8 x 16 of 4; 32 x 4
+                 // of 4.
                  {4096, 4096, 24, 32, 4, 8},
                  {2048, 7168, 24, 32, 8, 8},
-                 {1024, 8192, 24, 32, 8, 8},
-                 {4096, 2048, 16, 16, 2, 8},
+                 {1024, 8192, 24, 32, 16, 8},
+                 {4096, 2048, 16, 16, 4, 8},
                  // Four splits of 28 steps: two a SM instead, 256 workgroups
                  // on 6 stages.
                  {4096, 14336, 24, 32, 8, 6}}) {

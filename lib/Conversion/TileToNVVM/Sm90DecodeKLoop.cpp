@@ -6,7 +6,7 @@
 // puts a thread's 16 bytes of a 16-row tile's 128-K chunk at 16-byte unit
 // (tile * K/128 + chunk) * 64 + h * 32 + lane, and its scale word at
 // (group * K/128 + chunk) * 32 + lane, Kernels/Sm90Pipeline.h) straight
-// from global memory into registers, kAhead K steps ahead; and the
+// from global memory into registers, up to kMaxAhead K steps ahead; and the
 // workgroup quantizes the activations of all its K steps first, each step
 // into its own buffer (BM x BK bf16, a few KiB at decode's BM).
 //
@@ -39,7 +39,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 using namespace mlir;
 using namespace mxfp4;
@@ -47,10 +46,14 @@ using namespace mxfp4::nv;
 
 /// K steps whose weights are in flight per warp: 2 x 8 KiB a BN 128
 /// workgroup, enough to cover DRAM latency at decode's 3-4 workgroups per SM.
-static int64_t decodeAhead() {
-  const char *e = std::getenv("MXFP4_DECODE_AHEAD"); // EXPERIMENT
-  return e ? std::atoi(e) : 2;
-}
+/// K steps whose weights are in flight per warp (at most; fewer when the
+/// workgroup has fewer steps): with the table's 3-4 steps a split, every
+/// step's weights start before the activations are quantized. Against 2
+/// ahead, 0.2-0.8 us faster at every decode point of the seed (8448x7168 M =
+/// 8 20.2-20.4 -> 19.5 us), at an 80-register cap (TileToNVVM.cpp; at 72 the
+/// fourth step spilled and ptxas serialized the wgmmas, C7512):
+/// docs/results/2026-12-02-h200-decode-ahead-sweep-5db4e46.log.
+static constexpr int64_t kMaxAhead = 4;
 /// Activation chunks (16-byte loads) a thread has in flight while the
 /// prologue quantizes. At 8 the 8 steps of BM 8 x 7 splits (8448x7168)
 /// spilled under the 72-register cap and ptxas serialized the wgmmas
@@ -98,7 +101,7 @@ LogicalResult Sm90Emitter::lowerDecodeKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
         step = mapping.lookup(loop.getStep());
   Value steps = arith::DivUIOp::create(b, arith::SubIOp::create(b, ub, lb), step);
   Value last = idxAdd(b, steps, -1);
-  const int64_t kAhead = std::min(decodeAhead(), cfg.decodeSteps);
+  const int64_t kAhead = std::min(kMaxAhead, cfg.decodeSteps);
   auto fetch = [&](Value st) {
     return fetchWeights(b, loop, weight, scales, arith::MinUIOp::create(b, st, last));
   };

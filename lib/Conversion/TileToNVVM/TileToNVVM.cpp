@@ -14,7 +14,6 @@
 #include "mxfp4/Conversion/KernelOutlining.h"
 #include "mxfp4/Dialect/Tile/TilePasses.h"
 
-#include <cstdlib>
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -244,11 +243,12 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
     // BM 8 / 16 x BK 128: four 128-thread workgroups per SM (decode's
     // split-K grids fill one wave with four) at the cost of a spilled word;
     // larger tiles hold too many registers in flight for that cap. BM 8 x
-    // BN 64 needs 80 and fits 72 (no spill at the table's 3-4 steps, wgmmas
-    // not serialized; 64 serializes them, C7512, as 72 does BM 16's):
-    // seven workgroups per SM instead of six.
+    // BN 64 with four K steps of weights in flight (Sm90DecodeKLoop.cpp)
+    // fits 80 with no spill (six workgroups a SM); at 72 the fourth step
+    // spilled and ptxas serialized the wgmmas (C7512), and two steps ahead
+    // at 72 (seven a SM) ran 2-4 % slower.
     if (cfg.bm <= 16 && cfg.bk == 128)
-      cfg.maxRegisters = cfg.bm <= 8 && cfg.bn == sm90::kNarrowTileRows ? (std::getenv("MXFP4_DECODE_AHEAD") && std::atoi(std::getenv("MXFP4_DECODE_AHEAD")) > 2 ? 80 : 72) : 128;
+      cfg.maxRegisters = cfg.bm <= 8 && cfg.bn == sm90::kNarrowTileRows ? 80 : 128;
   }
   if (auto tiles = kernel->getAttrOfType<IntegerAttr>(tile::kPersistentAttr)) {
     cfg.persistentTilesX = tiles.getInt();
