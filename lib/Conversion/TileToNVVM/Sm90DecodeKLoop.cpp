@@ -56,9 +56,10 @@ using namespace mxfp4::nv;
 static constexpr int64_t kMaxAhead = 4;
 /// Activation chunks (16-byte loads) a thread has in flight while the
 /// prologue quantizes. At 8 the 8 steps of BM 8 x 7 splits (8448x7168)
-/// spilled under the 72-register cap and ptxas serialized the wgmmas
-/// (C7512); at 4 they do not, and the table's tiles (3-4 steps) ran the
-/// same (docs/results/2026-12-02-h200-decode-batch4-sweep-bae3467.log).
+/// spilled under the then 72-register cap and ptxas serialized the wgmmas
+/// (C7512); at 4 they do not (nor under today's 80 with four steps ahead),
+/// and the table's tiles (3-4 steps) ran the same
+/// (docs/results/2026-12-02-h200-decode-batch4-sweep-bae3467.log).
 static constexpr int64_t kBatchChunks = 4;
 /// K steps up to which the decode loop of BN 64 x BK 128 is unrolled whole.
 static constexpr int64_t kMaxUnrolledSteps = 16;
