@@ -241,8 +241,8 @@ TEST_F(Gemm, SplitKIsRepeatableAndAgreesWithNoSplit) {
   // leaves its counters zero: repeated calls on one PreparedWeight give the
   // same answer as the unsplit kernel, and the same bits, also after the
   // scratch grew for a larger M; BM 128 sums up to 8 splits in a cluster (2
-  // and 8 workgroups), the others in the global workspace (past 64 f32
-  // of loaded slices a thread, a group of slices at a time in a loop).
+  // and 8 workgroups), the others in the global workspace (past a
+  // register budget of loaded slices, a group of them at a time in a loop).
   OPEN_DEVICE_OR_SKIP(dev);
   const int64_t n = 1536, k = 7168;
   HostWeights w = randomWeights(rng, n, k);

@@ -44,8 +44,6 @@ using namespace mlir;
 using namespace mxfp4;
 using namespace mxfp4::nv;
 
-/// K steps whose weights are in flight per warp: 2 x 8 KiB a BN 128
-/// workgroup, enough to cover DRAM latency at decode's 3-4 workgroups per SM.
 /// K steps whose weights are in flight per warp (at most; fewer when the
 /// workgroup has fewer steps): with the table's 3-4 steps a split, every
 /// step's weights start before the activations are quantized. Against 2
