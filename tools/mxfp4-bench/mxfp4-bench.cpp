@@ -32,7 +32,12 @@
 using namespace mxfp4;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> presetOpt("preset", cl::desc("seed-dense: the seed's 24 points"), cl::init(""));
+static cl::opt<std::string>
+    presetOpt("preset",
+              cl::desc("seed-dense: the seed's 24 points; model-dense: the dense shapes of "
+                       "DeepSeek-R1 FP4, Kimi-K3 and AITER's dense tests beyond the seed's, at the "
+                       "seed's M"),
+              cl::init(""));
 static cl::opt<std::string> nOpt("n", cl::desc("comma-separated N"), cl::init("8448"));
 static cl::opt<std::string> kOpt("k", cl::desc("comma-separated K"), cl::init("7168"));
 static cl::opt<std::string> mOpt("m", cl::desc("comma-separated M"), cl::init("1,16,128"));
@@ -134,10 +139,23 @@ int main(int argc, char **argv) {
                              qbms = parseList(qbmOpt), decs = parseList(decOpt),
                              sks = parseList(skOpt), splitMs = parseList(splitMOpt);
   std::vector<std::array<int64_t, 3>> points;
-  if (presetOpt == "seed-dense") {
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{8448, 7168}, {7168, 4224}, {1536, 7168}, {7168, 768}})
+  using Shape = std::pair<int64_t, int64_t>;
+  // ../shared/reference/semantics.md section 8: (N, K) of dense FP4 layers.
+  const std::vector<Shape> seedShapes{{8448, 7168}, {7168, 4224}, {1536, 7168}, {7168, 768}};
+  const std::vector<Shape> modelShapes{// DeepSeek-R1 FP4 (dsv3_a4w4_blockscale)
+                                       {7168, 4608},
+                                       {9216, 7168},
+                                       // Kimi-K3
+                                       {3584, 7168},
+                                       {7168, 3584},
+                                       // AITER's dense tests
+                                       {1536, 4224}};
+  if (presetOpt == "seed-dense" || presetOpt == "model-dense") {
+    for (auto [n, k] : presetOpt == "seed-dense" ? seedShapes : modelShapes)
       for (int64_t m : {1, 8, 32, 128, 512, 2048})
         points.push_back({n, k, m});
+  } else if (!presetOpt.empty()) {
+    return fail("--preset=" + presetOpt + ": expected seed-dense or model-dense");
   } else {
     for (int64_t n : parseList(nOpt))
       for (int64_t k : parseList(kOpt))
