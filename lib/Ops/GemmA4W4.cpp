@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -210,8 +211,6 @@ constexpr MeasuredTile kSm90Measured[] = {
     // ...-qbm-and-m1024-sweep-1695463.log).
     {8448, 7168, 1024, 1024, {128, 1, 0, true, 0, false, true}},
     {8448, 7168, 2048, 2048, {128, 1, 0, true, 0, false, true}},
-    // Measured at M = 1 and 8; the M between take the same BM.
-    {7168, 7168, 1, 8, {8, 7, 0, false}}, // 21.1 / 25.4 us (23.1 / 27.5)
     // M = 24 / 32: 23.2 / 23.5 us against 27.5 / 27.0 for one warpgroup x 7
     // splits (...-small-m-bench-635ef30.log).
     {7168, 7168, 17, 32, {32, 4, 0, true, 5, true}},
@@ -219,16 +218,11 @@ constexpr MeasuredTile kSm90Measured[] = {
     {7168, 4224, 9, 16, {16, 3, 0, true, 6, true}}, // M = 12 / 16: 18.0 / 18.1 us (20.7 / 21.2)
     {7168, 4224, 17, 32, narrow({32, 3, 0, true})}, // M = 24 / 32: 18.6 / 18.7 us (23.3 / 23.4)
     {7168, 4224, 128, 128, narrow({128, 1, 0, true, 4})}, // 21.8 us (22.9)
-    {8448, 4224, 1, 8, {8, 11, 0, false}},                // 20.5 / 22.3 us (21.9 / 25.2)
     {1536, 7168, 1, 8, narrow(decode({8, 14, 0, false}))},
     // Two warpgroups, 8 stages: M = 24 / 32 13.0 / 12.6-13.0 us against
     // 13.4-13.6 on the default 4 (...-small-m-sweep-e8112a4.log; the inline
     // rule: 19.3 at M = 24).
     {1536, 7168, 17, 32, {32, 8, 0, true, 8, true}},
-    // BN 64 in clusters of 4 splits, 4 stages: 16.3 / 16.4 / 16.4 us in
-    // three runs against 16.4-16.9 for the rule's BN 128 x 8 splits
-    // (...-1536x7168-m128-sweep-aef04d1.log, ...-bench-bulk-epilogue-d650bfe).
-    {1536, 7168, 128, 128, narrow({128, 4, 0, true, 4})},
     // BN 64: 56 tiles of 128 rows leave 76 SMs idle; 112 of 64 rows
     // (...-bn64-sweep-32a34fd.log, the BN 128 entry in parentheses).
     {7168, 768, 1, 8, narrow(decode({8, 1, 256, false}))},
@@ -298,8 +292,42 @@ static GemmA4W4Tile sm90SmallBatchTile(int64_t n, int64_t k, int64_t m) {
   return t;
 }
 
+/// The rule's tile for M <= 8: the decode variant (Sm90DecodeKLoop.cpp) at
+/// BN 64, its K steps split evenly, 4 steps a split where they divide so
+/// (then 3, 5, 2, 6); short K (the seed's 7168x768) in 256-K steps, unsplit.
+/// The model shapes of `mxfp4-bench --preset=model-dense`, M = 1 (M = 8),
+/// against the K loop the rule took before
+/// (docs/results/2026-12-02-h200-decode-rule-sweep-59e28d8.log): 9216x7168
+/// 14 splits 19.5 us (20.5) against 26.0 (28.2; 7 / 8 / 28 splits: 22.2-23.0);
+/// 7168x4608 9 or 12 splits 13.4 (14.0) against 15.2 (15.9); 3584x7168 14
+/// splits 12.2 (12.8) against 14.1 (14.5); 7168x3584 7 splits 11.7 (12.4)
+/// against 13.6 (13.8); 1536x4224 11 splits 8.0 (8.3) against 10.0 (10.3;
+/// 3 splits: 13.1). No even split (a prime count of steps): none.
+static std::optional<GemmA4W4Tile> sm90DecodeTile(int64_t n, int64_t k) {
+  if (n % sm90::kNarrowTileRows != 0 || k % 128 != 0)
+    return std::nullopt;
+  GemmA4W4Tile t;
+  t.bm = 8;
+  t.bn = sm90::kNarrowTileRows;
+  t.decode = true;
+  if (k < 2048 && k % 256 == 0 && k / 256 >= 2 && k / 256 <= 4) {
+    t.bk = 256;
+    return t;
+  }
+  const int64_t steps = k / 128;
+  for (int64_t perSplit : {4, 3, 5, 2, 6})
+    if (steps % perSplit == 0) {
+      t.splitK = steps / perSplit;
+      return t;
+    }
+  return std::nullopt;
+}
+
 /// The sm_90a rule for shapes and M the measured entries do not cover.
 static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m) {
+  if (m <= 8)
+    if (std::optional<GemmA4W4Tile> t = sm90DecodeTile(n, k))
+      return *t;
   // Few N tiles keep the inline BM 16 up to M = 16 (1536x7168 M = 16: 13.2
   // us against 14.1 for 8 splits of the above on 6 stages).
   if (m > 8 && m <= 32 && k >= 2048 && (n >= 4096 || m > 16))
@@ -372,6 +400,25 @@ static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m) {
       // (It issues the next tile's first S - 1 steps from inside a tile.)
       const int64_t lookAhead = sm90::sharedLayout(128, 128, true, 0, true).stages - 1;
       t.persistent = t.preQuantize && steps <= 8 && steps >= lookAhead;
+      return t;
+    }
+    // One row block of few N tiles: BN 64 tiles in clusters of 4 splits on
+    // 4 stages (1536x7168 M = 128: 16.3 us against 16.4-16.9 for BN 128 x 8
+    // splits, ...-1536x7168-m128-sweep-aef04d1.log; 1536x4224 M = 128: 12.8
+    // against 14.8-15.1 for BN 128 x 4-8, ...-model-shapes-sweep-59e28d8.log).
+    if (m > 64 && m <= 128 && n / sm90::kNarrowTileRows * 4 <= sms && steps >= 8) {
+      t.bn = sm90::kNarrowTileRows;
+      t.splitK = 4;
+      t.stages = 4;
+      return t;
+    }
+    // More than a round of tiles whose last round is at most half full (a
+    // third of the SM time idle or more): stream-K evens the rounds out
+    // (9216x7168 M = 512, 288 tiles: 103.8 us against 121.3-124.3 for 1-2
+    // splits, BM 256 132.7-147.4, BM 192 124.4; ...-model-shapes-sweep-59e28d8.log).
+    const int64_t rest = tiles % sms, rounds = (tiles + sms - 1) / sms;
+    if (tiles > sms && rounds <= 4 && rest != 0 && 2 * rest <= sms) {
+      t.streamK = true;
       return t;
     }
     const int64_t overheadSteps = 4;

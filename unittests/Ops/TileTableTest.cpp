@@ -21,7 +21,9 @@ namespace {
 TEST(TileTable, EveryChoiceVerifies) {
   const std::pair<int64_t, int64_t> shapes[] = {
       {8448, 7168}, {7168, 4224}, {1536, 7168}, {7168, 768},  {7168, 7168},
-      {8448, 4224}, {256, 256},   {4096, 128},  {4096, 2048}, {4096, 14336}};
+      {8448, 4224}, {256, 256},   {4096, 128},  {4096, 2048}, {4096, 14336},
+      {9216, 7168}, {7168, 4608}, {3584, 7168}, {7168, 3584}, {1536, 4224},
+      {4096, 2560}, {4096, 1024}, {4096, 640},  {4096, 4736}};
   for (Arch arch : {Arch::GFX950, Arch::GFX1250, Arch::SM90A})
     for (auto [n, k] : shapes)
       for (int64_t m = 1; m <= 4096; m += (m < 300 ? 1 : 37)) {
@@ -89,10 +91,12 @@ TEST(TileTable, Bm128SplitsMatchTheSweep) {
   // BM 256 where it won (...-bm256-sweep-*.log), on the first 1792 rows of
   // 7168x4224 M = 2048 (...-split-m-*.log); BN 64 tiles instead of splits
   // or a persistent grid at M = 128 of N = 7168 (...-bn64-sweep-32a34fd.log);
-  // 1536x7168 M = 128: the measured BN 64 x 4 splits (the rule's: 8 of BN 128);
+  // 1536x7168 and 1536x4224 M = 65..128: BN 64 x 4 splits on 4 stages
+  // (...-model-shapes-sweep-59e28d8.log; before, 8 splits of BN 128);
   // 1536x7168 M = 2048: BM 192 on 4 stages, one tile a SM (...-bm192-sweep-e72a3bd.log).
   for (Want w : {Want{1536, 7168, 128, 128, 4, 0, 64},
-                 {1536, 7168, 96, 128, 8},
+                 {1536, 7168, 96, 128, 4, 0, 64},
+                 {1536, 4224, 128, 128, 4, 0, 64},
                  {1536, 7168, 512, 128, 2},
                  {1536, 7168, 2048, 192, 1},
                  {7168, 4224, 128, 128, 1, 0, 64},
@@ -121,9 +125,22 @@ TEST(TileTable, Bm128SplitsMatchTheSweep) {
                                 (w.n == 8448 && (w.m == 1024 || w.m == 2048)));
     // Stream-K won nowhere after BM 192 (...-bm192-sweep-e72a3bd.log).
     EXPECT_FALSE(t.streamK);
-    if (w.bm == 192)
+    if (w.bm == 192 || (w.bn == 64 && w.splitK == 4))
       EXPECT_EQ(t.stages, 4);
   }
+}
+
+// Stream-K where more than a round of BM 128 tiles leaves the last round at
+// most half full, in at most 4 rounds (9216x7168 M = 512: 288 tiles,
+// ...-model-shapes-sweep-59e28d8.log); not where rounds are whole or nearly.
+TEST(TileTable, StreamKEvensBadRounds) {
+  GemmA4W4Tile t = selectGemmA4W4Tile(Arch::SM90A, 9216, 7168, 512);
+  EXPECT_TRUE(t.streamK);
+  EXPECT_EQ(t.bm, 128);
+  EXPECT_EQ(t.splitK, 1);
+  EXPECT_FALSE(selectGemmA4W4Tile(Arch::SM90A, 9216, 7168, 640).streamK);  // 360: 96 in the last
+  EXPECT_FALSE(selectGemmA4W4Tile(Arch::SM90A, 9216, 7168, 1024).streamK); // 576: 5 rounds
+  EXPECT_FALSE(selectGemmA4W4Tile(Arch::SM90A, 3584, 7168, 512).streamK);  // 112: one round
 }
 
 // BN 64 where N / 128 tiles (times the splits) would fill at most half of
@@ -136,7 +153,7 @@ TEST(TileTable, NarrowTilesWhereSmsWouldIdle) {
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 1024, 12).bn, 0);   // 56 tiles x 4 splits
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 64).bn, 0);    // 112 tiles
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 2048).bn, 0);
-  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 8192, 7168, 1).bn, 0);  // split-K fills them
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 8192, 7168, 64).bn, 0); // split-K fills them
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 1536, 7168, 64).bn, 0); // long K: splits instead
   EXPECT_EQ(selectGemmA4W4Tile(Arch::GFX950, 7168, 768, 1).bn, 0);
 }
@@ -176,6 +193,36 @@ TEST(TileTable, SmallBatchesOnTheImage) {
     EXPECT_FALSE(t.twoWarpgroups) << n << "x" << k << " M=" << m;
     EXPECT_EQ(t.bm, 16) << n << "x" << k << " M=" << m;
   }
+}
+
+// M <= 8 where no entry speaks for the shape: the decode variant at BN 64,
+// 4 K steps a split where they divide so, else 3 (the model shapes'
+// sweep: ...-decode-rule-sweep-59e28d8.log); short K in 256-K steps.
+TEST(TileTable, DecodeWhereNoEntrySpeaks) {
+  struct Want {
+    int64_t n, k, splitK, bk;
+  };
+  for (Want w : {Want{9216, 7168, 14, 0}, // 56 steps: 4 a split
+                 {7168, 4608, 9, 0},
+                 {3584, 7168, 14, 0},
+                 {7168, 3584, 7, 0},
+                 {1536, 4224, 11, 0}, // 33 steps: 3 a split
+                 {4096, 2560, 5, 0},  // 20 steps
+                 {4096, 1024, 1, 256},
+                 {4096, 640, 1, 0}}) // 5 steps, one split
+    for (int64_t m : {1, 5, 8}) {
+      SCOPED_TRACE(testing::Message() << "N=" << w.n << " K=" << w.k << " M=" << m);
+      GemmA4W4Tile t = selectGemmA4W4Tile(Arch::SM90A, w.n, w.k, m);
+      EXPECT_TRUE(t.decode);
+      EXPECT_FALSE(t.preQuantize);
+      EXPECT_EQ(t.bm, 8);
+      EXPECT_EQ(t.bn, 64);
+      EXPECT_EQ(t.splitK, w.splitK);
+      EXPECT_EQ(t.bk, w.bk);
+    }
+  // From M = 9 the rule's other tiles; no even split (37 steps): the K loop.
+  EXPECT_FALSE(selectGemmA4W4Tile(Arch::SM90A, 9216, 7168, 9).decode);
+  EXPECT_FALSE(selectGemmA4W4Tile(Arch::SM90A, 4096, 37 * 128, 1).decode);
 }
 
 TEST(TileTable, UnsupportedShapesSayWhy) {
