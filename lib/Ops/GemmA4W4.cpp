@@ -490,6 +490,18 @@ static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W
   if ((o.bm && *o.bm != tile.bm) || (o.preQuantize && *o.preQuantize != tile.preQuantize) ||
       (o.decode && *o.decode))
     tile.stages = 0;
+  // So do its variants: another BM, split-K, split M or activation path leaves the
+  // decode variant (and the BK it came with) and stream-K, and a forced
+  // persistent grid leaves stream-K, unless those are forced too.
+  const bool reshaped = (o.bm && *o.bm != tile.bm) || (o.splitK && *o.splitK != tile.splitK) ||
+                        (o.preQuantize && *o.preQuantize != tile.preQuantize) ||
+                        (o.splitM && *o.splitM != tile.splitM);
+  if (tile.decode && !o.decode && reshaped) {
+    tile.decode = false;
+    tile.bk = 0;
+  }
+  if (tile.streamK && !o.streamK && (reshaped || (o.persistent && *o.persistent)))
+    tile.streamK = false;
   if (o.bm) {
     tile.bm = *o.bm;
     tile.splitM = 0;
