@@ -416,6 +416,8 @@ static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m) {
     // third of the SM time idle or more): stream-K evens the rounds out
     // (9216x7168 M = 512, 288 tiles: 103.8 us against 121.3-124.3 for 1-2
     // splits, BM 256 132.7-147.4, BM 192 124.4; ...-model-shapes-sweep-59e28d8.log).
+    // With whole or mostly full rounds it loses by 2-25 % at the seven
+    // shapes tried (...-stream-k-sweep-7067eee.log).
     const int64_t rest = tiles % sms, rounds = (tiles + sms - 1) / sms;
     if (tiles > sms && rounds <= 4 && rest != 0 && 2 * rest <= sms) {
       t.streamK = true;
