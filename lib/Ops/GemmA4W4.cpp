@@ -332,13 +332,16 @@ static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m) {
   // us against 14.1 for 8 splits of the above on 6 stages).
   if (m > 8 && m <= 32 && k >= 2048 && (n >= 4096 || m > 16))
     return sm90SmallBatchTile(n, k, m);
-  // Measured on the H200 (docs/PerformanceHistory.md, 2026-11-30 sweeps): small
-  // tiles and split-K while the output tiles leave SMs idle; on the
-  // dequantized-once activations BM 128 (two warpgroups) from M = 128
-  // when N is large, else from M = 33 (small N: few workgroup columns, so
-  // the weights are better converted once per 128 tokens, split over K).
+  // Small tiles and split-K while the output tiles leave SMs idle; from M
+  // = 33 BM 128 (two warpgroups) on the dequantized-once activations, the
+  // weights converted once per 128 tokens and split over K where the tiles
+  // are few. (Large N once took BM 32 up to M = 127, 2026-11-30 sweeps;
+  // today's kernels at M = 48-96: 9216x7168 68.0-69.3 us -> 42.1-43.0,
+  // 7168x4608 32.7-46.2 -> 22.1-22.5, 7168x3584 / 7168x4224 M = 64 28.5 /
+  // 24.2 -> 19.8 / 21.3, 3584x7168 20.1 -> 20.0, 7168x768 (BN 64) 10.8-13.3
+  // -> 8.8-9.4; ...-mid-m-bench-7067eee.log, ...-bm128-mid-m-sweep-7067eee.log.)
   GemmA4W4Tile t;
-  t.bm = m <= 8 ? 8 : m <= 32 ? 16 : n >= 4096 ? (m < 128 ? 32 : 128) : 128;
+  t.bm = m <= 8 ? 8 : m <= 32 ? 16 : 128;
   // Quantizing inline costs every one of the N/128 workgroup columns the
   // whole activation tile; quantize once instead from M = 32 (K >= 2048)
   // or M = 64 (measured: docs/PerformanceHistory.md, 2026-11-30 sweeps).
@@ -399,7 +402,7 @@ static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m) {
       // ...-persistent-sweep-53ed2ea.log).
       // (It issues the next tile's first S - 1 steps from inside a tile.)
       const int64_t lookAhead = sm90::sharedLayout(128, 128, true, 0, true).stages - 1;
-      t.persistent = t.preQuantize && steps <= 8 && steps >= lookAhead;
+      t.persistent = t.preQuantize && steps <= 8 && steps >= lookAhead && tiles > sms;
       return t;
     }
     // One row block of few N tiles: BN 64 tiles in clusters of 4 splits on

@@ -225,9 +225,9 @@ INSTANTIATE_TEST_SUITE_P(Seed, SeedPoints, ::testing::ValuesIn(seedPoints()),
 
 // The dense shapes of DeepSeek-R1 FP4, Kimi-K3 and AITER's dense tests
 // beyond the seed's (mxfp4-bench --preset=model-dense), where the rule, not
-// the measured table, picks the tile: the decode variant at M <= 8, BN 64 x
-// 4 splits at 1536x4224 M = 128, stream-K at 9216x7168 M = 512; and the
-// shapes whose M <= 8 entries the decode rule replaced.
+// the measured table, picks the tile: the decode variant at M <= 8, BM 128
+// from M = 33, BN 64 x 4 splits at 1536x4224 M = 128, stream-K at 9216x7168
+// M = 512; and the shapes whose M <= 8 entries the decode rule replaced.
 std::vector<Point> modelPoints() {
   std::vector<Point> pts;
   for (auto [n, k] : {std::pair<int64_t, int64_t>{7168, 4608},
@@ -235,8 +235,9 @@ std::vector<Point> modelPoints() {
                       {3584, 7168},
                       {7168, 3584},
                       {1536, 4224}})
-    for (int64_t m : {1, 8, 128, 512})
+    for (int64_t m : {1, 8, 64, 128, 512})
       pts.push_back({n, k, m});
+  pts.push_back({7168, 768, 48}); // BM 128 x BN 64 from M = 33
   pts.push_back({7168, 7168, 1});
   pts.push_back({8448, 4224, 8});
   return pts;

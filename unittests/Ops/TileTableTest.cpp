@@ -130,6 +130,32 @@ TEST(TileTable, Bm128SplitsMatchTheSweep) {
   }
 }
 
+// From M = 33 one BM 128 row block, whatever N (...-bm128-mid-m-sweep-7067eee.log),
+// split over K by the rule's cost where the tiles are few; no persistent
+// grid for a single round.
+TEST(TileTable, Bm128FromM33) {
+  struct Want {
+    int64_t n, k, m, splitK;
+  };
+  // 9216x7168: 3 splits in two rounds, as at M = 128 (41.1-41.4 us there;
+  // 1 / 2 splits at M = 48-96: 42.1-43.0 / 50.2-51.3).
+  for (Want w : {Want{9216, 7168, 48, 3},
+                 {9216, 7168, 96, 3},
+                 {7168, 4608, 64, 2},
+                 {7168, 3584, 64, 2},
+                 {7168, 4224, 64, 2},
+                 {3584, 7168, 64, 4}}) {
+    SCOPED_TRACE(testing::Message() << "N=" << w.n << " K=" << w.k << " M=" << w.m);
+    GemmA4W4Tile t = selectGemmA4W4Tile(Arch::SM90A, w.n, w.k, w.m);
+    EXPECT_EQ(t.bm, 128);
+    EXPECT_TRUE(t.preQuantize);
+    EXPECT_EQ(t.splitK, w.splitK);
+  }
+  GemmA4W4Tile shortK = selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 64);
+  EXPECT_EQ(shortK.bm, 128);
+  EXPECT_FALSE(shortK.persistent);
+}
+
 // Stream-K where more than a round of BM 128 tiles leaves the last round at
 // most half full, in at most 4 rounds (9216x7168 M = 512: 288 tiles,
 // ...-model-shapes-sweep-59e28d8.log); not where rounds are whole or nearly.
@@ -151,7 +177,8 @@ TEST(TileTable, NarrowTilesWhereSmsWouldIdle) {
     EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, m).bn, 64) << "M=" << m;
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 4096, 1024, 128).bn, 64); // the rule: 32 tiles
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 1024, 12).bn, 0);   // 56 tiles x 4 splits
-  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 64).bn, 0);    // 112 tiles
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 64).bn, 64);   // BM 128: 56 tiles
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 256).bn, 0);   // 112 tiles
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 2048).bn, 0);
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 8192, 7168, 64).bn, 0); // split-K fills them
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 1536, 7168, 64).bn, 0); // long K: splits instead
