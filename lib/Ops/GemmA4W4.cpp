@@ -344,8 +344,9 @@ static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m) {
   t.bm = m <= 8 ? 8 : m <= 32 ? 16 : 128;
   // Quantizing inline costs every one of the N/128 workgroup columns the
   // whole activation tile; quantize once instead from M = 32 (K >= 2048)
-  // or M = 64 (measured: docs/PerformanceHistory.md, 2026-11-30 sweeps).
-  t.preQuantize = m >= 64 || (m >= 32 && k >= 2048);
+  // and for every BM 128 tile (7168x768 M = 48 inline at BM 128: 24.1 us,
+  // on the image 8.9; ...-mid-m-bench-4b21be3.log, ...-bm128-mid-m-sweep-7067eee.log).
+  t.preQuantize = t.bm == 128 || (m >= 32 && k >= 2048);
   const int64_t sms = kSm90Sms;
   int64_t tiles = (n / 128) * ((m + t.bm - 1) / t.bm), steps = k / 128;
   bool shortK = k < 2048; // the reduction only pays off when K is long

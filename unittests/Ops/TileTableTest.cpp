@@ -151,9 +151,12 @@ TEST(TileTable, Bm128FromM33) {
     EXPECT_TRUE(t.preQuantize);
     EXPECT_EQ(t.splitK, w.splitK);
   }
-  GemmA4W4Tile shortK = selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 64);
-  EXPECT_EQ(shortK.bm, 128);
-  EXPECT_FALSE(shortK.persistent);
+  for (int64_t m : {33, 48, 64}) {
+    GemmA4W4Tile shortK = selectGemmA4W4Tile(Arch::SM90A, 7168, 768, m);
+    EXPECT_EQ(shortK.bm, 128) << "M=" << m;
+    EXPECT_TRUE(shortK.preQuantize) << "M=" << m; // inline at BM 128: 2.7x slower
+    EXPECT_FALSE(shortK.persistent) << "M=" << m;
+  }
 }
 
 // Stream-K where more than a round of BM 128 tiles leaves the last round at
