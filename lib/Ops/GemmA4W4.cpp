@@ -416,8 +416,8 @@ static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m) {
       t.stages = 4;
       return t;
     }
-    // More than a round of tiles whose last round is at most half full (a
-    // third of the SM time idle or more): stream-K evens the rounds out
+    // More than a round of tiles whose last round is at most half full (at
+    // least half a round of SM time idle): stream-K evens the rounds out
     // (9216x7168 M = 512, 288 tiles: 103.8 us against 121.3-124.3 for 1-2
     // splits, BM 256 132.7-147.4, BM 192 124.4; ...-model-shapes-sweep-59e28d8.log).
     // With whole or mostly full rounds it loses by 2-25 % at the seven
@@ -490,17 +490,17 @@ static Error checkGemmArgs(const char *api, Device &dev, int64_t m, const Prepar
 /// The tile the table picks for M, with the caller's overrides.
 static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W4Options &o) {
   GemmA4W4Tile tile = selectGemmA4W4Tile(w.arch(), w.n(), w.k(), m);
+  const bool otherBm = o.bm && *o.bm != tile.bm;
+  const bool otherPath = o.preQuantize && *o.preQuantize != tile.preQuantize;
   // The table's stage count belongs to its tile and kernel: another BM, the
   // other activation path or the decode variant (which has no stages) takes
   // its own default unless the stages are forced too.
-  if ((o.bm && *o.bm != tile.bm) || (o.preQuantize && *o.preQuantize != tile.preQuantize) ||
-      (o.decode && *o.decode))
+  if (otherBm || otherPath || (o.decode && *o.decode))
     tile.stages = 0;
-  // So do its variants: another BM, split-K, split M or activation path leaves the
-  // decode variant (and the BK it came with) and stream-K, and a forced
-  // persistent grid leaves stream-K, unless those are forced too.
-  const bool reshaped = (o.bm && *o.bm != tile.bm) || (o.splitK && *o.splitK != tile.splitK) ||
-                        (o.preQuantize && *o.preQuantize != tile.preQuantize) ||
+  // So do its variants: another BM, split-K, split M or activation path
+  // leaves the decode variant (and the BK it came with) and stream-K, and a
+  // forced persistent grid leaves stream-K, unless those are forced too.
+  const bool reshaped = otherBm || otherPath || (o.splitK && *o.splitK != tile.splitK) ||
                         (o.splitM && *o.splitM != tile.splitM);
   if (tile.decode && !o.decode && reshaped) {
     tile.decode = false;

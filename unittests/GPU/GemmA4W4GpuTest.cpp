@@ -217,11 +217,12 @@ std::vector<Point> seedPoints() {
   return pts;
 }
 
-INSTANTIATE_TEST_SUITE_P(Seed, SeedPoints, ::testing::ValuesIn(seedPoints()),
-                         [](const testing::TestParamInfo<Point> &i) {
-                           return "N" + std::to_string(i.param.n) + "_K" +
-                                  std::to_string(i.param.k) + "_M" + std::to_string(i.param.m);
-                         });
+std::string pointName(const testing::TestParamInfo<Point> &i) {
+  return "N" + std::to_string(i.param.n) + "_K" + std::to_string(i.param.k) + "_M" +
+         std::to_string(i.param.m);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seed, SeedPoints, ::testing::ValuesIn(seedPoints()), pointName);
 
 // The dense shapes of DeepSeek-R1 FP4, Kimi-K3 and AITER's dense tests
 // beyond the seed's (mxfp4-bench --preset=model-dense), where the rule, not
@@ -243,11 +244,7 @@ std::vector<Point> modelPoints() {
   return pts;
 }
 
-INSTANTIATE_TEST_SUITE_P(Model, SeedPoints, ::testing::ValuesIn(modelPoints()),
-                         [](const testing::TestParamInfo<Point> &i) {
-                           return "N" + std::to_string(i.param.n) + "_K" +
-                                  std::to_string(i.param.k) + "_M" + std::to_string(i.param.m);
-                         });
+INSTANTIATE_TEST_SUITE_P(Model, SeedPoints, ::testing::ValuesIn(modelPoints()), pointName);
 
 TEST_F(Gemm, RaggedM) {
   OPEN_DEVICE_OR_SKIP(dev);
