@@ -109,8 +109,7 @@ int64_t sm90StepsPerWorkgroup(const KernelSpec &spec) { return spec.k / spec.bk 
 
 sm90::SharedLayout sm90SharedLayout(const KernelSpec &s) {
   if (s.decode)
-    return sm90::decodeSharedLayout(s.bm, s.bk, sm90StepsPerWorkgroup(s), s.bn,
-                                    s.op == OpKind::GemmQdqA4W4);
+    return sm90::decodeSharedLayout(s.bm, s.bk, sm90StepsPerWorkgroup(s), s.bn);
   return sm90::sharedLayout(s.bm, s.bk, s.op == OpKind::GemmQdqA4W4, s.stages, s.persistent, s.bn);
 }
 
@@ -418,16 +417,11 @@ Error verifyKernelSpec(const KernelSpec &s) {
     return fail("a persistent grid (_ps) is a variant of the sm_90a gemm_qdqa4w4 without "
                 "split-K, not of ",
                 toString(s.op), " on ", arch, " with split-K ", s.splitK);
-  if (s.decode &&
-      (s.arch != Arch::SM90A || (s.op != OpKind::GemmA4W4 && s.op != OpKind::GemmQdqA4W4) ||
-       s.bm >= 128 || s.stages != 0 || s.epilogue != Epilogue::BF16 || s.twoWarpgroups ||
-       s.persistent || s.streamK))
+  if (s.decode && (s.arch != Arch::SM90A || s.op != OpKind::GemmA4W4 || s.bm >= 128 ||
+                   s.stages != 0 || s.epilogue != Epilogue::BF16))
     return fail("the decode variant (_dec) is one of the sm_90a gemm_a4w4 (inline quantization) "
-                "and gemm_qdqa4w4 (the activation image) below BM 128, in one warpgroup, without "
-                "a stage count, a quantization dump, a persistent grid or stream-K; not of ",
-                toString(s.op), " on ", arch, " with BM ", s.bm,
-                s.twoWarpgroups ? ", two warpgroups" : "", s.stages ? ", stages" : "",
-                s.persistent ? ", persistent" : "", s.streamK ? ", stream-K" : "");
+                "below BM 128, without a stage count or a quantization dump, not of ",
+                toString(s.op), " on ", arch, " with BM ", s.bm);
   if (s.decode && s.bk > 0 && s.k % (s.bk * s.splitK) != 0)
     return fail("the decode variant (_dec) gives every split the same K steps: K = ", s.k,
                 " must be a multiple of BK x split-K = ", s.bk * s.splitK);

@@ -508,10 +508,6 @@ static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W
   }
   if (tile.streamK && !o.streamK && (reshaped || (o.persistent && *o.persistent)))
     tile.streamK = false;
-  // A forced decode variant runs one warpgroup on whole tiles: it leaves the
-  // table's second warpgroup, persistent grid and stream-K.
-  if (o.decode && *o.decode)
-    tile.twoWarpgroups = tile.persistent = tile.streamK = false;
   if (o.bm) {
     tile.bm = *o.bm;
     tile.splitM = 0;
@@ -642,8 +638,6 @@ static Expected<KernelSpec> preQuantizedSpec(OpKind op, const PreparedWeight &w,
   spec->streamK = tile.streamK && op == OpKind::GemmQdqA4W4 && tile.splitK == 1 && bm >= 128;
   if (spec->streamK)
     spec->persistent = false;
-  // The decode variant exists on the image too, not on MXFP4 activations.
-  spec->decode = tile.decode && op == OpKind::GemmQdqA4W4;
   if (tile.bk)
     spec->bk = tile.bk;
   if (tile.bn)

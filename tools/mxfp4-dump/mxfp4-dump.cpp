@@ -49,10 +49,9 @@ static cl::opt<bool> twoWgOpt("two-warpgroups",
 static cl::opt<bool> persistentOpt("persistent",
                                    cl::desc("sm_90a gemm_qdqa4w4: a persistent grid"),
                                    cl::init(false));
-static cl::opt<bool>
-    decodeOpt("decode",
-              cl::desc("sm_90a gemm_a4w4 / gemm_qdqa4w4 below BM 128: the decode variant"),
-              cl::init(false));
+static cl::opt<bool> decodeOpt("decode",
+                               cl::desc("sm_90a gemm_qdqa4w4 below BM 128: the decode variant"),
+                               cl::init(false));
 static cl::opt<bool> streamKOpt("stream-k",
                                 cl::desc("sm_90a gemm_qdqa4w4 of BM 128 or 256: stream-K"),
                                 cl::init(false));

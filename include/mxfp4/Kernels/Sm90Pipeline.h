@@ -80,9 +80,6 @@ struct SharedLayout {
   /// other kernels stage it from byte 0.
   int64_t outputBytes = 0;
   int64_t bn = kTileRows; ///< weight rows per box
-  /// The decode variant on the image: one more mbarrier, for the copies of
-  /// its activations.
-  int64_t copyBarriers = 0;
   constexpr int64_t weightBox() const { return weightBoxBytes(bn); }
   constexpr int64_t scaleBox() const { return scaleBoxBytes(bn); }
   /// One stage: its activations (if staged), weight boxes, then scale boxes.
@@ -94,7 +91,7 @@ struct SharedLayout {
   constexpr int64_t stagesOffset() const { return activationBytes; }
   constexpr int64_t outputOffset() const { return activationBytes + stages * stageBytes(); }
   constexpr int64_t barriersOffset() const { return outputOffset() + outputBytes; }
-  constexpr int64_t totalBytes() const { return barriersOffset() + (stages + copyBarriers) * 8; }
+  constexpr int64_t totalBytes() const { return barriersOffset() + stages * 8; }
 };
 
 /// The layout of a BM x BK GEMM workgroup. Four steps of 128 K (three of
@@ -132,11 +129,9 @@ constexpr SharedLayout sharedLayout(int64_t bm, int64_t bk, bool stagedActivatio
 
 /// The decode variant's layout: the BM x BK bf16 activations of every K
 /// step of the workgroup, in turn; no stages (its weights go to registers).
-/// On the activation image (`image`) bulk copies bring them, under one
-/// mbarrier after them.
 constexpr SharedLayout decodeSharedLayout(int64_t bm, int64_t bk, int64_t steps,
-                                          int64_t bn = kTileRows, bool image = false) {
-  return {steps * bm * bk * 2, 0, bk / 128, 0, 0, bn, image ? 1 : 0};
+                                          int64_t bn = kTileRows) {
+  return {steps * bm * bk * 2, 0, bk / 128, 0, 0, bn};
 }
 
 /// Warpgroups of a GEMM workgroup: BM 128, 192 and 256 have two (each warp

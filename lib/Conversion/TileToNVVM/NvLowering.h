@@ -97,7 +97,7 @@ struct Config {
   /// Shared memory of a GEMM workgroup (dynamic: it exceeds 48 KiB).
   sm90::SharedLayout shared() const {
     if (decodeSteps)
-      return sm90::decodeSharedLayout(bm, bk, decodeSteps, bn, stagedActivations);
+      return sm90::decodeSharedLayout(bm, bk, decodeSteps, bn);
     return sm90::sharedLayout(bm, bk, stagedActivations, stages, persistent(), bn);
   }
 
@@ -167,12 +167,11 @@ private:
   mlir::LogicalResult lowerStagedKLoop(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop,
                                        tile::LoadQdqOp act, tile::LoadWeightOp weight,
                                        llvm::ArrayRef<mlir::Value> init);
-  /// The decode variant's K loop (Sm90DecodeKLoop.cpp): its activations
-  /// quantized inline (`load`, `quant`) or copied from the image (`image`).
+  /// The decode variant's K loop (Sm90DecodeKLoop.cpp).
   mlir::LogicalResult lowerDecodeKLoop(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop,
                                        tile::LoadOp load, tile::QuantizeOp quant,
-                                       tile::LoadQdqOp image, tile::LoadWeightOp weight,
-                                       tile::LoadScalesOp scales, llvm::ArrayRef<mlir::Value> init);
+                                       tile::LoadWeightOp weight, tile::LoadScalesOp scales,
+                                       llvm::ArrayRef<mlir::Value> init);
   /// This thread's weight words and scales of K step `st` of `loop`, read
   /// from global memory (the decode variant; st < the loop's steps).
   WeightRegs fetchWeights(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop,
@@ -319,14 +318,6 @@ private:
   void issueStage(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop, tile::LoadWeightOp w,
                   mlir::Value st, mlir::Value steps, tile::LoadQdqOp act = {},
                   StageParts parts = StageParts::All, StageTarget target = {});
-  /// Thread 0 starts the bulk copies of a K step's activations (the image's
-  /// slabs of rows m0.. and 128-K chunks chunk0..) to `dst`, under `bar`.
-  void copyImageStep(mlir::ImplicitLocOpBuilder &b, tile::LoadQdqOp act, mlir::Value m0,
-                     mlir::Value chunk0, mlir::Value bar, mlir::Value dst);
-  /// The decode variant on the image: after griddepcontrol.wait, thread 0
-  /// copies every K step's activations into its buffer under one mbarrier
-  /// (Sm90Pipeline.h, decodeSharedLayout); every thread waits for them.
-  void copyDecodeImage(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop, tile::LoadQdqOp act);
   /// Starts the copies of the stream-K workgroup's step `j` (counted from
   /// its first, whole tiles first) into stage j % S, if it has that many.
   void issueStreamStep(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop,

@@ -8,11 +8,7 @@
 // (group * K/128 + chunk) * 32 + lane, Kernels/Sm90Pipeline.h) straight
 // from global memory into registers, up to kMaxAhead K steps ahead; and the
 // workgroup quantizes the activations of all its K steps first, each step
-// into its own buffer (BM x BK bf16, a few KiB at decode's BM). On the
-// activation image (gemm_qdqa4w4, M = 9..32 where a separate quantizer pays)
-// thread 0 instead copies every step's slabs of the image into those
-// buffers, bulk copies under one mbarrier (Sm90Tma.cpp, copyDecodeImage):
-// no quantizer registers, so BM 32 fits what BM 8 takes.
+// into its own buffer (BM x BK bf16, a few KiB at decode's BM).
 //
 // Prologue: the weight loads of steps 0..kAhead-1 start, then the
 // activations' loads (a batch of steps at a time) and their quantization
@@ -98,10 +94,8 @@ WeightRegs Sm90Emitter::fetchWeights(ImplicitLocOpBuilder &b, scf::ForOp loop,
 
 LogicalResult Sm90Emitter::lowerDecodeKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop,
                                             tile::LoadOp load, tile::QuantizeOp quant,
-                                            tile::LoadQdqOp image, tile::LoadWeightOp weight,
-                                            tile::LoadScalesOp scales, ArrayRef<Value> init) {
-  if (image && image.getCol() != weight.getCol())
-    return image.emitOpError() << "must load the same K columns as its mxtile.load_weight";
+                                            tile::LoadWeightOp weight, tile::LoadScalesOp scales,
+                                            ArrayRef<Value> init) {
   Value lb = mapping.lookup(loop.getLowerBound()), ub = mapping.lookup(loop.getUpperBound()),
         step = mapping.lookup(loop.getStep());
   Value steps = arith::DivUIOp::create(b, arith::SubIOp::create(b, ub, lb), step);
@@ -110,34 +104,30 @@ LogicalResult Sm90Emitter::lowerDecodeKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
   auto fetch = [&](Value st) {
     return fetchWeights(b, loop, weight, scales, arith::MinUIOp::create(b, st, last));
   };
+  auto colAt = [&](int64_t st) { return valueAtStep(b, load.getCol(), loop, idxConst(b, st)); };
 
   // The registers of the kAhead steps in flight, oldest first; their loads
   // start before anything else.
   SmallVector<WeightRegs> slots;
   for (int64_t d = 0; d < kAhead; ++d)
     slots.push_back(fetch(idxConst(b, d)));
-  if (image) {
-    copyDecodeImage(b, loop, image);
-  } else {
-    // Every step's activations (the spec makes the splits' step counts
-    // equal, so the count is the attribute's), quantized into buffer st;
-    // the loads of a batch of steps go out together (at most kBatchChunks
-    // 16-byte loads a thread in flight) before any is quantized.
-    auto colAt = [&](int64_t st) { return valueAtStep(b, load.getCol(), loop, idxConst(b, st)); };
-    const int64_t stepsPerBatch = std::max<int64_t>(1, kBatchChunks / cfg.quantChunks());
-    for (int64_t s0 = 0; s0 < cfg.decodeSteps; s0 += stepsPerBatch) {
-      const int64_t s1 = std::min(cfg.decodeSteps, s0 + stepsPerBatch);
-      SmallVector<SmallVector<Value>> chunks;
-      for (int64_t st = s0; st < s1; ++st)
-        chunks.push_back(loadActivations(b, load, colAt(st)));
-      SmallVector<StepChunks> batch;
-      for (int64_t st = s0; st < s1; ++st)
-        batch.push_back({chunks[st - s0], colAt(st), idxConst(b, st * cfg.wordsPerBuffer())});
-      quantizeSteps(b, quant, batch);
-    }
-    fenceProxyAsync(b);
-    gpu::BarrierOp::create(b);
+  // Every step's activations (the spec makes the splits' step counts equal,
+  // so the count is the attribute's), quantized into buffer st; the loads
+  // of a batch of steps go out together (at most kBatchChunks 16-byte loads
+  // a thread in flight) before any is quantized.
+  const int64_t stepsPerBatch = std::max<int64_t>(1, kBatchChunks / cfg.quantChunks());
+  for (int64_t s0 = 0; s0 < cfg.decodeSteps; s0 += stepsPerBatch) {
+    const int64_t s1 = std::min(cfg.decodeSteps, s0 + stepsPerBatch);
+    SmallVector<SmallVector<Value>> chunks;
+    for (int64_t st = s0; st < s1; ++st)
+      chunks.push_back(loadActivations(b, load, colAt(st)));
+    SmallVector<StepChunks> batch;
+    for (int64_t st = s0; st < s1; ++st)
+      batch.push_back({chunks[st - s0], colAt(st), idxConst(b, st * cfg.wordsPerBuffer())});
+    quantizeSteps(b, quant, batch);
   }
+  fenceProxyAsync(b);
+  gpu::BarrierOp::create(b);
 
   if (cfg.decodeSteps <= kMaxUnrolledSteps && cfg.tilesPerWarp() == 1 && cfg.chunksPerStep() == 1) {
     SmallVector<Value> accs(init.begin(), init.end());

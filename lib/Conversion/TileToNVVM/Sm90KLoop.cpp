@@ -150,11 +150,11 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
   if (!weight.getDescriptors())
     return weight.emitOpError() << "on sm_90a weights are fetched by TMA: mxtile.load_weight "
                                    "needs the descriptors operand";
-  if ((inlineQuant || qdqOnly) && cfg.decodeSteps)
-    return lowerDecodeKLoop(b, loop, load, quant, loadQdq, weight, scales,
-                            flattenAccumulators(b, init->second));
   if (qdqOnly)
     return lowerStagedKLoop(b, loop, loadQdq, weight, flattenAccumulators(b, init->second));
+  if (inlineQuant && cfg.decodeSteps)
+    return lowerDecodeKLoop(b, loop, load, quant, weight, scales,
+                            flattenAccumulators(b, init->second));
   auto colAt = [&](Value iv) {
     return valueAt(b, inlineQuant ? load.getCol() : loadMx.getCol(), loop, iv);
   };

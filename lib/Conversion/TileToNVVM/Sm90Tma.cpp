@@ -111,16 +111,12 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
   }
   if (!act || parts == StageParts::Weights)
     return;
-  copyImageStep(b, act, tileValue(act.getRow()), chunk0, bar, stageStart);
-}
-
-void Sm90Emitter::copyImageStep(ImplicitLocOpBuilder &b, tile::LoadQdqOp act, Value m0,
-                                Value chunk0, Value bar, Value dst) {
-  // Per chunk and MMA step, the tile's BM x 32-byte slab of its 128-row
-  // image block, to slab (chunk, s) at `dst` (one 32 KiB copy per chunk
-  // when BM is the whole block; BM 256: each of its two blocks' 4 KiB slabs
-  // to its half of the 8 KiB slab; BM 192: the rows left in the first
-  // block, then the rest from the next one).
+  // The activations: per chunk and MMA step, the tile's BM x 32-byte slab of
+  // its 128-row image block, to the stage's slab (chunk, s) (one 32 KiB copy
+  // per chunk when BM is the whole block; BM 256: each of its two blocks'
+  // 4 KiB slabs to its half of the stage's 8 KiB slab; BM 192: the rows left
+  // in the first block, then the rest from the next one).
+  Value m0 = tileValue(act.getRow());
   // The image is a plain pointer argument (TileToNVVM.cpp): 64-bit
   // addresses, which the 32-bit index type cannot hold.
   auto global = LLVM::LLVMPointerType::get(b.getContext(), 1);
@@ -134,7 +130,7 @@ void Sm90Emitter::copyImageStep(ImplicitLocOpBuilder &b, tile::LoadQdqOp act, Va
         b, b.getI64Type(), idxAdd(b, idxMul(b, idxAdd(b, slab0, s), imageSlabBytes), offset));
     Value src = LLVM::GEPOp::create(b, global, b.getI8Type(), image, ArrayRef<LLVM::GEPArg>{from});
     NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
-        b, sharedPtr(b, idxAdd(b, dst, to)), src, bar,
+        b, sharedPtr(b, idxAdd(b, stageStart, to)), src, bar,
         arith::IndexCastUIOp::create(b, b.getI32Type(), bytes), Value(), Value());
   };
   if (cfg.bm > sm90::kImageBlockRows && cfg.bm % sm90::kImageBlockRows != 0) {
@@ -162,33 +158,6 @@ void Sm90Emitter::copyImageStep(ImplicitLocOpBuilder &b, tile::LoadQdqOp act, Va
       for (int64_t s = 0; s < (whole ? 1 : 8); ++s)
         copy(idxAdd(b, block0, blk), kc, s, groupBytes,
              idxConst(b, (kc * 8 + s) * slabBytes + blk * imageSlabBytes), idxConst(b, bytes));
-}
-
-void Sm90Emitter::copyDecodeImage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::LoadQdqOp act) {
-  const sm90::SharedLayout l = cfg.shared();
-  Value bar = sharedPtr(b, idxConst(b, l.barriersOffset()));
-  const int64_t stepBytes = cfg.wordsPerBuffer() * 4;
-  // The image is complete and visible only after griddepcontrol.wait (this
-  // kernel may start before qdq_mxfp4 ends); the weights' loads went out
-  // before it.
-  NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
-  inLeader(b, [&] {
-    NVVM::MBarrierInitOp::create(b, bar, arith::ConstantIntOp::create(b, 1, 32), Value());
-    NVVM::FenceMbarrierInitOp::create(b);
-    fenceProxyAsync(b);
-    NVVM::MBarrierArriveExpectTxOp::create(
-        b, Type(), bar, arith::ConstantIntOp::create(b, cfg.decodeSteps * stepBytes, 32),
-        NVVM::MemScopeKindAttr(), BoolAttr(), Value());
-    Value m0 = mapping.lookup(act.getRow());
-    for (int64_t st = 0; st < cfg.decodeSteps; ++st) {
-      Value chunk0 = idxDiv(b, valueAtStep(b, act.getCol(), loop, idxConst(b, st)), 128);
-      copyImageStep(b, act, m0, chunk0, bar, idxConst(b, st * stepBytes));
-    }
-  });
-  // The other threads wait on the barrier only once it is initialised.
-  gpu::BarrierOp::create(b);
-  NVVM::MBarrierTryWaitParityOp::create(b, bar, arith::ConstantIntOp::create(b, 0, 32),
-                                        arith::ConstantIntOp::create(b, kWaitTicks, 32));
 }
 
 WeightRegs Sm90Emitter::loadWeights(ImplicitLocOpBuilder &b, Value st) {

@@ -236,11 +236,10 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
   cfg.twoWarpgroups = kernel->hasAttr(tile::kTwoWarpgroupsAttr);
   if (auto steps = kernel->getAttrOfType<IntegerAttr>(tile::kDecodeStepsAttr)) {
     cfg.decodeSteps = steps.getInt();
-    if (cfg.decodeSteps < 2 || cfg.bm >= 128 || cfg.stages != 0 || cfg.twoWarpgroups ||
-        kernel->hasAttr(tile::kPersistentAttr) || kernel->hasAttr(tile::kStreamKAttr))
-      return kernel.emitError() << "the decode variant runs one warpgroup below BM 128, with no "
-                                   "stage count, persistent grid or stream-K and at least two "
-                                   "K steps";
+    if (cfg.stagedActivations || cfg.decodeSteps < 2 || cfg.bm >= 128 || cfg.stages != 0)
+      return kernel.emitError() << "the decode variant quantizes inline (mxtile.load -> "
+                                   "mxtile.quantize), below BM 128, with no stage count and at "
+                                   "least two K steps";
     // BM 8 / 16 x BK 128: four 128-thread workgroups per SM (decode's
     // split-K grids fill one wave with four) at the cost of a spilled word;
     // larger tiles hold too many registers in flight for that cap. BM 8 x
