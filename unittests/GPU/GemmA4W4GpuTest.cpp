@@ -226,7 +226,8 @@ INSTANTIATE_TEST_SUITE_P(Seed, SeedPoints, ::testing::ValuesIn(seedPoints()), po
 
 // The dense shapes of DeepSeek-R1 FP4, Kimi-K3 and AITER's dense tests
 // beyond the seed's (mxfp4-bench --preset=model-dense), where the rule, not
-// the measured table, picks the tile: the decode variant at M <= 8, BM 128
+// the measured table, picks the tile: the decode variant at M <= 8 (and
+// at BM 16 up to M = 16 where its grid is small), BM 128
 // from M = 33, BN 64 x 4 splits at 1536x4224 M = 128, stream-K at 9216x7168
 // M = 512; and the shapes whose M <= 8 entries the decode rule replaced.
 std::vector<Point> modelPoints() {
@@ -238,7 +239,10 @@ std::vector<Point> modelPoints() {
                       {1536, 4224}})
     for (int64_t m : {1, 8, 64, 128, 512})
       pts.push_back({n, k, m});
-  pts.push_back({7168, 768, 48}); // BM 128 x BN 64 from M = 33
+  pts.push_back({7168, 768, 48});  // BM 128 x BN 64 from M = 33
+  pts.push_back({1536, 4224, 12}); // the decode variant at BM 16 (11 splits)
+  pts.push_back({7168, 3584, 16}); // the same, 7 splits of 112 tiles
+  pts.push_back({1536, 7168, 9});
   pts.push_back({7168, 7168, 1});
   pts.push_back({8448, 4224, 8});
   return pts;
@@ -250,9 +254,10 @@ TEST_F(Gemm, RaggedM) {
   OPEN_DEVICE_OR_SKIP(dev);
   for (int64_t m : {1, 2, 3, 5, 9, 15, 17, 31, 33, 63, 65, 100, 127, 129, 2047})
     checkPoint(dev, rng, seed, 1536, 768, m, 48, /*print=*/false);
-  // Long K, 8 < M <= 32: the rule's BM 16 / 32 image tiles in two
-  // warpgroups (one wave: 4 splits on 8 stages), and the table's 8448x7168
-  // entries of M = 9..16 and 17..32 (6 and 4 splits).
+  // Long K, 8 < M <= 32: the rule's decode variant at BM 16 (M = 9 / 16:
+  // 32 tiles x 4 splits), its BM 32 image tiles in two warpgroups (one
+  // wave: 4 splits on 8 stages), and the table's 8448x7168 entries of M =
+  // 9..16 and 17..32 (6 and 4 splits).
   for (int64_t m : {9, 16, 17, 31})
     checkPoint(dev, rng, seed, 4096, 2048, m, 48, /*print=*/false);
   for (int64_t m : {13, 25})
@@ -567,7 +572,8 @@ TEST_F(Gemm, DecodeVariantAgreesBitForBit) {
   };
   for (const Case &c : {Case{8448, 7168, 1, 8, 0, 0, 8}, Case{7168, 4224, 5, 8, 64, 0, 11},
                         Case{1536, 7168, 8, 8, 0, 256, 14}, Case{7168, 768, 3, 8, 64, 256, 1},
-                        Case{1536, 7168, 31, 32, 0, 0, 8}, Case{1536, 2048, 16, 16, 0, 0, 1}}) {
+                        Case{1536, 7168, 31, 32, 0, 0, 8}, Case{1536, 2048, 16, 16, 0, 0, 1},
+                        Case{1536, 4224, 13, 16, 64, 0, 11}}) {
     SCOPED_TRACE(testing::Message()
                  << "N=" << c.n << " K=" << c.k << " M=" << c.m << " BM=" << c.bm << " BN=" << c.bn
                  << " BK=" << c.bk << " split=" << c.split << " seed=" << seed);

@@ -205,7 +205,7 @@ TEST(TileTable, SmallBatchesOnTheImage) {
                  {4096, 4096, 24, 32, 4, 8},
                  {2048, 7168, 24, 32, 8, 8},
                  {1024, 8192, 24, 32, 16, 8},
-                 {4096, 2048, 16, 16, 4, 8},
+                 {4096, 2048, 24, 32, 4, 8},
                  // Four splits of 28 steps: two a SM instead, 256 workgroups
                  // on 6 stages.
                  {4096, 14336, 24, 32, 8, 6}}) {
@@ -217,8 +217,9 @@ TEST(TileTable, SmallBatchesOnTheImage) {
     EXPECT_EQ(t.splitK, w.splitK);
     EXPECT_EQ(t.stages, w.stages);
   }
-  // Few N tiles at M <= 16 and short K keep the inline rule.
-  for (auto [n, k, m] : {std::tuple<int64_t, int64_t, int64_t>{2048, 7168, 16}, {7168, 1024, 24}}) {
+  // Short K keeps the inline rule (few N tiles at M <= 16 with long K take
+  // the decode variant, DecodeAtBm16WhereItsGridIsSmall).
+  for (auto [n, k, m] : {std::tuple<int64_t, int64_t, int64_t>{7168, 1024, 24}}) {
     GemmA4W4Tile t = selectGemmA4W4Tile(Arch::SM90A, n, k, m);
     EXPECT_FALSE(t.twoWarpgroups) << n << "x" << k << " M=" << m;
     EXPECT_EQ(t.bm, 16) << n << "x" << k << " M=" << m;
@@ -250,9 +251,44 @@ TEST(TileTable, DecodeWhereNoEntrySpeaks) {
       EXPECT_EQ(t.splitK, w.splitK);
       EXPECT_EQ(t.bk, w.bk);
     }
-  // From M = 9 the rule's other tiles; no even split (37 steps): the K loop.
+  // From M = 9 the rule's other tiles (large grids, below); no even split
+  // (37 steps): the K loop.
   EXPECT_FALSE(selectGemmA4W4Tile(Arch::SM90A, 9216, 7168, 9).decode);
   EXPECT_FALSE(selectGemmA4W4Tile(Arch::SM90A, 4096, 37 * 128, 1).decode);
+}
+
+TEST(TileTable, DecodeAtBm16WhereItsGridIsSmall) {
+  // 8 < M <= 16: the decode variant at BM 16 where its grid is at most six
+  // workgroups an SM (N / 64 x splits <= 792) and K long.
+  struct Want {
+    int64_t n, k, splitK;
+  };
+  for (Want w : {Want{1536, 7168, 14},
+                 {1536, 4224, 11},
+                 {7168, 3584, 7},
+                 {3584, 7168, 14},
+                 {2048, 7168, 14},
+                 {4096, 2048, 4}})
+    for (int64_t m : {9, 12, 16}) {
+      SCOPED_TRACE(testing::Message() << "N=" << w.n << " K=" << w.k << " M=" << m);
+      GemmA4W4Tile t = selectGemmA4W4Tile(Arch::SM90A, w.n, w.k, m);
+      EXPECT_TRUE(t.decode);
+      EXPECT_FALSE(t.preQuantize);
+      EXPECT_EQ(t.bm, 16);
+      EXPECT_EQ(t.bn, 64);
+      EXPECT_EQ(t.splitK, w.splitK);
+      EXPECT_EQ(t.bk, 0);
+    }
+  // Larger grids (7168x4608: 9 splits of 112 tiles; 9216x7168), short K
+  // (7168x768's entry) and M = 17 keep the other tiles.
+  for (auto [n, k, m] : {std::tuple<int64_t, int64_t, int64_t>{7168, 4608, 16},
+                         {9216, 7168, 12},
+                         {7168, 768, 16},
+                         {4096, 1024, 16},
+                         {1536, 7168, 17}}) {
+    SCOPED_TRACE(testing::Message() << "N=" << n << " K=" << k << " M=" << m);
+    EXPECT_FALSE(selectGemmA4W4Tile(Arch::SM90A, n, k, m).decode);
+  }
 }
 
 TEST(TileTable, UnsupportedShapesSayWhy) {
