@@ -332,12 +332,18 @@ static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m) {
   // 15.7-15.8 (18.7-19.0), 3584x7168 (784) 16.7-16.9 (16.6-16.8); larger
   // grids lose: 7168x4608 (1008) 17.9 (17.7), 7168x4224 (1232) 19.4
   // (17.9), 8448x7168 (1848) 28.3 (21.2); so does short K (7168x768, BK
-  // 256: 8.6 against 7.9-8.5).
-  if (m <= 16)
+  // 256: 8.6 against 7.9-8.5). Up to M = 32 in two BM 16 row tiles, which
+  // convert every weight twice, only where that grid is one wave of four a
+  // SM (1536x4224 M = 24 / 32: 528 workgroups, 10.6 / 10.7 us against
+  // 11.8-11.9 / 11.6-11.8; 1536x7168 (672) 15.2 / 15.4 against 13.0,
+  // 7168x3584 (1568) 20.4 / 20.5 against 17.0-17.2;
+  // ...-decode-bm16-m32-sweep-ad4c3b4.log).
+  if (m <= 32)
     if (std::optional<GemmA4W4Tile> t = sm90DecodeTile(n, k)) {
       if (m <= 8)
         return *t;
-      if (k >= 2048 && n / t->bn * t->splitK <= 6 * kSm90Sms) {
+      const int64_t grid = n / t->bn * t->splitK * ((m + 15) / 16);
+      if (k >= 2048 && grid <= (m <= 16 ? 6 : 4) * kSm90Sms) {
         t->bm = 16;
         return *t;
       }

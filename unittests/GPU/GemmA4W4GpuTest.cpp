@@ -254,12 +254,14 @@ TEST_F(Gemm, RaggedM) {
   OPEN_DEVICE_OR_SKIP(dev);
   for (int64_t m : {1, 2, 3, 5, 9, 15, 17, 31, 33, 63, 65, 100, 127, 129, 2047})
     checkPoint(dev, rng, seed, 1536, 768, m, 48, /*print=*/false);
-  // Long K, 8 < M <= 32: the rule's decode variant at BM 16 (M = 9 / 16:
-  // 32 tiles x 4 splits), its BM 32 image tiles in two warpgroups (one
-  // wave: 4 splits on 8 stages), and the table's 8448x7168 entries of M =
-  // 9..16 and 17..32 (6 and 4 splits).
+  // Long K, 8 < M <= 32: the rule's decode variant at BM 16 (4096x2048:
+  // 64 tiles x 4 splits, two row tiles from M = 17), its BM 32 image tiles
+  // in two warpgroups (2048x7168 M = 24: 16 tiles x 8 splits on 8 stages),
+  // and the table's 8448x7168 entries of M = 9..16 and 17..32 (6 and 4
+  // splits).
   for (int64_t m : {9, 16, 17, 31})
     checkPoint(dev, rng, seed, 4096, 2048, m, 48, /*print=*/false);
+  checkPoint(dev, rng, seed, 2048, 7168, 24, 48, /*print=*/false);
   for (int64_t m : {13, 25})
     checkPoint(dev, rng, seed, 8448, 7168, m, 48, /*print=*/false);
 }

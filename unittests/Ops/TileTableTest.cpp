@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 
 #include <tuple>
+#include <vector>
 
 using namespace mxfp4;
 
@@ -200,12 +201,10 @@ TEST(TileTable, SmallBatchesOnTheImage) {
                  {7168, 7168, 9, 16, 4, 8},
                  {8448, 4224, 16, 16, 3, 8}, // 66 tiles, 33 steps
                  // One wave on 8 stages where each split gets <= 16 steps: 32
-                 // tiles x 4 splits of 8 steps; 16 x 8 of 7; 8 x 16 of 4; 32 x 4
-                 // of 4.
+                 // tiles x 4 splits of 8 steps; 16 x 8 of 7; 16 x 8 of 6.
                  {4096, 4096, 24, 32, 4, 8},
                  {2048, 7168, 24, 32, 8, 8},
-                 {1024, 8192, 24, 32, 16, 8},
-                 {4096, 2048, 24, 32, 4, 8},
+                 {2048, 6144, 20, 32, 8, 8},
                  // Four splits of 28 steps: two a SM instead, 256 workgroups
                  // on 6 stages.
                  {4096, 14336, 24, 32, 8, 6}}) {
@@ -259,17 +258,21 @@ TEST(TileTable, DecodeWhereNoEntrySpeaks) {
 
 TEST(TileTable, DecodeAtBm16WhereItsGridIsSmall) {
   // 8 < M <= 16: the decode variant at BM 16 where its grid is at most six
-  // workgroups an SM (N / 64 x splits <= 792) and K long.
+  // workgroups an SM (N / 64 x splits <= 792) and K long; up to M = 32 in
+  // two row tiles where those are at most four an SM (528).
   struct Want {
     int64_t n, k, splitK;
   };
-  for (Want w : {Want{1536, 7168, 14},
-                 {1536, 4224, 11},
-                 {7168, 3584, 7},
-                 {3584, 7168, 14},
-                 {2048, 7168, 14},
-                 {4096, 2048, 4}})
-    for (int64_t m : {9, 12, 16}) {
+  struct Case {
+    Want w;
+    std::vector<int64_t> ms;
+  };
+  for (const Case &c : {Case{{1536, 7168, 14}, {9, 12, 16}},
+                        Case{{1536, 4224, 11}, {9, 16, 17, 24, 32}}, Case{{7168, 3584, 7}, {9, 16}},
+                        Case{{3584, 7168, 14}, {9, 16}}, Case{{2048, 7168, 14}, {12, 16}},
+                        Case{{4096, 2048, 4}, {16, 20, 32}}, Case{{1024, 8192, 16}, {24}}})
+    for (int64_t m : c.ms) {
+      const Want &w = c.w;
       SCOPED_TRACE(testing::Message() << "N=" << w.n << " K=" << w.k << " M=" << m);
       GemmA4W4Tile t = selectGemmA4W4Tile(Arch::SM90A, w.n, w.k, m);
       EXPECT_TRUE(t.decode);
@@ -280,12 +283,14 @@ TEST(TileTable, DecodeAtBm16WhereItsGridIsSmall) {
       EXPECT_EQ(t.bk, 0);
     }
   // Larger grids (7168x4608: 9 splits of 112 tiles; 9216x7168), short K
-  // (7168x768's entry) and M = 17 keep the other tiles.
+  // (7168x768's entry) and M = 33 keep the other tiles.
   for (auto [n, k, m] : {std::tuple<int64_t, int64_t, int64_t>{7168, 4608, 16},
                          {9216, 7168, 12},
                          {7168, 768, 16},
                          {4096, 1024, 16},
-                         {1536, 7168, 17}}) {
+                         {1536, 7168, 17}, // two row tiles: 672 workgroups
+                         {7168, 3584, 24},
+                         {1536, 4224, 33}}) {
     SCOPED_TRACE(testing::Message() << "N=" << n << " K=" << k << " M=" << m);
     EXPECT_FALSE(selectGemmA4W4Tile(Arch::SM90A, n, k, m).decode);
   }
