@@ -325,8 +325,8 @@ static std::optional<GemmA4W4Tile> sm90DecodeTile(int64_t n, int64_t k) {
 
 /// The sm_90a rule for shapes and M the measured entries do not cover.
 static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m) {
-  // Up to M = 16 too, at BM 16, where its grid is at most six workgroups an
-  // SM (M = 9 / 12 / 16; ...-decode-bm16-sweep-1bff748.log, the tile it
+  // The decode variant at M <= 8, and at BM 16 up to M = 16 where its grid
+  // is at most six workgroups an SM (M = 9 / 12 / 16; ...-decode-bm16-sweep-1bff748.log, the tile it
   // replaces in parentheses): 1536x7168 (336 workgroups) 11.2-11.3 us
   // (13.4-13.6), 1536x4224 (264) 9.6-9.8 (11.5-11.6), 7168x3584 (784)
   // 15.7-15.8 (18.7-19.0), 3584x7168 (784) 16.7-16.9 (16.6-16.8); larger
@@ -348,8 +348,9 @@ static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m) {
         return *t;
       }
     }
-  // Few N tiles keep the inline BM 16 up to M = 16 (1536x7168 M = 16: 13.2
-  // us against 14.1 for 8 splits of the above on 6 stages).
+  // Few N tiles the decode variant does not take keep the inline BM 16 up
+  // to M = 16 (1536x7168 M = 16, before the decode variant took it: 13.2 us
+  // against 14.1 for 8 splits of the above on 6 stages).
   if (m > 8 && m <= 32 && k >= 2048 && (n >= 4096 || m > 16))
     return sm90SmallBatchTile(n, k, m);
   // Small tiles and split-K while the output tiles leave SMs idle; from M

@@ -248,7 +248,7 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
     // spilled and ptxas serialized the wgmmas (C7512), and two steps ahead
     // at 72 (seven a SM) ran 2-4 % slower.
     if (cfg.bm <= 16 && cfg.bk == 128)
-      cfg.maxRegisters = cfg.bm <= 8 && cfg.bn == sm90::kNarrowTileRows ? 80 : 128;
+      cfg.maxRegisters = cfg.bm <= 8 && cfg.bn == sm90::kNarrowTileRows ? 80 : (cfg.bn == sm90::kNarrowTileRows ? 96 : 128);
   }
   if (auto tiles = kernel->getAttrOfType<IntegerAttr>(tile::kPersistentAttr)) {
     cfg.persistentTilesX = tiles.getInt();
