@@ -246,9 +246,14 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
     // BN 64 with four K steps of weights in flight (Sm90DecodeKLoop.cpp)
     // fits 80 with no spill (six workgroups a SM); at 72 the fourth step
     // spilled and ptxas serialized the wgmmas (C7512), and two steps ahead
-    // at 72 (seven a SM) ran 2-4 % slower.
-    if (cfg.bm <= 16 && cfg.bk == 128)
-      cfg.maxRegisters = cfg.bm <= 8 && cfg.bn == sm90::kNarrowTileRows ? 80 : (cfg.bn == sm90::kNarrowTileRows ? 96 : 128);
+    // at 72 (seven a SM) ran 2-4 % slower. BM 16 x BN 64 (the rule's tile
+    // up to M = 32) fits 96 with no spill (124 uncapped): five a SM, which
+    // multi-wave grids gain from (7168x4224 M = 16: 19.4 -> 17.4 us) and
+    // the rule's one-wave grids run the same (docs/Performance.md).
+    if (cfg.bm <= 16 && cfg.bk == 128) {
+      const bool narrow = cfg.bn == sm90::kNarrowTileRows;
+      cfg.maxRegisters = narrow ? (cfg.bm <= 8 ? 80 : 96) : 128;
+    }
   }
   if (auto tiles = kernel->getAttrOfType<IntegerAttr>(tile::kPersistentAttr)) {
     cfg.persistentTilesX = tiles.getInt();
