@@ -225,6 +225,19 @@ TEST(TileTable, SmallBatchesOnTheImage) {
   }
 }
 
+/// The rule picks the decode variant at BN 64 on the inline path.
+static void expectDecodeTile(int64_t n, int64_t k, int64_t m, int64_t bm, int64_t splitK,
+                             int64_t bk) {
+  SCOPED_TRACE(testing::Message() << "N=" << n << " K=" << k << " M=" << m);
+  GemmA4W4Tile t = selectGemmA4W4Tile(Arch::SM90A, n, k, m);
+  EXPECT_TRUE(t.decode);
+  EXPECT_FALSE(t.preQuantize);
+  EXPECT_EQ(t.bm, bm);
+  EXPECT_EQ(t.bn, 64);
+  EXPECT_EQ(t.splitK, splitK);
+  EXPECT_EQ(t.bk, bk);
+}
+
 // M <= 8 where no entry speaks for the shape: the decode variant at BN 64,
 // 4 K steps a split where they divide so, else 3 (the model shapes'
 // sweep: ...-decode-rule-sweep-59e28d8.log); short K in 256-K steps.
@@ -240,16 +253,8 @@ TEST(TileTable, DecodeWhereNoEntrySpeaks) {
                  {4096, 2560, 5, 0},  // 20 steps
                  {4096, 1024, 1, 256},
                  {4096, 640, 1, 0}}) // 5 steps, one split
-    for (int64_t m : {1, 5, 8}) {
-      SCOPED_TRACE(testing::Message() << "N=" << w.n << " K=" << w.k << " M=" << m);
-      GemmA4W4Tile t = selectGemmA4W4Tile(Arch::SM90A, w.n, w.k, m);
-      EXPECT_TRUE(t.decode);
-      EXPECT_FALSE(t.preQuantize);
-      EXPECT_EQ(t.bm, 8);
-      EXPECT_EQ(t.bn, 64);
-      EXPECT_EQ(t.splitK, w.splitK);
-      EXPECT_EQ(t.bk, w.bk);
-    }
+    for (int64_t m : {1, 5, 8})
+      expectDecodeTile(w.n, w.k, m, 8, w.splitK, w.bk);
   // From M = 9 the rule's other tiles (large grids, below); no even split
   // (37 steps): the K loop.
   EXPECT_FALSE(selectGemmA4W4Tile(Arch::SM90A, 9216, 7168, 9).decode);
@@ -271,17 +276,8 @@ TEST(TileTable, DecodeAtBm16WhereItsGridIsSmall) {
                         Case{{1536, 4224, 11}, {9, 16, 17, 24, 32}}, Case{{7168, 3584, 7}, {9, 16}},
                         Case{{3584, 7168, 14}, {9, 16}}, Case{{2048, 7168, 14}, {12, 16}},
                         Case{{4096, 2048, 4}, {16, 20, 32}}, Case{{1024, 8192, 16}, {24}}})
-    for (int64_t m : c.ms) {
-      const Want &w = c.w;
-      SCOPED_TRACE(testing::Message() << "N=" << w.n << " K=" << w.k << " M=" << m);
-      GemmA4W4Tile t = selectGemmA4W4Tile(Arch::SM90A, w.n, w.k, m);
-      EXPECT_TRUE(t.decode);
-      EXPECT_FALSE(t.preQuantize);
-      EXPECT_EQ(t.bm, 16);
-      EXPECT_EQ(t.bn, 64);
-      EXPECT_EQ(t.splitK, w.splitK);
-      EXPECT_EQ(t.bk, 0);
-    }
+    for (int64_t m : c.ms)
+      expectDecodeTile(c.w.n, c.w.k, m, 16, c.w.splitK, 0);
   // Larger grids (7168x4608: 9 splits of 112 tiles; 9216x7168), short K
   // (7168x768's entry) and M = 33 keep the other tiles.
   for (auto [n, k, m] : {std::tuple<int64_t, int64_t, int64_t>{7168, 4608, 16},
