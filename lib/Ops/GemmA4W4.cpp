@@ -326,9 +326,9 @@ static std::optional<GemmA4W4Tile> sm90DecodeTile(int64_t n, int64_t k) {
 /// The sm_90a rule for shapes and M the measured entries do not cover.
 static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m) {
   // The decode variant at M <= 8, and at BM 16 up to M = 16 where its grid
-  // is at most six workgroups an SM (M = 9 / 12 / 16; ...-decode-bm16-sweep-1bff748.log, the tile it
-  // replaces in parentheses): 1536x7168 (336 workgroups) 11.2-11.3 us
-  // (13.4-13.6), 1536x4224 (264) 9.6-9.8 (11.5-11.6), 7168x3584 (784)
+  // is at most six workgroups an SM (M = 9 / 12 / 16;
+  // ...-decode-bm16-sweep-1bff748.log, the tile it replaces in parentheses): 1536x7168 (336
+  // workgroups) 11.2-11.3 us (13.4-13.6), 1536x4224 (264) 9.6-9.8 (11.5-11.6), 7168x3584 (784)
   // 15.7-15.8 (18.7-19.0), 3584x7168 (784) 16.7-16.9 (16.6-16.8); larger
   // grids lose: 7168x4608 (1008) 17.9 (17.7), 7168x4224 (1232) 19.4
   // (17.9), 8448x7168 (1848) 28.3 (21.2); so does short K (7168x768, BK

@@ -226,10 +226,10 @@ INSTANTIATE_TEST_SUITE_P(Seed, SeedPoints, ::testing::ValuesIn(seedPoints()), po
 
 // The dense shapes of DeepSeek-R1 FP4, Kimi-K3 and AITER's dense tests
 // beyond the seed's (mxfp4-bench --preset=model-dense), where the rule, not
-// the measured table, picks the tile: the decode variant at M <= 8 (and
-// at BM 16 up to M = 16 where its grid is small), BM 128
-// from M = 33, BN 64 x 4 splits at 1536x4224 M = 128, stream-K at 9216x7168
-// M = 512; and the shapes whose M <= 8 entries the decode rule replaced.
+// the measured table, picks the tile: the decode variant at M <= 8 (and at
+// BM 16 up to M = 32 where its grid is small), BM 128 from M = 33, BN 64 x 4
+// splits at 1536x4224 M = 128, stream-K at 9216x7168 M = 512; and the
+// shapes whose M <= 8 entries the decode rule replaced.
 std::vector<Point> modelPoints() {
   std::vector<Point> pts;
   for (auto [n, k] : {std::pair<int64_t, int64_t>{7168, 4608},
@@ -242,7 +242,7 @@ std::vector<Point> modelPoints() {
   pts.push_back({7168, 768, 48});  // BM 128 x BN 64 from M = 33
   pts.push_back({1536, 4224, 12}); // the decode variant at BM 16 (11 splits)
   pts.push_back({7168, 3584, 16}); // the same, 7 splits of 112 tiles
-  pts.push_back({1536, 7168, 9});
+  pts.push_back({1536, 7168, 9});  // the same, 14 splits of 24 tiles
   pts.push_back({7168, 7168, 1});
   pts.push_back({8448, 4224, 8});
   return pts;
