@@ -441,10 +441,16 @@ Error verifyKernelSpec(const KernelSpec &s) {
     return fail(toString(s.op), " quantizes nothing: the quantization dump (epilogue bf16dq) does "
                 "not apply");
   if (s.arch == Arch::SM90A) {
-    if (s.bn != sm90::kTileRows && s.bn != sm90::kNarrowTileRows)
+    if (s.bn != sm90::kTileRows && s.bn != sm90::kNarrowTileRows && s.bn != sm90::kWideTileRows)
       return fail("gemm_a4w4 on sm_90a: BN must be 128 or 64 (4 warps x 32 or 16 weight rows), "
-                  "got ",
+                  "or 192 for gemm_qdqa4w4 at BM 128, got ",
                   s.bn);
+    if (s.bn == sm90::kWideTileRows &&
+        (s.op != OpKind::GemmQdqA4W4 || s.bm != 128 || s.bk != 128 || s.streamK || s.persistent))
+      return fail("gemm_a4w4 on sm_90a: BN 192 is a tile of gemm_qdqa4w4 with BM 128 and BK "
+                  "128, one tile per workgroup; got ",
+                  toString(s.op), " with BM ", s.bm, ", BK ", s.bk, s.streamK ? ", stream-K" : "",
+                  s.persistent ? ", persistent" : "");
     if (s.bn == sm90::kNarrowTileRows && (s.bm > 128 || s.twoWarpgroups))
       return fail("gemm_a4w4 on sm_90a: BN 64 runs one warpgroup, so BM <= 128 and not two "
                   "warpgroups, got BM ",

@@ -486,6 +486,48 @@ TEST_F(Gemm, NarrowTilesAgreeBitForBit) {
   }
 }
 
+TEST_F(Gemm, WideTilesAgreeBitForBit) {
+  // BN 192 (the image kernel at BM 128) runs three warpgroups of 4 warps x
+  // 16 weight rows, each with the wgmmas of a BN 128 warpgroup, the same K
+  // order per output and the same split boundaries: the bits of its BN 128
+  // twin, with split-K in a cluster or (past 8 splits) a workspace, on the
+  // default five stages or three.
+  OPEN_DEVICE_OR_SKIP(dev);
+  const int64_t n = 1536;
+  for (int64_t k : {768, 4608}) {
+    HostWeights w = randomWeights(rng, n, k);
+    auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
+    ASSERT_OK(prepared);
+    for (int64_t m : {77, 300}) {
+      std::vector<uint16_t> a = randomActivations(rng, m, k);
+      DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * n * 2));
+      da.upload(a);
+      // (split-K, stages).
+      for (auto [splits, stages] :
+           {std::pair<int64_t, int64_t>{1, 0}, {2, 0}, {3, 3}, {4, 0}, {9, 0}}) {
+        if (k / 128 / splits < 2)
+          continue;
+        SCOPED_TRACE(testing::Message() << "K=" << k << " M=" << m << " split-K " << splits
+                                        << " stages " << stages << " seed=" << seed);
+        GemmA4W4Options o;
+        o.bm = 128;
+        o.splitK = splits;
+        o.preQuantize = true;
+        if (stages)
+          o.stages = stages;
+        std::vector<uint16_t> outs[2];
+        for (int64_t bn : {128, 192}) {
+          o.bn = bn;
+          auto c = poisonedGemm(dev, da, dc, m, n, **prepared, o, uint8_t(0x5A + bn / 64));
+          ASSERT_OK(c);
+          outs[bn == 192] = std::move(*c);
+        }
+        EXPECT_EQ(bf16Differences(outs[1], outs[0], "BN 192", "BN 128"), 0);
+      }
+    }
+  }
+}
+
 TEST_F(Gemm, QuantizerTileOverrideGivesTheSameBits) {
   // qdq_mxfp4's row tile only splits the work (below BM 64 direct stores,
   // at 64 bulk copies from shared memory): forced to any of its four sizes

@@ -7,7 +7,7 @@
 //   [activations: 2 buffers of BM x BK bf16]      (none with staged activations)
 //   [stages: S x ([BM x BK bf16 activations, staged kernels only],
 //                 BK/128 weight boxes of 8 KiB, then BK/128 scale boxes of 512 B)]
-//   [persistent kernels: the output tile, BM x kStagedRowBytes]
+//   [persistent kernels: the output tile, BM x stagedRowBytes(BN)]
 //   [S mbarriers of 8 bytes]
 //
 // Kernels that quantize (or dequantize MXFP4) in the K loop write the
@@ -33,9 +33,14 @@
 
 namespace mxfp4::sm90 {
 
-/// Rows of weights per workgroup (the N tile): 128, or the narrow tile 64.
+/// Rows of weights per workgroup (the N tile): 128, or the narrow tile 64,
+/// or the wide tile 192 (gemm_qdqa4w4 at BM 128: three warpgroups of 64
+/// rows, each warp converting 16 as at BN 128, so a step's 32 KiB of
+/// activations feed 1.5x the MMAs and split-K fills the SMs where 128-row
+/// tiles leave them idle: 1536x7168 M = 512 is 8 x 4 tiles x 4 splits).
 inline constexpr int64_t kTileRows = 128;
 inline constexpr int64_t kNarrowTileRows = 64;
+inline constexpr int64_t kWideTileRows = 192;
 /// Bytes of one weight box (BN rows x 128 K of E2M1) and one scale box.
 constexpr int64_t weightBoxBytes(int64_t bn = kTileRows) { return bn * 128 / 2; }
 constexpr int64_t scaleBoxBytes(int64_t bn = kTileRows) { return bn * 128 / 32; }
@@ -44,11 +49,14 @@ constexpr int64_t scaleBoxBytes(int64_t bn = kTileRows) { return bn * 128 / 32; 
 inline constexpr int64_t kTileChunkWords = 16 * 64 / 4;
 inline constexpr int64_t kGroupScaleWords = 32 * 4 / 4;
 /// Bytes of one TMA descriptor (CUtensorMap). The prepared weights hold
-/// four: weights and scales with BN 128 boxes, then with BN 64 boxes.
+/// four: weights and scales with BN 128 boxes, then with BN 64 boxes (BN
+/// 192 copies three of those).
 inline constexpr int64_t kDescriptorBytes = 128;
 constexpr int64_t descriptorOffset(int64_t bn) {
   return bn == kTileRows ? 0 : 2 * kDescriptorBytes;
 }
+/// Rows of one weight box of the N tile's descriptors (BN 192: three).
+constexpr int64_t boxRows(int64_t bn) { return bn == kWideTileRows ? kNarrowTileRows : bn; }
 /// Shared memory one sm_90 workgroup may take (227 KiB), and an SM's (228
 /// KiB, 1 KiB of it reserved per resident workgroup).
 inline constexpr int64_t kMaxSharedBytes = 227 * 1024;
@@ -66,9 +74,13 @@ constexpr bool clusterSplitK(int64_t bm, int64_t splits) {
 }
 
 /// Bytes between the token rows of an output tile staged in shared memory
-/// on its way out (Conversion/TileToNVVM/Sm90Store.cpp): 128 bf16 and 16
-/// bytes more, which put the 4 tokens of a warp's stores on different banks.
+/// on its way out (Conversion/TileToNVVM/Sm90Store.cpp): 128 bf16 (192 for
+/// BN 192) and 16 bytes more, which put the 8 rows of each stmatrix
+/// matrix on different banks.
 inline constexpr int64_t kStagedRowBytes = 128 * 2 + 16;
+constexpr int64_t stagedRowBytes(int64_t bn) {
+  return bn > kTileRows ? bn * 2 + 16 : kStagedRowBytes;
+}
 
 struct SharedLayout {
   int64_t activationBytes; ///< both activation buffers, at offset 0
@@ -107,12 +119,13 @@ struct SharedLayout {
 /// stage one step after its wgmmas: 3 keep one workgroup busy). `stages`
 /// (KernelSpec::stages) overrides the count: 2 stages of BM 128 let two
 /// workgroups share an SM and hide each other's waits. BN 64 halves the
-/// weight and scale boxes and keeps the counts.
+/// weight and scale boxes and keeps the counts; BN 192 takes 1.5x and
+/// keeps them too (five stages of 44.75 KiB at BM 128).
 constexpr SharedLayout sharedLayout(int64_t bm, int64_t bk, bool stagedActivations = false,
                                     int64_t stages = 0, bool persistent = false,
                                     int64_t bn = kTileRows) {
   const int64_t chunks = bk / 128;
-  const int64_t output = persistent ? bm * kStagedRowBytes : 0;
+  const int64_t output = persistent ? bm * stagedRowBytes(bn) : 0;
   if (stagedActivations) {
     SharedLayout l{0, 0, chunks, bm * bk * 2, output, bn};
     int64_t fit = 74 * 1024 / l.stageBytes();
@@ -137,8 +150,11 @@ constexpr SharedLayout decodeSharedLayout(int64_t bm, int64_t bk, int64_t steps,
 /// Warpgroups of a GEMM workgroup: BM 128, 192 and 256 have two (each warp
 /// converts 16 weight rows, one m64nBM wgmma per warpgroup and
 /// MMA step), smaller tiles one (32 rows per warp) unless `twoWarpgroups`
-/// asks for two. BN 64 has one at any BM (16 rows per warp).
+/// asks for two. BN 64 has one at any BM (16 rows per warp), BN 192 three
+/// (16 rows per warp, one m64nBM wgmma per warpgroup and MMA step).
 constexpr int64_t gemmWarpgroups(int64_t bm, bool twoWarpgroups = false, int64_t bn = kTileRows) {
+  if (bn == kWideTileRows)
+    return 3;
   return bn == kTileRows && (bm >= 128 || twoWarpgroups) ? 2 : 1;
 }
 

@@ -96,7 +96,8 @@ struct GemmA4W4Options {
   std::optional<int64_t> splitK;
   std::optional<int64_t> bk;
   /// Override the N tile (sm_90a: 128, or 64 for twice the workgroups where
-  /// N / 128 tiles leave SMs idle; BM <= 128, one warpgroup).
+  /// N / 128 tiles leave SMs idle (BM <= 128, one warpgroup), or 192 on the
+  /// activation image at BM 128, one tile per workgroup).
   std::optional<int64_t> bn;
   /// Override the sm_90a TMA stage count (0: the tile's default). Unforced,
   /// the table's count is dropped when BM, the activation path or the
@@ -157,7 +158,7 @@ struct GemmA4W4Tile {
   /// sm_90a dequantize-once: this tile for rows [0, splitM) only (0: all),
   /// the table's tile for the rest, launched after it on the same image.
   int64_t splitM = 0;
-  /// sm_90a N tile, 128 or 64 (0: the target's default).
+  /// sm_90a N tile, 128, 64 or 192 (0: the target's default).
   int64_t bn = 0;
 };
 

@@ -44,7 +44,7 @@ static Value elementPtr(ImplicitLocOpBuilder &b, Value base, Type elem, Value at
 LogicalResult Sm90Emitter::storeThroughShared(ImplicitLocOpBuilder &b, ArrayRef<Value> tiles,
                                               Value out, Value row0, Value col0, Value ldv,
                                               Value valid) {
-  using sm90::kStagedRowBytes;
+  const int64_t rowBytes = sm90::stagedRowBytes(cfg.bn);
   // Persistent kernels have a region of their own (their stages receive
   // the next tile meanwhile), stream-K takes the stage of the segment's
   // last step (the others may be receiving the next segment); the others
@@ -53,8 +53,8 @@ LogicalResult Sm90Emitter::storeThroughShared(ImplicitLocOpBuilder &b, ArrayRef<
   const int64_t regionBytes = cfg.persistent() ? l.outputBytes
                               : cfg.streamK    ? l.stageBytes()
                                                : l.barriersOffset();
-  if (cfg.bm * kStagedRowBytes > regionBytes)
-    return emitError(b.getLoc()) << "the staged output tile (" << cfg.bm * kStagedRowBytes
+  if (cfg.bm * rowBytes > regionBytes)
+    return emitError(b.getLoc()) << "the staged output tile (" << cfg.bm * rowBytes
                                  << " bytes) does not fit the workgroup's shared memory";
   Value region = cfg.streamK ? outputRegion
                              : idxConst(b, cfg.persistent() ? l.outputOffset() : 0);
@@ -68,8 +68,8 @@ LogicalResult Sm90Emitter::storeThroughShared(ImplicitLocOpBuilder &b, ArrayRef<
   // fragment of a matrix whose rows are weight rows: `.trans` writes a
   // token's 8 weight rows as one 16-byte row of the tile, one instruction
   // for four matrices where 2-byte stores took 8. Matrix k = 2 (i J + j)
-  // + hh; lane l addresses row l % 8 of matrix k0 + l / 8. Rows 272 bytes
-  // apart put a matrix's 8 rows on distinct banks.
+  // + hh; lane l addresses row l % 8 of matrix k0 + l / 8. Rows 272 (BN
+  // 192: 400) bytes apart put a matrix's 8 rows on distinct banks.
   MLIRContext *ctx = b.getContext();
   auto layout = NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col);
   auto shape = NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8);
@@ -95,7 +95,7 @@ LogicalResult Sm90Emitter::storeThroughShared(ImplicitLocOpBuilder &b, ArrayRef<
     Value col =
         idxAdd(b, warpCol,
                idxAdd(b, idxMul(b, idxDiv(b, ij, tokenTiles), 16), idxMul(b, idxRem(b, k, 2), 8)));
-    Value at = idxAdd(b, idxAdd(b, idxMul(b, token, kStagedRowBytes), idxMul(b, col, 2)), region);
+    Value at = idxAdd(b, idxAdd(b, idxMul(b, token, rowBytes), idxMul(b, col, 2)), region);
     NVVM::StMatrixOp::create(b, sharedPtr(b, at), ArrayRef<Value>(pairs).slice(k0, count), layout,
                              shape, elt);
   }
@@ -115,8 +115,7 @@ LogicalResult Sm90Emitter::storeThroughShared(ImplicitLocOpBuilder &b, ArrayRef<
     b.setInsertionPointToStart(ifOp.thenBlock());
     Value v = LLVM::LoadOp::create(
         b, v4i32,
-        sharedPtr(b, idxAdd(b, idxAdd(b, idxMul(b, row, kStagedRowBytes), idxMul(b, unit, 16)),
-                            region)),
+        sharedPtr(b, idxAdd(b, idxAdd(b, idxMul(b, row, rowBytes), idxMul(b, unit, 16)), region)),
         /*alignment=*/16);
     Value at = idxAdd(b, arith::MulIOp::create(b, idxAdd(b, row0, row), ldv),
                       idxAdd(b, col0, idxMul(b, unit, 8)));

@@ -86,7 +86,7 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
   Value stageStart = idxAdd(b, idxMul(b, stage, l.stageBytes()), l.stagesOffset());
   if (parts != StageParts::Activations) {
     // The kernel argument is a plain global pointer (TileToNVVM.cpp); BN
-    // 64 takes the second pair of descriptors (Sm90Pipeline.h).
+    // 64 and 192 take the second pair of descriptors (Sm90Pipeline.h).
     Value weightMap = mapping.lookup(w.getDescriptors());
     if (const int64_t offset = sm90::descriptorOffset(cfg.bn))
       weightMap = LLVM::GEPOp::create(b, weightMap.getType(), b.getI8Type(), weightMap,
@@ -103,10 +103,24 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
           bar, ValueRange{}, Value(), Value(), mode, b.getBoolAttr(true),
           NVVM::CTAGroupKindAttr(), Value());
     };
+    // BN 192 takes three BN 64 boxes a chunk, one after the other, so the
+    // stage holds its 12 tiles and 6 scale groups in order.
+    const int64_t rows = sm90::boxRows(cfg.bn);
     for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
       Value chunk = toI32(idxAdd(b, chunk0, kc));
-      copy(l.weightsInStage() + kc * l.weightBox(), weightMap, chunk, tile);
-      copy(l.scalesInStage() + kc * l.scaleBox(), scaleMap, chunk, group);
+      for (int64_t box = 0; box < cfg.bn / rows; ++box) {
+        Value boxTile = tile, boxGroup = group;
+        if (box) {
+          boxTile =
+              arith::AddIOp::create(b, tile, arith::ConstantIntOp::create(b, box * rows / 16, 32));
+          boxGroup =
+              arith::AddIOp::create(b, group, arith::ConstantIntOp::create(b, box * rows / 32, 32));
+        }
+        copy(l.weightsInStage() + kc * l.weightBox() + box * sm90::weightBoxBytes(rows), weightMap,
+             chunk, boxTile);
+        copy(l.scalesInStage() + kc * l.scaleBox() + box * sm90::scaleBoxBytes(rows), scaleMap,
+             chunk, boxGroup);
+      }
     }
   }
   if (!act || parts == StageParts::Weights)

@@ -199,9 +199,9 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
   cfg.bm = mma.getA().getType().getRows();
   cfg.bk = mma.getA().getType().getCols();
   cfg.bn = mma.getB().getType().getRows();
-  if (cfg.bn != sm90::kTileRows && cfg.bn != sm90::kNarrowTileRows)
+  if (cfg.bn != sm90::kTileRows && cfg.bn != sm90::kNarrowTileRows && cfg.bn != sm90::kWideTileRows)
     return mma.emitOpError() << "on sm_90a the N tile must be 128 or 64 (4 warps x 32 or 16 "
-                                "rows), got "
+                                "rows), or 192 (12 warps x 16) on the activation image, got "
                              << cfg.bn;
   bool staged = false;
   kernel.walk([&](tile::LoadQdqOp) { staged = true; });
@@ -269,6 +269,15 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
       return kernel.emitError() << "stream-K needs the activation image (mxtile.load_qdq), BM "
                                    "128 or 256, a positive N tile count and no persistent grid";
   }
+  if (cfg.bn == sm90::kWideTileRows &&
+      (!cfg.stagedActivations || cfg.bm != 128 || cfg.bk != 128 || cfg.tileLoop()))
+    return mma.emitOpError() << "on sm_90a the N tile 192 takes the activation image "
+                                "(mxtile.load_qdq), BM 128 and BK 128 and one tile per "
+                                "workgroup, got BM "
+                             << cfg.bm << ", BK " << cfg.bk;
+  // BN 192's 384 threads fit the register file only under 170 registers.
+  if (cfg.bn == sm90::kWideTileRows)
+    cfg.maxRegisters = 168;
   if (cfg.bn == sm90::kNarrowTileRows && (cfg.bm > 128 || cfg.twoWarpgroups))
     return mma.emitOpError() << "on sm_90a the N tile 64 takes one warpgroup and BM <= 128, got "
                                 "BM "
