@@ -557,6 +557,14 @@ static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W
     if (tile.streamK && !o.splitK)
       tile.splitK = 1;
   }
+  // A forced BN 192 runs one tile per workgroup: it leaves the table's
+  // persistent grid and stream-K unless those are forced too.
+  if (o.bn && *o.bn == sm90::kWideTileRows) {
+    if (!o.persistent)
+      tile.persistent = false;
+    if (!o.streamK)
+      tile.streamK = false;
+  }
   // The table's BN 64 runs one warpgroup without stream-K: a forced BM 256,
   // second warpgroup or stream-K takes BN 128 unless BN is forced too.
   if (!o.bn && tile.bn == sm90::kNarrowTileRows &&
@@ -586,8 +594,8 @@ static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
                         std::vector<void *> extra) {
   void *ws = nullptr, *counters = nullptr;
   // Clustered splits (Sm90Pipeline.h) sum in shared memory, no global scratch.
-  const bool scratch =
-      spec.splitK > 1 && !(spec.arch == Arch::SM90A && sm90::clusterSplitK(spec.bm, spec.splitK));
+  const bool scratch = spec.splitK > 1 && !(spec.arch == Arch::SM90A &&
+                                            sm90::clusterSplitK(spec.bm, spec.splitK, spec.bn));
   // Whole M tiles: sm_90a stores each workgroup's tile as its threads hold it.
   const int64_t tileRows = (m + spec.bm - 1) / spec.bm * spec.bm;
   if (scratch) {

@@ -68,8 +68,13 @@ inline constexpr int64_t kSmSharedBytes = 228 * 1024;
 /// fit fewer of them at once than the plain grid (8448x7168 M = 1, BM 8 x 8
 /// splits: 28.1 us clustered, 21.9 not; BM 128 x 2 splits at M = 128: 31.6
 /// vs 35.4; docs/PerformanceHistory.md).
+/// BN 192 (one workgroup a SM) clusters only pairs: clusters of four fill
+/// a GPC's SMs only in fours, and 32 of them (1536x7168 M = 512, 4 splits)
+/// ran as two waves.
 inline constexpr int64_t kMaxClusterSplits = 8;
-constexpr bool clusterSplitK(int64_t bm, int64_t splits) {
+constexpr bool clusterSplitK(int64_t bm, int64_t splits, int64_t bn = kTileRows) {
+  if (bn == kWideTileRows)
+    return bm >= 128 && splits == 2;
   return bm >= 128 && splits > 1 && splits <= kMaxClusterSplits;
 }
 

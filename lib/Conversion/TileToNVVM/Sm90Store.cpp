@@ -252,7 +252,7 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
     forEachElement(acc->second, storeOut);
     return success();
   }
-  if (sm90::clusterSplitK(cfg.bm, op.getSplits()))
+  if (sm90::clusterSplitK(cfg.bm, op.getSplits(), cfg.bn))
     return storeClusterSplitK(b, acc->second, op.getSplits(), forEachElementOf, storeOut);
 
   // Split-K: each workgroup stores its partial tile, as its threads hold

@@ -364,7 +364,7 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
       if (st.getWorkspace())
         splits = st.getSplits();
     });
-    if (sm90::clusterSplitK(cfg->bm, splits))
+    if (sm90::clusterSplitK(cfg->bm, splits, cfg->bn))
       func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
                     ob.getDenseI32ArrayAttr({1, 1, int32_t(splits)}));
 
