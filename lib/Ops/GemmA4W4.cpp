@@ -184,6 +184,11 @@ constexpr GemmA4W4Tile narrow(GemmA4W4Tile t) {
   t.bn = sm90::kNarrowTileRows;
   return t;
 }
+/// The same tile with BN 192 (three warpgroups).
+constexpr GemmA4W4Tile wide(GemmA4W4Tile t) {
+  t.bn = sm90::kWideTileRows;
+  return t;
+}
 /// The same tile as the decode variant.
 constexpr GemmA4W4Tile decode(GemmA4W4Tile t) {
   t.decode = true;
@@ -232,10 +237,20 @@ constexpr MeasuredTile kSm90Measured[] = {
     // 4 stages instead of 5: 31.5 / 31.7 us against 32.1 / 32.4 in the same
     // runs (...-sweep-afd9ff2.log, ...-bulk-epilogue-d650bfe).
     {1536, 7168, 512, 512, {128, 2, 0, true, 4}},
-    // BM 192 on 4 stages: 11 x 12 tiles, one for each of the 132 SMs, 77.0
-    // us against 82.4 for BM 128 stream-K and 88.9 for BM 192 on its
-    // default 3 stages in the same runs (...-bm192-sweep-e72a3bd.log).
-    {1536, 7168, 2048, 2048, {192, 1, 0, true, 4}},
+    // BN 192 x BM 128 on 4 stages: 8 x 16 tiles, 128 of the 132 SMs, each
+    // converted weight fragment feeding 128 tokens as at BN 128 but a step's
+    // activations feeding 1.5x the MMAs: 71.7-72.6 us against 76.8-77.3 for
+    // BM 192 x BN 128 (the entry before) in the same runs; 3 / 5 stages 89.7 /
+    // 73.6 (...-bn192-sweep-e174bed.log, ...-bn192-sweep-d38ee7c.log).
+    {1536, 7168, 2048, 2048, wide({128, 1, 0, true, 4})},
+    // M = 1024: BN 192 x 2 splits (a cluster of two), 43.6 us against 66.6
+    // for the rule's tile (4 splits 54.6, one 64.0).
+    {1536, 7168, 1024, 1024, wide({128, 2, 0, true, 4})},
+    // The model shapes: 1536x4224 M = 2048 45.7 us against 55.4 for the
+    // rule's stream-K (M = 1024: 41.9 against 32.8, so only 2048), 9216x7168
+    // M = 2048 336.9 against 353.2 (...-bn192-sweep-e174bed.log).
+    {1536, 4224, 2048, 2048, wide({128, 1, 0, true, 4})},
+    {9216, 7168, 2048, 2048, wide({128, 1, 0, true, 4})},
 };
 } // namespace
 
@@ -558,13 +573,19 @@ static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W
       tile.splitK = 1;
   }
   // A forced BN 192 runs one tile per workgroup: it leaves the table's
-  // persistent grid and stream-K unless those are forced too.
+  // persistent grid and stream-K unless those are forced too. The table's
+  // BN 192 is a BM 128 x BK 128 tile on the image, one per workgroup: other
+  // forced variants take BN 128 unless BN is forced too.
   if (o.bn && *o.bn == sm90::kWideTileRows) {
     if (!o.persistent)
       tile.persistent = false;
     if (!o.streamK)
       tile.streamK = false;
   }
+  if (!o.bn && tile.bn == sm90::kWideTileRows &&
+      (tile.bm != 128 || (tile.bk != 0 && tile.bk != 128) || !tile.preQuantize || tile.persistent ||
+       tile.streamK || tile.decode || (o.dequantizeOnce && !*o.dequantizeOnce)))
+    tile.bn = 0;
   // The table's BN 64 runs one warpgroup without stream-K: a forced BM 256,
   // second warpgroup or stream-K takes BN 128 unless BN is forced too.
   if (!o.bn && tile.bn == sm90::kNarrowTileRows &&
@@ -669,7 +690,8 @@ static Expected<KernelSpec> preQuantizedSpec(OpKind op, const PreparedWeight &w,
     spec->persistent = false;
   if (tile.bk)
     spec->bk = tile.bk;
-  if (tile.bn)
+  // So does the table's BN 192: gemm_mxa4w4 takes BN 128 unless forced.
+  if (tile.bn && (tile.bn != sm90::kWideTileRows || op == OpKind::GemmQdqA4W4 || options.bn))
     spec->bn = tile.bn;
   if (Error e = chooseFold(*spec, w, options))
     return e;

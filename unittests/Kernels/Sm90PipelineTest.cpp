@@ -155,6 +155,53 @@ TEST(Sm90Pipeline, NarrowTileHalvesTheBoxes) {
   EXPECT_ERROR_CONTAINS(verifyKernelSpec(bad), "BN must be 128 or 64");
 }
 
+// BN 192 on the image at BM 128: three warpgroups (384 threads), three BN
+// 64 boxes a chunk from the narrow descriptors, five stages of 44.75 KiB; a
+// staged output tile of 400-byte rows; split-K in a cluster for two splits
+// only; N % 192 == 0; one tile per workgroup.
+TEST(Sm90Pipeline, Bn192OnTheImageFits) {
+  const sm90::SharedLayout l = sm90::sharedLayout(128, 128, true, 0, false, 192);
+  EXPECT_EQ(l.stages, 5);
+  EXPECT_EQ(l.stageBytes(), 128 * 128 * 2 + 3 * 4096 + 3 * 256);
+  EXPECT_LE(l.totalBytes(), sm90::kMaxSharedBytes);
+  EXPECT_EQ(sm90::boxRows(192), 64);
+  EXPECT_EQ(sm90::boxRows(128), 128);
+  EXPECT_EQ(sm90::descriptorOffset(192), sm90::descriptorOffset(64));
+  EXPECT_EQ(sm90::stagedRowBytes(192), 400);
+  EXPECT_EQ(sm90::stagedRowBytes(128), sm90::kStagedRowBytes);
+  EXPECT_LE(128 * sm90::stagedRowBytes(192), l.barriersOffset());
+  EXPECT_LE(16 * 384 * 16, l.totalBytes()); // a cluster sum's partial tile
+  EXPECT_EQ(sm90::gemmWarpgroups(128, false, 192), 3);
+  EXPECT_TRUE(sm90::clusterSplitK(128, 2, 192));
+  EXPECT_FALSE(sm90::clusterSplitK(128, 4, 192));
+  EXPECT_TRUE(sm90::clusterSplitK(128, 4));
+  Expected<KernelSpec> spec = makeGemmA4W4Spec(Arch::SM90A, 1536, 7168, 128, kDefaultScaleRounding,
+                                               Activation::None, {0.0f, 0.0f}, OpKind::GemmQdqA4W4);
+  ASSERT_OK(spec);
+  spec->bn = 192;
+  ASSERT_OK(verifyKernelSpec(*spec));
+  EXPECT_NE(spec->name().find("_bn192_"), std::string::npos);
+  CompiledKernel k;
+  k.spec = *spec;
+  LaunchGeometry g = k.geometry(2048);
+  EXPECT_EQ(g.grid[0], 8u);
+  EXPECT_EQ(g.grid[1], 16u);
+  EXPECT_EQ(g.block[0], 384u);
+  EXPECT_EQ(g.sharedBytes, unsigned(l.totalBytes()));
+  KernelSpec bad = *spec;
+  bad.bm = 64;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(bad), "BN 192 is a tile of gemm_qdqa4w4 with BM 128");
+  bad = *spec;
+  bad.persistent = true;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(bad), "one tile per workgroup");
+  bad = *spec;
+  bad.op = OpKind::GemmMxA4W4;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(bad), "BN 192 is a tile of gemm_qdqa4w4");
+  bad = *spec;
+  bad.n = 7168;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(bad), "N % 192 == 0");
+}
+
 // Stream-K: a linear grid of one workgroup per (tile, K step) at most,
 // which the launch shrinks to the resident workgroups (one per SM: the
 // one-tile kernel's five or three stages, its output staged in a stage);

@@ -94,12 +94,16 @@ TEST(TileTable, Bm128SplitsMatchTheSweep) {
   // or a persistent grid at M = 128 of N = 7168 (...-bn64-sweep-32a34fd.log);
   // 1536x7168 and 1536x4224 M = 65..128: BN 64 x 4 splits on 4 stages
   // (...-model-shapes-sweep-59e28d8.log; before, 8 splits of BN 128);
-  // 1536x7168 M = 2048: BM 192 on 4 stages, one tile a SM (...-bm192-sweep-e72a3bd.log).
+  // 1536x7168 M = 1024 / 2048, 1536x4224 and 9216x7168 M = 2048: BN 192 x BM
+  // 128 on 4 stages (...-bn192-sweep-e174bed.log).
   for (Want w : {Want{1536, 7168, 128, 128, 4, 0, 64},
                  {1536, 7168, 96, 128, 4, 0, 64},
                  {1536, 4224, 128, 128, 4, 0, 64},
                  {1536, 7168, 512, 128, 2},
-                 {1536, 7168, 2048, 192, 1},
+                 {1536, 7168, 1024, 128, 2, 0, 192},
+                 {1536, 7168, 2048, 128, 1, 0, 192},
+                 {1536, 4224, 2048, 128, 1, 0, 192},
+                 {9216, 7168, 2048, 128, 1, 0, 192},
                  {7168, 4224, 128, 128, 1, 0, 64},
                  {7168, 4224, 512, 256, 1},
                  {7168, 4224, 1024, 256, 1},
@@ -126,7 +130,7 @@ TEST(TileTable, Bm128SplitsMatchTheSweep) {
                                 (w.n == 8448 && (w.m == 1024 || w.m == 2048)));
     // Stream-K won nowhere after BM 192 (...-bm192-sweep-e72a3bd.log).
     EXPECT_FALSE(t.streamK);
-    if (w.bm == 192 || (w.bn == 64 && w.splitK == 4))
+    if (w.bn == 192 || (w.bn == 64 && w.splitK == 4))
       EXPECT_EQ(t.stages, 4);
   }
 }
