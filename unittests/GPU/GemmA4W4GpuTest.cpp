@@ -528,6 +528,35 @@ TEST_F(Gemm, WideTilesAgreeBitForBit) {
   }
 }
 
+TEST_F(Gemm, TableWideTileYieldsToForcedVariants) {
+  // The table's BN 192 (1536x4224 M = 2048) is an image tile at BM 128:
+  // a forced BM, inline quantization or the MXFP4-activation GEMM takes BN
+  // 128 instead of failing, with the same bits.
+  OPEN_DEVICE_OR_SKIP(dev);
+  const int64_t n = 1536, k = 4224, m = 2048;
+  ASSERT_EQ(selectGemmA4W4Tile(Arch::SM90A, n, k, m).bn, 192);
+  HostWeights w = randomWeights(rng, n, k);
+  auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
+  ASSERT_OK(prepared);
+  std::vector<uint16_t> a = randomActivations(rng, m, k);
+  DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * n * 2));
+  da.upload(a);
+  auto table = poisonedGemm(dev, da, dc, m, n, **prepared, GemmA4W4Options{}, 0x11);
+  ASSERT_OK(table);
+  GemmA4W4Options bm64, inlineQ, mx;
+  bm64.bm = 64;
+  inlineQ.preQuantize = false;
+  mx.dequantizeOnce = false;
+  for (auto [name, o] : {std::pair<const char *, GemmA4W4Options>{"BM 64", bm64},
+                         {"inline", inlineQ},
+                         {"gemm_mxa4w4", mx}}) {
+    SCOPED_TRACE(testing::Message() << name << " seed=" << seed);
+    auto c = poisonedGemm(dev, da, dc, m, n, **prepared, o, 0x22);
+    ASSERT_OK(c);
+    EXPECT_EQ(bf16Differences(*c, *table, name, "table"), 0);
+  }
+}
+
 TEST_F(Gemm, QuantizerTileOverrideGivesTheSameBits) {
   // qdq_mxfp4's row tile only splits the work (below BM 64 direct stores,
   // at 64 bulk copies from shared memory): forced to any of its four sizes
