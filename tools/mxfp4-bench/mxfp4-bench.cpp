@@ -47,9 +47,8 @@ static cl::opt<std::string> bmOpt("bm", cl::desc("comma-separated M tiles to for
                                   cl::init(""));
 static cl::opt<std::string> splitOpt("split-k", cl::desc("comma-separated split-K factors to force"),
                                      cl::init(""));
-static cl::opt<std::string> bnOpt("bn",
-                                  cl::desc("comma-separated N tiles to force (sm_90a: 128, 64)"),
-                                  cl::init(""));
+static cl::opt<std::string>
+    bnOpt("bn", cl::desc("comma-separated N tiles to force (sm_90a: 128, 64, 192)"), cl::init(""));
 static cl::opt<std::string> bkOpt("bk", cl::desc("comma-separated K tiles to force (tuning)"),
                                   cl::init(""));
 static cl::opt<std::string> stagesOpt("stages",
