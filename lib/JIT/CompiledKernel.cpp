@@ -47,7 +47,7 @@ LaunchGeometry CompiledKernel::geometry(int64_t m) const {
   // shared memory.
   g.block[0] = spec.arch == Arch::GFX950 ? 256 : 128;
   if (spec.arch == Arch::SM90A && !isQuantizer(spec.op)) {
-    g.block[0] = unsigned(128 * sm90::gemmWarpgroups(spec.bm, spec.twoWarpgroups, spec.bn));
+    g.block[0] = unsigned(sm90WorkgroupThreads(spec));
     const sm90::SharedLayout layout = sm90SharedLayout(spec);
     g.sharedBytes = unsigned(layout.totalBytes());
     if (spec.persistent) {

@@ -95,6 +95,10 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
     kernel->setAttr(tile::kDecodeStepsAttr,
                     mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64),
                                            sm90StepsPerWorkgroup(spec)));
+  if (spec.decode && spec.decodeGroups > 1)
+    kernel->setAttr(
+        tile::kDecodeGroupsAttr,
+        mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64), spec.decodeGroups));
   if (spec.persistent)
     kernel->setAttr(tile::kPersistentAttr,
                     mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64),

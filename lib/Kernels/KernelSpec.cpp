@@ -97,7 +97,7 @@ std::string KernelSpec::name() const {
   if (twoWarpgroups)
     s += "_wg2";
   if (decode)
-    s += "_dec";
+    s += decodeGroups > 1 ? strCat("_dec", decodeGroups) : std::string("_dec");
   if (persistent)
     s += "_ps";
   if (streamK)
@@ -106,6 +106,11 @@ std::string KernelSpec::name() const {
 }
 
 int64_t sm90StepsPerWorkgroup(const KernelSpec &spec) { return spec.k / spec.bk / spec.splitK; }
+
+int64_t sm90WorkgroupThreads(const KernelSpec &spec) {
+  return 128 * sm90::gemmWarpgroups(spec.bm, spec.twoWarpgroups, spec.bn) *
+         (spec.decode ? spec.decodeGroups : 1);
+}
 
 sm90::SharedLayout sm90SharedLayout(const KernelSpec &s) {
   if (s.decode)
@@ -298,11 +303,12 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
     s.epilogue = Epilogue::BF16DumpQuant;
   else if (*ep != "bf16")
     return p.error("unknown epilogue '", *ep, "'; expected bf16 or bf16dq");
-  // Optional variants, in this order: "fold", "st<N>", "wg2", "dec", "ps"
-  // or "sk".
+  // Optional variants, in this order: "fold", "st<N>", "wg2", "dec" or
+  // "dec<G>", "ps" or "sk".
   bool stagesSeen = false;
   while (!p.done()) {
-    Expected<std::string_view> flag = p.next("'fold', 'st<N>', 'wg2', 'dec', 'ps' or 'sk'");
+    Expected<std::string_view> flag =
+        p.next("'fold', 'st<N>', 'wg2', 'dec', 'dec<G>', 'ps' or 'sk'");
     if (!flag)
       return flag.takeError();
     if (s.persistent || s.streamK)
@@ -314,8 +320,12 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
     }
     if (s.decode)
       return p.error("has trailing fields after 'dec': '", *flag, "'");
-    if (*flag == "dec") {
+    std::string_view groups = *flag;
+    std::optional<int64_t> g;
+    if (*flag == "dec" ||
+        (consumeFront(groups, "dec") && (g = canonicalNumber(groups)) && *g > 1)) {
       s.decode = true;
+      s.decodeGroups = g.value_or(1);
       continue;
     }
     if (s.twoWarpgroups)
@@ -425,6 +435,18 @@ Error verifyKernelSpec(const KernelSpec &s) {
   if (s.decode && s.bk > 0 && s.k % (s.bk * s.splitK) != 0)
     return fail("the decode variant (_dec) gives every split the same K steps: K = ", s.k,
                 " must be a multiple of BK x split-K = ", s.bk * s.splitK);
+  if (s.decodeGroups != 1 && !s.decode)
+    return fail("warpgroups splitting K (_dec<G>) are a decode variant; got ", s.decodeGroups,
+                " without it");
+  if (s.decodeGroups < 1 || s.decodeGroups > sm90::kMaxDecodeGroups)
+    return fail("the decode variant takes 1 to ", sm90::kMaxDecodeGroups,
+                " warpgroups splitting K (_dec<G>), got ", s.decodeGroups);
+  if (s.decode && s.bk > 0 && s.decodeGroups > 1 &&
+      ((s.k / s.bk / s.splitK) % s.decodeGroups != 0 || s.k / s.bk / s.splitK < 2 * s.decodeGroups))
+    return fail("the decode variant's ", s.decodeGroups,
+                " warpgroups take equal K steps, at least two each: the ", s.k / s.bk / s.splitK,
+                " steps of a split must be a multiple of ", s.decodeGroups, " and at least ",
+                2 * s.decodeGroups);
   if (s.streamK &&
       (s.arch != Arch::SM90A || s.op != OpKind::GemmQdqA4W4 || s.splitK != 1 || s.persistent ||
        (s.bm != 128 && s.bm != 256) || s.bn != 128 || s.activation != Activation::None))

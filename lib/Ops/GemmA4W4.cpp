@@ -203,6 +203,7 @@ static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W
   if (tile.decode && !o.decode && reshaped) {
     tile.decode = false;
     tile.bk = 0;
+    tile.decodeGroups = 1;
   }
   if (tile.streamK && !o.streamK && (reshaped || (o.persistent && *o.persistent)))
     tile.streamK = false;
@@ -228,6 +229,8 @@ static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W
     tile.persistent = *o.persistent;
   if (o.decode)
     tile.decode = *o.decode;
+  if (o.decodeGroups)
+    tile.decodeGroups = *o.decodeGroups;
   if (o.streamK) {
     tile.streamK = *o.streamK;
     // Stream-K replaces the table's split-K unless that is forced too.
@@ -467,12 +470,17 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
   if (dump)
     spec->epilogue = Epilogue::BF16DumpQuant;
   spec->decode = tile.decode;
+  spec->decodeGroups = tile.decode ? tile.decodeGroups : 1;
   if (Error e = chooseFold(*spec, w, options))
     return e;
   // The table's decode variant gives way where forced options leave a spec
   // it cannot run (uneven splits, too many activations for shared memory,
-  // a dump); asked for explicitly, verifyKernelSpec below says why.
-  if (spec->decode && !options.decode.value_or(false) && verifyKernelSpec(*spec))
+  // a dump): first its warpgroups splitting K, then the variant; asked for
+  // explicitly, verifyKernelSpec below says why.
+  if (spec->decode && spec->decodeGroups > 1 && !options.decodeGroups && verifyKernelSpec(*spec))
+    spec->decodeGroups = 1;
+  if (spec->decode && !options.decode.value_or(false) && !options.decodeGroups &&
+      verifyKernelSpec(*spec))
     spec->decode = false;
   if (Error e = verifyKernelSpec(*spec))
     return e;

@@ -44,6 +44,13 @@ constexpr GemmA4W4Tile decode(GemmA4W4Tile t) {
   t.decode = true;
   return t;
 }
+/// The same tile as the decode variant with `groups` warpgroups splitting
+/// each workgroup's K steps.
+constexpr GemmA4W4Tile decodeGroups(GemmA4W4Tile t, int64_t groups) {
+  t.decode = true;
+  t.decodeGroups = groups;
+  return t;
+}
 // The decode variant at BN 64 (...-decode-inline-sweep-a249c92.log; the
 // entry it replaced in the same runs in parentheses): 7168x4224 M = 1 / 8
 // 15.2 / 15.1 us (17.8 / 17.2), 1536x7168 M = 1 / 8 10.0 / 10.5 (11.1 /
@@ -80,7 +87,11 @@ constexpr MeasuredTile kSm90Measured[] = {
     {1536, 7168, 17, 32, {32, 8, 0, true, 8, true}},
     // BN 64: 56 tiles of 128 rows leave 76 SMs idle; 112 of 64 rows
     // (...-bn64-sweep-32a34fd.log, the BN 128 entry in parentheses).
-    {7168, 768, 1, 8, narrow(decode({8, 1, 256, false}))},
+    // Decode at BK 128 in three warpgroups of two K steps each, summed in
+    // shared memory (...-decode-groups-sweep-<commit>.log): M = 1 / 8 6.3 /
+    // 6.5 us against 7.2 / 7.5 for one warpgroup of three BK 256 steps, the
+    // entry it replaces; two warpgroups of three steps 6.4 / 6.6.
+    {7168, 768, 1, 8, narrow(decodeGroups({8, 1, 128, false}, 3))},
     // M = 16 / 24 / 32: 8.4 / 8.4 / 8.4 us (rule: 9.3 / 11.1 / 9.9).
     {7168, 768, 9, 32, narrow({32, 1, 256, true, 6})},
     {7168, 768, 128, 128, narrow({128, 1, 0, true})}, // 9.6 us (11.5)

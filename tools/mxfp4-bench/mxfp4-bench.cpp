@@ -66,8 +66,9 @@ static cl::opt<std::string> qbmOpt("quantizer-bm",
                                             "(8..64; sm_90a dequantize-once)"),
                                    cl::init(""));
 static cl::opt<std::string> decOpt("decode",
-                                   cl::desc("comma-separated 0/1: force the decode variant "
-                                            "off/on (sm_90a dequantize-once, BM < 128)"),
+                                   cl::desc("comma-separated 0/1/G: force the decode variant "
+                                            "off/on, or on with G warpgroups splitting K "
+                                            "(sm_90a inline quantization, BM < 128)"),
                                    cl::init(""));
 static cl::opt<std::string> skOpt("stream-k",
                                   cl::desc("comma-separated 0/1: force stream-K off/on (sm_90a "
@@ -287,6 +288,8 @@ int main(int argc, char **argv) {
                         o.quantizerBm = qbm;
                       if (dec >= 0)
                         o.decode = dec != 0;
+                      if (dec >= 1)
+                        o.decodeGroups = dec;
                       if (streamK >= 0)
                         o.streamK = streamK != 0;
                       if (splitM >= 0)

@@ -50,8 +50,12 @@ static cl::opt<bool> persistentOpt("persistent",
                                    cl::desc("sm_90a gemm_qdqa4w4: a persistent grid"),
                                    cl::init(false));
 static cl::opt<bool> decodeOpt("decode",
-                               cl::desc("sm_90a gemm_qdqa4w4 below BM 128: the decode variant"),
+                               cl::desc("sm_90a gemm_a4w4 below BM 128: the decode variant"),
                                cl::init(false));
+static cl::opt<int64_t> decodeGroupsOpt("decode-groups",
+                                        cl::desc("with --decode: warpgroups splitting each "
+                                                 "workgroup's K steps (1..4)"),
+                                        cl::init(1));
 static cl::opt<bool> streamKOpt("stream-k",
                                 cl::desc("sm_90a gemm_qdqa4w4 of BM 128 or 256: stream-K"),
                                 cl::init(false));
@@ -127,6 +131,7 @@ int main(int argc, char **argv) {
     spec->twoWarpgroups = twoWgOpt;
     spec->persistent = persistentOpt;
     spec->decode = decodeOpt;
+    spec->decodeGroups = decodeGroupsOpt;
     spec->streamK = streamKOpt;
     spec->foldedScales = foldOpt;
     if (Error e = verifyKernelSpec(*spec))

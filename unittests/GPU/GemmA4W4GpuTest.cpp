@@ -695,6 +695,74 @@ TEST_F(Gemm, DecodeVariantAgreesBitForBit) {
                         "must be a multiple of BK x split-K");
 }
 
+TEST_F(Gemm, DecodeGroupsAgreeBitForBit) {
+  // G warpgroups splitting a decode workgroup's K steps add their partial
+  // tiles in warpgroup order, as split-K adds G splits: without split-K the
+  // outputs are those of one warpgroup in G splits, bit for bit (BN 64 /
+  // 128, BK 128 / 256, BM 8 / 16, unrolled steps and the loop's queue,
+  // ragged M); with split-K too they match the float64 reference and
+  // repeat bit for bit.
+  OPEN_DEVICE_OR_SKIP(dev);
+  struct Case {
+    int64_t n, k, m, bm, bn, bk, groups, split;
+  };
+  for (const Case &c :
+       {Case{1536, 7168, 8, 8, 64, 128, 4, 1}, Case{7168, 4224, 3, 8, 64, 128, 3, 1},
+        Case{1536, 2048, 13, 16, 128, 128, 2, 1}, Case{1536, 7168, 1, 8, 128, 256, 2, 1},
+        Case{8448, 7168, 1, 8, 64, 128, 2, 7}, Case{1536, 7168, 29, 32, 64, 128, 2, 4}}) {
+    SCOPED_TRACE(testing::Message() << "N=" << c.n << " K=" << c.k << " M=" << c.m << " BM=" << c.bm
+                                    << " BN=" << c.bn << " BK=" << c.bk << " groups=" << c.groups
+                                    << " split=" << c.split << " seed=" << seed);
+    HostWeights w = randomWeights(rng, c.n, c.k);
+    auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, c.n, c.k);
+    ASSERT_OK(prepared);
+    std::vector<uint16_t> a = randomActivations(rng, c.m, c.k);
+    DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(c.m * c.n * 2));
+    da.upload(a);
+    GemmA4W4Options o;
+    o.bm = c.bm;
+    o.bn = c.bn;
+    o.bk = c.bk;
+    o.preQuantize = false;
+    o.decode = true;
+    o.decodeGroups = c.groups;
+    o.splitK = c.split;
+    auto grouped = poisonedGemm(dev, da, dc, c.m, c.n, **prepared, o, 0x3C);
+    ASSERT_OK(grouped);
+    if (c.split == 1) {
+      o.decodeGroups = 1;
+      o.splitK = c.groups;
+      auto splits = poisonedGemm(dev, da, dc, c.m, c.n, **prepared, o, 0x3D);
+      ASSERT_OK(splits);
+      EXPECT_EQ(bf16Differences(*grouped, *splits, "decode groups", "split-K"), 0);
+      continue;
+    }
+    expectMatchesQdq(rng, a, w, c.m, *grouped);
+    auto again = poisonedGemm(dev, da, dc, c.m, c.n, **prepared, o, 0x3D);
+    ASSERT_OK(again);
+    EXPECT_EQ(bf16Differences(*again, *grouped, "second run", "first run"), 0);
+  }
+  // The table's 7168x768 decode tile (three warpgroups of two BK 128 steps)
+  // gives way to a forced BK 256 (three steps: one warpgroup); forced with
+  // it, it is refused.
+  const int64_t n = 7168, k = 768;
+  HostWeights w = randomWeights(rng, n, k);
+  auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
+  ASSERT_OK(prepared);
+  ASSERT_EQ(selectGemmA4W4Tile(Arch::SM90A, n, k, 1).decodeGroups, 3);
+  std::vector<uint16_t> a = randomActivations(rng, 1, k);
+  DeviceBuffer da(dev, size_t(k) * 2), dc(dev, size_t(n) * 2);
+  da.upload(a);
+  GemmA4W4Options longSteps;
+  longSteps.bk = 256;
+  auto out = poisonedGemm(dev, da, dc, 1, n, **prepared, longSteps, 0x3E);
+  ASSERT_OK(out);
+  expectMatchesQdq(rng, a, w, 1, *out);
+  longSteps.decodeGroups = 3;
+  EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), 1, **prepared, dc.get(), longSteps),
+                        "a multiple of 3 and at least 6");
+}
+
 TEST_F(Gemm, StreamKIsRepeatableAndAgreesWithWholeTiles) {
   // Stream-K splits tiles between workgroups at any K step: here into up to
   // ~6 segments (M = 129, BM 128: 10 steps per workgroup of 56-step tiles)

@@ -314,6 +314,49 @@ TEST(KernelName, Decode) {
   EXPECT_ERROR_CONTAINS(parseKernelName(q->name() + "_dec"), "no K loop");
 }
 
+TEST(KernelName, DecodeGroups) {
+  // The decode variant with G warpgroups splitting K ("_dec<G>", G > 1):
+  // each takes an equal share of the split's K steps, at least two.
+  auto g = makeGemmA4W4Spec(Arch::SM90A, 8448, 7168, 8);
+  ASSERT_OK(g);
+  g->bn = 64;
+  g->bk = 128;
+  g->splitK = 7; // 8 steps a split
+  g->decode = true;
+  g->decodeGroups = 2;
+  const std::string name = g->name();
+  EXPECT_EQ(name.substr(name.size() - 5), "_dec2") << name;
+  auto back = parseKernelName(name);
+  ASSERT_OK(back);
+  EXPECT_TRUE(back->decode);
+  EXPECT_EQ(back->decodeGroups, 2);
+  EXPECT_EQ(back->name(), name);
+  EXPECT_EQ(sm90WorkgroupThreads(*g), 256);
+  g->decodeGroups = 4; // 2 steps each
+  ASSERT_OK(verifyKernelSpec(*g));
+  EXPECT_EQ(sm90WorkgroupThreads(*g), 512);
+  g->splitK = 14; // 4 steps: 1 each
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "a multiple of 4 and at least 8");
+  g->splitK = 8; // 7 steps
+  g->decodeGroups = 3;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "a multiple of 3 and at least 6");
+  g->splitK = 1;
+  g->bk = 256; // 28 steps
+  g->decodeGroups = 4;
+  ASSERT_OK(verifyKernelSpec(*g));
+  g->bk = 128;
+  g->decodeGroups = 5;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "takes 1 to 4 warpgroups");
+  g->decodeGroups = 2;
+  g->decode = false;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "without it");
+  // "_dec1" is spelled "_dec"; a group count is canonical and after "dec".
+  g->decode = true;
+  g->decodeGroups = 1;
+  EXPECT_ERROR_CONTAINS(parseKernelName(g->name() + "1"), "trailing fields");
+  EXPECT_ERROR_CONTAINS(parseKernelName(g->name() + "02"), "trailing fields");
+}
+
 TEST(KernelName, StreamK) {
   // gemm_qdqa4w4 of BM 128 or 256 without split-K may run stream-K ("_sk",
   // last, instead of "_ps"); it sums partial tiles, so no activation.

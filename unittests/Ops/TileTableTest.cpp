@@ -177,6 +177,20 @@ TEST(TileTable, StreamKEvensBadRounds) {
   EXPECT_FALSE(selectGemmA4W4Tile(Arch::SM90A, 3584, 7168, 512).streamK);  // 112: one round
 }
 
+// 7168x768 at M <= 8: the decode variant at BK 128 in three warpgroups of
+// two K steps each (...-decode-groups-sweep-<commit>.log).
+TEST(TileTable, ShortKDecodeTakesThreeWarpgroups) {
+  for (int64_t m : {1, 5, 8}) {
+    GemmA4W4Tile t = selectGemmA4W4Tile(Arch::SM90A, 7168, 768, m);
+    EXPECT_TRUE(t.decode) << "M=" << m;
+    EXPECT_EQ(t.decodeGroups, 3) << "M=" << m;
+    EXPECT_EQ(t.bk, 128) << "M=" << m;
+    EXPECT_EQ(t.splitK, 1) << "M=" << m;
+  }
+  EXPECT_FALSE(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 9).decode);
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 8448, 7168, 1).decodeGroups, 1);
+}
+
 // BN 64 where N / 128 tiles (times the splits) would fill at most half of
 // the H200's 132 SMs with short K; never with long K, BM 256 or two
 // warpgroups (...-bn64-sweep-32a34fd.log).

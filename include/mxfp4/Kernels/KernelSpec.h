@@ -96,6 +96,13 @@ struct KernelSpec {
   /// K steps into shared memory first, so the K loop has no barrier, no
   /// copies and no quantization. Named by a trailing "_dec".
   bool decode = false;
+  /// The decode variant with G > 1 warpgroups per workgroup, which split
+  /// the workgroup's K steps among themselves (each quantizes and runs its
+  /// own, as a workgroup of one would) and sum their partial tiles in
+  /// shared memory in warpgroup order: one epilogue (and one split-K
+  /// arrival) per G. Bit for bit the same tile at G x the split-K with one
+  /// warpgroup, when split-K is 1. Named by a trailing "_dec<G>".
+  int64_t decodeGroups = 1;
   /// sm_90a gemm_qdqa4w4 without split-K, BM 128 or 256: stream-K. One
   /// workgroup per SM; the waves of whole tiles that fill the SMs go one
   /// tile per workgroup, the tiles left over are split evenly by their
@@ -118,6 +125,8 @@ int64_t streamKWorkspaceBytes(const KernelSpec &spec, int64_t workgroups);
 
 /// The K steps of one workgroup of an sm_90a GEMM (one split's).
 int64_t sm90StepsPerWorkgroup(const KernelSpec &spec);
+/// The threads of one workgroup of an sm_90a GEMM.
+int64_t sm90WorkgroupThreads(const KernelSpec &spec);
 /// The shared memory of an sm_90a GEMM workgroup (Kernels/Sm90Pipeline.h).
 sm90::SharedLayout sm90SharedLayout(const KernelSpec &spec);
 

@@ -152,6 +152,11 @@ constexpr SharedLayout decodeSharedLayout(int64_t bm, int64_t bk, int64_t steps,
   return {steps * bm * bk * 2, 0, bk / 128, 0, 0, bn};
 }
 
+/// Warpgroups among which the decode variant may split a workgroup's K
+/// steps (KernelSpec::decodeGroups; one warpgroup each below BM 128): up to
+/// 512 threads, whose registers the lowering caps to fit one SM.
+inline constexpr int64_t kMaxDecodeGroups = 4;
+
 /// Warpgroups of a GEMM workgroup: BM 128, 192 and 256 have two (each warp
 /// converts 16 weight rows, one m64nBM wgmma per warpgroup and
 /// MMA step), smaller tiles one (32 rows per warp) unless `twoWarpgroups`

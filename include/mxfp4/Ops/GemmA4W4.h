@@ -116,6 +116,10 @@ struct GemmA4W4Options {
   /// the decode variant (weights straight to registers, the activations of
   /// every K step quantized first, no barriers in the K loop).
   std::optional<bool> decode;
+  /// Override the decode variant's warpgroups splitting a workgroup's K
+  /// steps (1 to 4; KernelSpec::decodeGroups). It applies where the decode
+  /// variant runs.
+  std::optional<int64_t> decodeGroups;
   /// Override whether sm_90a dequantize-once GEMMs of BM 128 or 256 without
   /// split-K run stream-K (every SM an equal share of the tiles' K steps).
   std::optional<bool> streamK;
@@ -160,6 +164,8 @@ struct GemmA4W4Tile {
   int64_t splitM = 0;
   /// sm_90a N tile, 128, 64 or 192 (0: the target's default).
   int64_t bn = 0;
+  /// The decode variant's warpgroups splitting K (KernelSpec::decodeGroups).
+  int64_t decodeGroups = 1;
 };
 
 /// The tile for (arch, N, K, M): the one table later tuning replaces.

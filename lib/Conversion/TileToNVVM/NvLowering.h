@@ -84,6 +84,11 @@ struct Config {
   /// its own buffer; the weights go from global memory to registers. 0: not
   /// this variant.
   int64_t decodeSteps = 0;
+  /// The decode variant's warpgroups (mxtile.decode_groups), each taking
+  /// decodeSteps / decodeGroups of the K steps as a workgroup of its own
+  /// would (Sm90DecodeKLoop.cpp); the first sums their partial tiles and
+  /// alone runs the epilogue, the others leave.
+  int64_t decodeGroups = 1;
   bool persistent() const { return persistentTilesX != 0 && !streamK; }
   /// The kernel body runs inside a loop over tiles (persistent or stream-K).
   bool tileLoop() const { return persistentTilesX != 0; }
@@ -91,7 +96,10 @@ struct Config {
   /// owns 16 weight rows, one wgmma per warpgroup and MMA step), else 1
   /// (each warp owns BN / 4 rows).
   int64_t warpgroups() const { return sm90::gemmWarpgroups(bm, twoWarpgroups, bn); }
+  /// The threads of the epilogue (and of each decode group's K loop).
   int64_t threads() const { return 128 * warpgroups(); }
+  /// The threads of a workgroup.
+  int64_t blockThreads() const { return threads() * decodeGroups; }
   /// m16 weight tiles per warp (wgmmas per MMA step and warpgroup).
   int64_t tilesPerWarp() const { return bn / 64 / warpgroups(); }
   /// Shared memory of a GEMM workgroup (dynamic: it exceeds 48 KiB).
@@ -172,6 +180,14 @@ private:
                                        tile::LoadOp load, tile::QuantizeOp quant,
                                        tile::LoadWeightOp weight, tile::LoadScalesOp scales,
                                        llvm::ArrayRef<mlir::Value> init);
+  /// With decode groups: the warpgroups' partial tiles of `loop` summed in
+  /// warpgroup order into the first one's accumulators; the epilogue after
+  /// it is the first warpgroup's alone (`firstGroupOnly`).
+  void sumDecodeGroups(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop, mlir::Value group,
+                       int64_t groupSteps);
+  /// The barrier of decode group `group`'s threads (the workgroup's with
+  /// one group).
+  void groupBarrier(mlir::ImplicitLocOpBuilder &b, mlir::Value group);
   /// This thread's weight words and scales of K step `st` of `loop`, read
   /// from global memory (the decode variant; st < the loop's steps).
   WeightRegs fetchWeights(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop,
@@ -203,6 +219,9 @@ private:
                          mlir::Value lastOld, mlir::Value flag);
   /// Emits `body` for thread 0 only (an scf.if on it).
   void inLeader(mlir::ImplicitLocOpBuilder &b, llvm::function_ref<void()> body);
+  /// A barrier of the epilogue's threads: the workgroup's, or with decode
+  /// groups the first warpgroup's (named barrier 1), the others having left.
+  void barrier(mlir::ImplicitLocOpBuilder &b);
   /// In the leader, behind a barrier after the workgroup's stores: a
   /// gpu-scope fence (release) and counters[counter] += 1; the old count.
   mlir::Value releaseArrival(mlir::ImplicitLocOpBuilder &b, mlir::Value counters,
@@ -354,6 +373,9 @@ private:
   /// Accumulator tiles: tilesPerWarp() x tokenTiles() vector<4xf32>, [i][j].
   llvm::DenseMap<mlir::Value, llvm::SmallVector<mlir::Value>> accumulators;
   mlir::Value tid, lane, warp, g, t;
+  /// With decode groups, after the K loop: the scf.if in which the first
+  /// warpgroup runs the epilogue (the kernel returns after it).
+  mlir::scf::IfOp firstGroupOnly;
   /// Persistent kernels: this workgroup's tile iteration, its linear tile,
   /// the next one it takes, and the number of tiles.
   mlir::Value tileIter, currentTile, nextTile, tileCount;

@@ -37,6 +37,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <algorithm>
 
@@ -96,74 +97,142 @@ LogicalResult Sm90Emitter::lowerDecodeKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
                                             tile::LoadOp load, tile::QuantizeOp quant,
                                             tile::LoadWeightOp weight, tile::LoadScalesOp scales,
                                             ArrayRef<Value> init) {
-  Value lb = mapping.lookup(loop.getLowerBound()), ub = mapping.lookup(loop.getUpperBound()),
-        step = mapping.lookup(loop.getStep());
-  Value steps = arith::DivUIOp::create(b, arith::SubIOp::create(b, ub, lb), step);
-  Value last = idxAdd(b, steps, -1);
-  const int64_t kAhead = std::min(kMaxAhead, cfg.decodeSteps);
+  // Warpgroup q of G takes the S = steps / G steps from q S on, with the
+  // ids of a workgroup of one warpgroup and its own named barrier (1 + q).
+  const int64_t groups = cfg.decodeGroups, steps = cfg.decodeSteps / groups;
+  const Value blockTid = tid, blockWarp = warp;
+  Value group = idxConst(b, 0), first = group;
+  if (groups > 1) {
+    group = idxDiv(b, tid, cfg.threads());
+    first = idxMul(b, group, steps);
+    tid = idxRem(b, tid, cfg.threads());
+    warp = idxRem(b, warp, cfg.threads() / 32);
+  }
+  auto stepAt = [&](int64_t st) { return idxAdd(b, first, st); };
+  auto bufferAt = [&](Value st) { return idxMul(b, st, cfg.wordsPerBuffer()); };
+  Value lb = mapping.lookup(loop.getLowerBound()), step = mapping.lookup(loop.getStep());
+  Value last = stepAt(steps - 1);
+  const int64_t kAhead = std::min(kMaxAhead, steps);
   auto fetch = [&](Value st) {
     return fetchWeights(b, loop, weight, scales, arith::MinUIOp::create(b, st, last));
   };
-  auto colAt = [&](int64_t st) { return valueAtStep(b, load.getCol(), loop, idxConst(b, st)); };
+  auto colAt = [&](int64_t st) { return valueAtStep(b, load.getCol(), loop, stepAt(st)); };
 
   // The registers of the kAhead steps in flight, oldest first; their loads
   // start before anything else.
   SmallVector<WeightRegs> slots;
   for (int64_t d = 0; d < kAhead; ++d)
-    slots.push_back(fetch(idxConst(b, d)));
+    slots.push_back(fetch(stepAt(d)));
   // Every step's activations (the spec makes the splits' step counts equal,
   // so the count is the attribute's), quantized into buffer st; the loads
   // of a batch of steps go out together (at most kBatchChunks 16-byte loads
   // a thread in flight) before any is quantized.
   const int64_t stepsPerBatch = std::max<int64_t>(1, kBatchChunks / cfg.quantChunks());
-  for (int64_t s0 = 0; s0 < cfg.decodeSteps; s0 += stepsPerBatch) {
-    const int64_t s1 = std::min(cfg.decodeSteps, s0 + stepsPerBatch);
+  for (int64_t s0 = 0; s0 < steps; s0 += stepsPerBatch) {
+    const int64_t s1 = std::min(steps, s0 + stepsPerBatch);
     SmallVector<SmallVector<Value>> chunks;
     for (int64_t st = s0; st < s1; ++st)
       chunks.push_back(loadActivations(b, load, colAt(st)));
     SmallVector<StepChunks> batch;
     for (int64_t st = s0; st < s1; ++st)
-      batch.push_back({chunks[st - s0], colAt(st), idxConst(b, st * cfg.wordsPerBuffer())});
+      batch.push_back({chunks[st - s0], colAt(st), bufferAt(stepAt(st))});
     quantizeSteps(b, quant, batch);
   }
   fenceProxyAsync(b);
-  gpu::BarrierOp::create(b);
+  groupBarrier(b, group);
 
-  if (cfg.decodeSteps <= kMaxUnrolledSteps && cfg.tilesPerWarp() == 1 && cfg.chunksPerStep() == 1) {
+  if (steps <= kMaxUnrolledSteps && cfg.tilesPerWarp() == 1 && cfg.chunksPerStep() == 1) {
     SmallVector<Value> accs(init.begin(), init.end());
-    for (int64_t st = 0; st < cfg.decodeSteps; ++st) {
+    for (int64_t st = 0; st < steps; ++st) {
       WeightRegs &slot = slots[st % kAhead];
-      mmaStep(b, slot, idxConst(b, st * cfg.wordsPerBuffer()), accs);
-      if (st + kAhead < cfg.decodeSteps)
-        slot = fetchWeights(b, loop, weight, scales, idxConst(b, st + kAhead));
+      mmaStep(b, slot, bufferAt(stepAt(st)), accs);
+      if (st + kAhead < steps)
+        slot = fetchWeights(b, loop, weight, scales, stepAt(st + kAhead));
     }
     NVVM::WgmmaWaitGroupSyncOp::create(b, 0); // the last step's wgmmas
     accumulators[loop.getResult(0)] = tileAccumulators(b, accs);
-    return success();
+  } else {
+    // The loop carries the slots as one queue, oldest first.
+    WeightRegs queue;
+    for (const WeightRegs &r : slots) {
+      llvm::append_range(queue.words, r.words);
+      llvm::append_range(queue.scales, r.scales);
+    }
+    const size_t nWords = slots[0].words.size(), nScales = slots[0].scales.size();
+    auto body = [&](Value, Value trip, const WeightRegs &regs,
+                    MutableArrayRef<Value> accs) -> WeightRegs {
+      WeightRegs now;
+      now.words.assign(regs.words.begin(), regs.words.begin() + nWords);
+      now.scales.assign(regs.scales.begin(), regs.scales.begin() + nScales);
+      Value st = idxAdd(b, first, trip);
+      mmaStep(b, now, bufferAt(st), accs);
+      WeightRegs next;
+      next.words.assign(regs.words.begin() + nWords, regs.words.end());
+      next.scales.assign(regs.scales.begin() + nScales, regs.scales.end());
+      WeightRegs ahead = fetch(idxAdd(b, st, kAhead));
+      llvm::append_range(next.words, ahead.words);
+      llvm::append_range(next.scales, ahead.scales);
+      return next;
+    };
+    Value groupLb = idxAdd(b, lb, idxMul(b, first, step));
+    Value groupUb = idxAdd(b, groupLb, idxMul(b, step, idxConst(b, steps)));
+    accumulators[loop.getResult(0)] =
+        tileAccumulators(b, emitStepLoop(b, groupLb, groupUb, step, init, queue, body));
   }
-
-  // The loop carries the slots as one queue, oldest first.
-  WeightRegs queue;
-  for (const WeightRegs &r : slots) {
-    llvm::append_range(queue.words, r.words);
-    llvm::append_range(queue.scales, r.scales);
-  }
-  const size_t nWords = slots[0].words.size(), nScales = slots[0].scales.size();
-  auto body = [&](Value, Value trip, const WeightRegs &regs,
-                  MutableArrayRef<Value> accs) -> WeightRegs {
-    WeightRegs now;
-    now.words.assign(regs.words.begin(), regs.words.begin() + nWords);
-    now.scales.assign(regs.scales.begin(), regs.scales.begin() + nScales);
-    mmaStep(b, now, idxMul(b, trip, cfg.wordsPerBuffer()), accs);
-    WeightRegs next;
-    next.words.assign(regs.words.begin() + nWords, regs.words.end());
-    next.scales.assign(regs.scales.begin() + nScales, regs.scales.end());
-    WeightRegs ahead = fetch(idxAdd(b, trip, kAhead));
-    llvm::append_range(next.words, ahead.words);
-    llvm::append_range(next.scales, ahead.scales);
-    return next;
-  };
-  accumulators[loop.getResult(0)] =
-      tileAccumulators(b, emitStepLoop(b, lb, ub, step, init, queue, body));
+  tid = blockTid;
+  warp = blockWarp;
+  if (groups > 1)
+    sumDecodeGroups(b, loop, group, steps);
   return success();
+}
+
+void Sm90Emitter::groupBarrier(ImplicitLocOpBuilder &b, Value group) {
+  if (cfg.decodeGroups == 1) {
+    gpu::BarrierOp::create(b);
+    return;
+  }
+  auto i32 = b.getI32Type();
+  Value id = arith::IndexCastUIOp::create(b, i32, idxAdd(b, group, 1));
+  NVVM::BarrierOp::create(b, Type(), id, arith::ConstantIntOp::create(b, cfg.threads(), 32),
+                          NVVM::BarrierReductionAttr(), Value());
+}
+
+void Sm90Emitter::sumDecodeGroups(ImplicitLocOpBuilder &b, scf::ForOp loop, Value group,
+                                  int64_t groupSteps) {
+  // Warpgroup q's partial tile goes to its first step's buffers, which no
+  // other warpgroup reads, once its own wgmmas have read them all (its
+  // barrier): vector v of thread x at words (v * threads + x) * 4 of them
+  // (a tile of BN x BM f32 takes at most the two steps' BM x BK bf16 every
+  // warpgroup has).
+  SmallVector<Value> &tiles = accumulators[loop.getResult(0)];
+  auto v4f32 = VectorType::get({4}, b.getF32Type());
+  auto v4i32 = VectorType::get({4}, b.getI32Type());
+  Value local = idxRem(b, tid, cfg.threads());
+  auto at = [&](Value q, int64_t v) {
+    return idxAdd(b, idxMul(b, q, groupSteps * cfg.wordsPerBuffer()),
+                  idxMul(b, idxAdd(b, local, v * cfg.threads()), 4));
+  };
+  groupBarrier(b, group);
+  Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, group, idxConst(b, 0));
+  {
+    auto others = scf::IfOp::create(b, first, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(others.elseBlock());
+    for (size_t v = 0; v < tiles.size(); ++v)
+      vector::StoreOp::create(b, vector::BitCastOp::create(b, v4i32, tiles[v]), smem,
+                              ValueRange{at(group, int64_t(v))});
+  }
+  gpu::BarrierOp::create(b);
+  // The first warpgroup adds the others' tiles to its own in warpgroup
+  // order (as split-K sums its splits) and runs the epilogue, whose first
+  // barrier orders these loads before its own shared stores; the rest of
+  // the kernel is lowered inside this scf.if, the return after it.
+  firstGroupOnly = scf::IfOp::create(b, first, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(firstGroupOnly.thenBlock());
+  for (size_t v = 0; v < tiles.size(); ++v)
+    for (int64_t q = 1; q < cfg.decodeGroups; ++q) {
+      Value part =
+          vector::LoadOp::create(b, v4i32, smem, ValueRange{at(idxConst(b, q), int64_t(v))});
+      tiles[v] = arith::AddFOp::create(b, tiles[v], vector::BitCastOp::create(b, v4f32, part));
+    }
 }

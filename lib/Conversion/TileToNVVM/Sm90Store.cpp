@@ -62,7 +62,7 @@ LogicalResult Sm90Emitter::storeThroughShared(ImplicitLocOpBuilder &b, ArrayRef<
   // overwritten. A persistent kernel's own region was last read by its
   // previous tile's stores, and every K step since ended in a barrier.
   if (!cfg.persistent())
-    gpu::BarrierOp::create(b);
+    barrier(b);
   // Each 8 x 8 block hh of accumulator vector (i, j), weight rows g and
   // tokens 2t, 2t + 1 in a thread (elements 2 hh, 2 hh + 1), is stmatrix's
   // fragment of a matrix whose rows are weight rows: `.trans` writes a
@@ -99,7 +99,7 @@ LogicalResult Sm90Emitter::storeThroughShared(ImplicitLocOpBuilder &b, ArrayRef<
     NVVM::StMatrixOp::create(b, sharedPtr(b, at), ArrayRef<Value>(pairs).slice(k0, count), layout,
                              shape, elt);
   }
-  gpu::BarrierOp::create(b);
+  barrier(b);
   // 16-byte unit u of the tile: token u / U, columns 8 (u % U) + 0..7, U = BN / 8.
   // (One bulk copy per token row instead, waited for before the region is
   // reused, was 0.5-0.9 us slower at 7168x768 M = 32 / 128 / 2048.)
@@ -322,6 +322,16 @@ Value Sm90Emitter::releaseArrival(ImplicitLocOpBuilder &b, Value counters, Value
                                      ValueRange{counter});
 }
 
+void Sm90Emitter::barrier(ImplicitLocOpBuilder &b) {
+  if (cfg.decodeGroups == 1) {
+    gpu::BarrierOp::create(b);
+    return;
+  }
+  NVVM::BarrierOp::create(b, Type(), arith::ConstantIntOp::create(b, 1, 32),
+                          arith::ConstantIntOp::create(b, cfg.threads(), 32),
+                          NVVM::BarrierReductionAttr(), Value());
+}
+
 void Sm90Emitter::inLeader(ImplicitLocOpBuilder &b, llvm::function_ref<void()> body) {
   Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
   auto ifOp = scf::IfOp::create(b, isLeader, /*withElseRegion=*/false);
@@ -331,7 +341,7 @@ void Sm90Emitter::inLeader(ImplicitLocOpBuilder &b, llvm::function_ref<void()> b
 }
 
 void Sm90Emitter::arrive(ImplicitLocOpBuilder &b, Value counters, Value counter) {
-  gpu::BarrierOp::create(b);
+  barrier(b);
   inLeader(b, [&] { releaseArrival(b, counters, counter); });
 }
 
@@ -360,7 +370,7 @@ void Sm90Emitter::waitForArrivals(ImplicitLocOpBuilder &b, Value counters, Value
                                 arith::ConstantIntOp::create(b, -arrivals, 32), counters,
                                 ValueRange{counter});
   });
-  gpu::BarrierOp::create(b);
+  barrier(b);
 }
 
 Value Sm90Emitter::workspaceVector(ImplicitLocOpBuilder &b, Value ws, Value slot, int64_t q,
@@ -379,7 +389,7 @@ Value Sm90Emitter::arriveLast(ImplicitLocOpBuilder &b, Value counters, Value cou
   auto i32 = b.getI32Type();
   // The last arrival's acquire happens before every thread's loads (a
   // fence, then the barrier).
-  gpu::BarrierOp::create(b);
+  barrier(b);
   inLeader(b, [&] {
     Value old = releaseArrival(b, counters, counter);
     LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
@@ -388,7 +398,7 @@ Value Sm90Emitter::arriveLast(ImplicitLocOpBuilder &b, Value counters, Value cou
                                        lastOld);
     LLVM::StoreOp::create(b, arith::ExtUIOp::create(b, i32, last), flag);
   });
-  gpu::BarrierOp::create(b);
+  barrier(b);
   return arith::CmpIOp::create(b, arith::CmpIPredicate::ne, LLVM::LoadOp::create(b, i32, flag),
                                arith::ConstantIntOp::create(b, 0, 32));
 }
@@ -420,7 +430,7 @@ LogicalResult Sm90Emitter::storeClusterSplitK(ImplicitLocOpBuilder &b, ArrayRef<
     return LLVM::IntToPtrOp::create(b, sharedPtr, at).getResult();
   };
   // Every warpgroup's wgmmas have read the last stage before it is overwritten.
-  gpu::BarrierOp::create(b);
+  barrier(b);
   for (int64_t q = 0; q < nVec; ++q)
     LLVM::StoreOp::create(b, tiles[q], unitPtr(q), /*alignment=*/16);
   // Release our partial tile to the cluster, acquire the others'.

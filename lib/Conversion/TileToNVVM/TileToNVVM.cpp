@@ -93,6 +93,8 @@ LogicalResult Sm90Emitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
   if (auto st = dyn_cast<tile::StoreOp>(op))
     return lowerStore(b, st);
   if (isa<func::ReturnOp>(op)) {
+    if (firstGroupOnly)
+      b.setInsertionPointAfter(firstGroupOnly);
     gpu::ReturnOp::create(b);
     return success();
   }
@@ -254,6 +256,19 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
       const bool narrow = cfg.bn == sm90::kNarrowTileRows;
       cfg.maxRegisters = narrow ? (cfg.bm <= 8 ? 80 : 96) : 128;
     }
+    if (auto groups = kernel->getAttrOfType<IntegerAttr>(tile::kDecodeGroupsAttr)) {
+      cfg.decodeGroups = groups.getInt();
+      if (cfg.decodeGroups < 2 || cfg.decodeGroups > sm90::kMaxDecodeGroups ||
+          cfg.decodeSteps % cfg.decodeGroups != 0 || cfg.decodeSteps < 2 * cfg.decodeGroups)
+        return kernel.emitError() << "the decode variant splits its " << cfg.decodeSteps
+                                  << " K steps among 2.." << sm90::kMaxDecodeGroups
+                                  << " warpgroups, at least two steps each, got "
+                                  << cfg.decodeGroups;
+      // The workgroup's registers fit one SM (65536; ptxas takes at most 255
+      // a thread), in whole multiples of 8.
+      const int64_t fit = std::min<int64_t>(65536 / cfg.blockThreads(), 255) / 8 * 8;
+      cfg.maxRegisters = cfg.maxRegisters ? std::min(cfg.maxRegisters, fit) : fit;
+    }
   }
   if (auto tiles = kernel->getAttrOfType<IntegerAttr>(tile::kPersistentAttr)) {
     cfg.persistentTilesX = tiles.getInt();
@@ -353,7 +368,7 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
     if (!dynamic)
       func.setWorkgroupAttributionAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
                                        ob.getI64IntegerAttr(128));
-    func.setKnownBlockSizeAttr(ob.getDenseI32ArrayAttr({int32_t(cfg->threads()), 1, 1}));
+    func.setKnownBlockSizeAttr(ob.getDenseI32ArrayAttr({int32_t(cfg->blockThreads()), 1, 1}));
     if (cfg->maxRegisters)
       func->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
                     ob.getI32IntegerAttr(int32_t(cfg->maxRegisters)));

@@ -25,6 +25,9 @@ inline constexpr llvm::StringLiteral kPersistentAttr = "mxtile.persistent";
 /// On an sm_90a GEMM kernel that quantizes inline: the decode variant
 /// (KernelSpec::decode); the value (i64) is its K steps per workgroup.
 inline constexpr llvm::StringLiteral kDecodeStepsAttr = "mxtile.decode_steps";
+/// The decode variant's warpgroups splitting a workgroup's K steps (> 1;
+/// KernelSpec::decodeGroups).
+inline constexpr llvm::StringLiteral kDecodeGroupsAttr = "mxtile.decode_groups";
 /// On an sm_90a GEMM kernel: stream-K (KernelSpec::streamK); the value
 /// (i64) is the number of N tiles, as for kPersistentAttr. Its store
 /// reduces with splits = 0: the partial sums are the kernel's stream-K
