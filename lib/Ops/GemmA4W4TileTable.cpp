@@ -179,6 +179,17 @@ static GemmA4W4Tile sm90SmallBatchTile(int64_t n, int64_t k, int64_t m) {
 /// splits 12.2 (12.8) against 14.1 (14.5); 7168x3584 7 splits 11.7 (12.4)
 /// against 13.6 (13.8); 1536x4224 11 splits 8.0 (8.3) against 10.0 (10.3;
 /// 3 splits: 13.1). No even split (a prime count of steps): none.
+/// Short K whose 128-K steps G = 4, 3 or 2 warpgroups can share two or
+/// three each, unsplit: G warpgroups a workgroup, four only where the N
+/// tiles fit one a SM and three where they fit two (80 registers a
+/// thread), M = 1 / 8, against the rule before in the same run
+/// (docs/results/2026-12-02-h200-decode-groups-sweep-0e70b78.log):
+/// 7168x512 G = 2 5.7 / 6.1 us (6.1 / 6.6), 7168x768 G = 3 6.3 / 6.5 (7.2
+/// / 7.5), 7168x1024 G = 4 6.9 / 7.0 (8.1 / 8.5), 7168x1536 G = 4 8.3 / 8.4
+/// (9.2 / 9.6), 2048x1536 G = 4 6.9 / 7.0 (7.2 / 7.3), 4096x1024 G = 4 6.4 /
+/// 6.4 (7.6 / 7.9), 32768x512 G = 2 8.8 / 9.0 (10.3 / 11.0); not 24576x1536
+/// (384 tiles: G = 2 of six steps 14.5 / 15.4, the rule's 3 splits 13.8 /
+/// 14.7).
 static std::optional<GemmA4W4Tile> sm90DecodeTile(int64_t n, int64_t k) {
   if (n % sm90::kNarrowTileRows != 0 || k % 128 != 0)
     return std::nullopt;
@@ -186,6 +197,16 @@ static std::optional<GemmA4W4Tile> sm90DecodeTile(int64_t n, int64_t k) {
   t.bm = 8;
   t.bn = sm90::kNarrowTileRows;
   t.decode = true;
+  const int64_t tiles = n / sm90::kNarrowTileRows;
+  for (int64_t groups : {4, 3, 2}) {
+    const int64_t each = k / 128 / groups;
+    const int64_t fit = groups == 4 ? kSm90Sms : groups == 3 ? 2 * kSm90Sms : tiles;
+    if ((k / 128) % groups == 0 && each >= 2 && each <= 3 && tiles <= fit) {
+      t.bk = 128;
+      t.decodeGroups = groups;
+      return t;
+    }
+  }
   if (k < 2048 && k % 256 == 0 && k / 256 >= 2 && k / 256 <= 4) {
     t.bk = 256;
     return t;

@@ -761,6 +761,9 @@ TEST_F(Gemm, DecodeGroupsAgreeBitForBit) {
   longSteps.decodeGroups = 3;
   EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), 1, **prepared, dc.get(), longSteps),
                         "a multiple of 3 and at least 6");
+  // The rule's short-K tiles: four and two warpgroups, ragged M.
+  checkPoint(dev, rng, seed, 4096, 1024, 5, 48, /*print=*/false);
+  checkPoint(dev, rng, seed, 7168, 512, 3, 48, /*print=*/false);
 }
 
 TEST_F(Gemm, StreamKIsRepeatableAndAgreesWithWholeTiles) {

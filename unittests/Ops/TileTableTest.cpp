@@ -177,16 +177,31 @@ TEST(TileTable, StreamKEvensBadRounds) {
   EXPECT_FALSE(selectGemmA4W4Tile(Arch::SM90A, 3584, 7168, 512).streamK);  // 112: one round
 }
 
-// 7168x768 at M <= 8: the decode variant at BK 128 in three warpgroups of
-// two K steps each (...-decode-groups-sweep-<commit>.log).
-TEST(TileTable, ShortKDecodeTakesThreeWarpgroups) {
-  for (int64_t m : {1, 5, 8}) {
-    GemmA4W4Tile t = selectGemmA4W4Tile(Arch::SM90A, 7168, 768, m);
-    EXPECT_TRUE(t.decode) << "M=" << m;
-    EXPECT_EQ(t.decodeGroups, 3) << "M=" << m;
-    EXPECT_EQ(t.bk, 128) << "M=" << m;
-    EXPECT_EQ(t.splitK, 1) << "M=" << m;
-  }
+// Short K at M <= 8: the decode variant at BK 128, unsplit, in G warpgroups
+// of two or three K steps each; four where the N tiles fit one a SM, three
+// where they fit two (the seed's 7168x768 by its table entry;
+// ...-decode-groups-sweep-0e70b78.log).
+TEST(TileTable, ShortKDecodeTakesWarpgroups) {
+  struct Want {
+    int64_t n, k, groups;
+  };
+  for (const Want &w :
+       {Want{7168, 768, 3}, Want{7168, 512, 2}, Want{7168, 1024, 4}, Want{7168, 1536, 4},
+        Want{2048, 1536, 4}, Want{4096, 1024, 4}, Want{32768, 512, 2}, Want{16384, 768, 3}})
+    for (int64_t m : {1, 5, 8}) {
+      SCOPED_TRACE(testing::Message() << "N=" << w.n << " K=" << w.k << " M=" << m);
+      GemmA4W4Tile t = selectGemmA4W4Tile(Arch::SM90A, w.n, w.k, m);
+      EXPECT_TRUE(t.decode);
+      EXPECT_EQ(t.decodeGroups, w.groups);
+      EXPECT_EQ(t.bk, 128);
+      EXPECT_EQ(t.splitK, 1);
+    }
+  // Too many tiles for four (16384 x 1024: 256) or three (24576 x 1536:
+  // 384; two would take six steps each): the split rule's tiles.
+  GemmA4W4Tile many = selectGemmA4W4Tile(Arch::SM90A, 16384, 1024, 1);
+  EXPECT_EQ(many.decodeGroups, 1);
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 24576, 1536, 1).decodeGroups, 1);
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 24576, 1536, 1).splitK, 3);
   EXPECT_FALSE(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 9).decode);
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 8448, 7168, 1).decodeGroups, 1);
 }
@@ -258,7 +273,8 @@ static void expectDecodeTile(int64_t n, int64_t k, int64_t m, int64_t bm, int64_
 
 // M <= 8 where no entry speaks for the shape: the decode variant at BN 64,
 // 4 K steps a split where they divide so, else 3 (the model shapes'
-// sweep: ...-decode-rule-sweep-59e28d8.log); short K in 256-K steps.
+// sweep: ...-decode-rule-sweep-59e28d8.log); short K in 256-K steps where
+// no warpgroups share it (ShortKDecodeTakesWarpgroups).
 TEST(TileTable, DecodeWhereNoEntrySpeaks) {
   struct Want {
     int64_t n, k, splitK, bk;
@@ -267,10 +283,10 @@ TEST(TileTable, DecodeWhereNoEntrySpeaks) {
                  {7168, 4608, 9, 0},
                  {3584, 7168, 14, 0},
                  {7168, 3584, 7, 0},
-                 {1536, 4224, 11, 0}, // 33 steps: 3 a split
-                 {4096, 2560, 5, 0},  // 20 steps
-                 {4096, 1024, 1, 256},
-                 {4096, 640, 1, 0}}) // 5 steps, one split
+                 {1536, 4224, 11, 0},   // 33 steps: 3 a split
+                 {4096, 2560, 5, 0},    // 20 steps
+                 {16384, 1024, 1, 256}, // 256 tiles: too many for warpgroups
+                 {4096, 640, 1, 0}})    // 5 steps, one split
     for (int64_t m : {1, 5, 8})
       expectDecodeTile(w.n, w.k, m, 8, w.splitK, w.bk);
   // From M = 9 the rule's other tiles (large grids, below); no even split
