@@ -322,15 +322,7 @@ Value Sm90Emitter::releaseArrival(ImplicitLocOpBuilder &b, Value counters, Value
                                      ValueRange{counter});
 }
 
-void Sm90Emitter::barrier(ImplicitLocOpBuilder &b) {
-  if (cfg.decodeGroups == 1) {
-    gpu::BarrierOp::create(b);
-    return;
-  }
-  NVVM::BarrierOp::create(b, Type(), arith::ConstantIntOp::create(b, 1, 32),
-                          arith::ConstantIntOp::create(b, cfg.threads(), 32),
-                          NVVM::BarrierReductionAttr(), Value());
-}
+void Sm90Emitter::barrier(ImplicitLocOpBuilder &b) { groupBarrier(b, idxConst(b, 0)); }
 
 void Sm90Emitter::inLeader(ImplicitLocOpBuilder &b, llvm::function_ref<void()> body) {
   Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
