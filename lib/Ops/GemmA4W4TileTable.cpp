@@ -239,6 +239,16 @@ static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m) {
     if (std::optional<GemmA4W4Tile> t = sm90DecodeTile(n, k)) {
       if (m <= 8)
         return *t;
+      // Short K's warpgroups at BM 16 up to M = 16 where the N tiles fit one
+      // workgroup a SM (96 registers a thread), M = 12 / 16 against the rule
+      // before (...-decode-groups-sweep-0e70b78.log): 7168x1024 (four) 7.8 /
+      // 7.9 us (9.8 / 9.7), 7168x1536 (four) 9.6 / 9.6 (11.5 / 11.4),
+      // 4096x1024 (four) 7.1 / 7.0 (8.6 / 8.6), 7168x512 (two) 6.1 / 6.1 (8.5
+      // / 8.5).
+      if (t->decodeGroups > 1 && m <= 16 && n / t->bn <= kSm90Sms) {
+        t->bm = 16;
+        return *t;
+      }
       const int64_t grid = n / t->bn * t->splitK * ((m + 15) / 16);
       if (k >= 2048 && grid <= (m <= 16 ? 6 : 4) * kSm90Sms) {
         t->bm = 16;

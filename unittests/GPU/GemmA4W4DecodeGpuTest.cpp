@@ -155,9 +155,12 @@ TEST_F(GemmDecode, DecodeGroupsAgreeBitForBit) {
   longSteps.decodeGroups = 3;
   EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), 1, **prepared, dc.get(), longSteps),
                         "a multiple of 3 and at least 6");
-  // The rule's short-K tiles: four and two warpgroups, ragged M.
-  checkPoint(dev, rng, seed, 4096, 1024, 5, 48, /*print=*/false);
-  checkPoint(dev, rng, seed, 7168, 512, 3, 48, /*print=*/false);
+  // The rule's short-K tiles: four and two warpgroups, ragged M, at BM 8
+  // and 16.
+  for (int64_t m : {5, 13}) {
+    checkPoint(dev, rng, seed, 4096, 1024, m, 48, /*print=*/false);
+    checkPoint(dev, rng, seed, 7168, 512, m - 2, 48, /*print=*/false);
+  }
 }
 
 } // namespace

@@ -179,8 +179,8 @@ TEST(TileTable, StreamKEvensBadRounds) {
 
 // Short K at M <= 8: the decode variant at BK 128, unsplit, in G warpgroups
 // of two or three K steps each; four where the N tiles fit one a SM, three
-// where they fit two (the seed's 7168x768 by its table entry;
-// ...-decode-groups-sweep-0e70b78.log).
+// where they fit two (the seed's 7168x768 by its table entry); at BM 16 up
+// to M = 16 where they fit one a SM (...-decode-groups-sweep-0e70b78.log).
 TEST(TileTable, ShortKDecodeTakesWarpgroups) {
   struct Want {
     int64_t n, k, groups;
@@ -196,6 +196,18 @@ TEST(TileTable, ShortKDecodeTakesWarpgroups) {
       EXPECT_EQ(t.bk, 128);
       EXPECT_EQ(t.splitK, 1);
     }
+  // Up to M = 16 at BM 16 where the N tiles fit one workgroup a SM.
+  for (const Want &w :
+       {Want{7168, 512, 2}, Want{7168, 1024, 4}, Want{7168, 1536, 4}, Want{4096, 1024, 4}})
+    for (int64_t m : {9, 12, 16}) {
+      SCOPED_TRACE(testing::Message() << "N=" << w.n << " K=" << w.k << " M=" << m);
+      GemmA4W4Tile t = selectGemmA4W4Tile(Arch::SM90A, w.n, w.k, m);
+      EXPECT_TRUE(t.decode);
+      EXPECT_EQ(t.bm, 16);
+      EXPECT_EQ(t.decodeGroups, w.groups);
+    }
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 1024, 17).decodeGroups, 1);
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 16384, 768, 16).decodeGroups, 1); // 256 tiles
   // Too many tiles for four (16384 x 1024: 256) or three (24576 x 1536:
   // 384; two would take six steps each): the split rule's tiles.
   GemmA4W4Tile many = selectGemmA4W4Tile(Arch::SM90A, 16384, 1024, 1);
@@ -213,7 +225,7 @@ TEST(TileTable, NarrowTilesWhereSmsWouldIdle) {
   for (int64_t m : {1, 8, 32, 128})
     EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, m).bn, 64) << "M=" << m;
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 4096, 1024, 128).bn, 64); // the rule: 32 tiles
-  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 1024, 12).bn, 0);   // 56 tiles x 4 splits
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 1024, 24).bn, 0);   // 56 tiles x 4 splits
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 64).bn, 64);   // BM 128: 56 tiles
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 256).bn, 0);   // 112 tiles
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 2048).bn, 0);
@@ -313,11 +325,11 @@ TEST(TileTable, DecodeAtBm16WhereItsGridIsSmall) {
     for (int64_t m : c.ms)
       expectDecodeTile(c.w.n, c.w.k, m, 16, c.w.splitK, 0);
   // Larger grids (7168x4608: 9 splits of 112 tiles; 9216x7168), short K
-  // (7168x768's entry) and M = 33 keep the other tiles.
+  // (7168x768's entry; other short K takes warpgroups at BM 16,
+  // ShortKDecodeTakesWarpgroups) and M = 33 keep the other tiles.
   for (auto [n, k, m] : {std::tuple<int64_t, int64_t, int64_t>{7168, 4608, 16},
                          {9216, 7168, 12},
                          {7168, 768, 16},
-                         {4096, 1024, 16},
                          {1536, 7168, 17}, // two row tiles: 672 workgroups
                          {7168, 3584, 24},
                          {1536, 4224, 33}}) {
