@@ -41,10 +41,11 @@ def TileToNVVM : Pass<"mxtile-to-nvvm", "::mlir::ModuleOp"> {
     `gpu.module` targeting sm_90a. Hopper has no FP4 tensor cores: weights
     are dequantized to BF16 in registers (E8M0 scale folded in), activations
     are quantized inline to MXFP4 exactly as the CPU quantizer does and
-    dequantized to BF16 in shared memory, and `nvvm.mma.sync` m16n8k16 BF16
-    accumulates in FP32. The K loop is software-pipelined: the next step's
-    weights and activations are loaded while the current step's MMAs run,
-    with double-buffered shared memory and one barrier per step.
+    dequantized to BF16 in shared memory (or read as qdq_mxfp4's image),
+    and `wgmma.mma_async` m64nBMk16 BF16 accumulates in FP32, the weights as
+    its register A operand. The K loop is pipelined: TMA stages under
+    mbarriers, or (the decode variant) weights straight to registers steps
+    ahead (lib/Conversion/TileToNVVM/NvLowering.h).
 
     The lowering expects the dense GEMM's K-loop form (load, quantize,
     load_weight, load_scales, scaled_mma); other forms are diagnosed.
