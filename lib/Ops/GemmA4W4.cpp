@@ -396,6 +396,10 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
   if (dump && !(options.dumpCodes && options.dumpScales))
     return fail("gemmA4W4: the quantization dump needs both dumpCodes and dumpScales");
   GemmA4W4Tile tile = chooseTile(w, m, options);
+  if (options.decodeGroups && *options.decodeGroups != 1 && !tile.decode)
+    return fail("gemmA4W4: decodeGroups = ", *options.decodeGroups,
+                " splits the decode variant's K steps, which this call does not run (M = ", m,
+                "); force decode = true too, or leave decodeGroups unset");
   if (tile.splitM != 0 && (tile.splitM % 256 != 0 || tile.splitM >= m || tile.splitM < 0))
     return fail("gemmA4W4: splitM must be a positive multiple of 256 below M = ", m, ", got ",
                 tile.splitM);

@@ -155,6 +155,14 @@ TEST_F(GemmDecode, DecodeGroupsAgreeBitForBit) {
   longSteps.decodeGroups = 3;
   EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), 1, **prepared, dc.get(), longSteps),
                         "a multiple of 3 and at least 6");
+  // Warpgroups asked for where no decode variant runs (M = 128: the image's
+  // BM 128) are refused, not dropped.
+  GemmA4W4Options noDecode;
+  noDecode.decodeGroups = 2;
+  DeviceBuffer db(dev, size_t(128 * k) * 2), dd(dev, size_t(128 * n) * 2);
+  db.upload(randomActivations(rng, 128, k));
+  EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, db.get(), 128, **prepared, dd.get(), noDecode),
+                        "force decode = true too");
   // The rule's short-K tiles: four and two warpgroups, ragged M, at BM 8
   // and 16.
   for (int64_t m : {5, 13}) {

@@ -117,8 +117,8 @@ struct GemmA4W4Options {
   /// every K step quantized first, no barriers in the K loop).
   std::optional<bool> decode;
   /// Override the decode variant's warpgroups splitting a workgroup's K
-  /// steps (1 to 4; KernelSpec::decodeGroups). It applies where the decode
-  /// variant runs.
+  /// steps (1 to 4; KernelSpec::decodeGroups). More than one where the
+  /// decode variant does not run (by the table or `decode`) is an error.
   std::optional<int64_t> decodeGroups;
   /// Override whether sm_90a dequantize-once GEMMs of BM 128 or 256 without
   /// split-K run stream-K (every SM an equal share of the tiles' K steps).
