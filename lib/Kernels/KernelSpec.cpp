@@ -441,10 +441,11 @@ Error verifyKernelSpec(const KernelSpec &s) {
   if (s.decodeGroups < 1 || s.decodeGroups > sm90::kMaxDecodeGroups)
     return fail("the decode variant takes 1 to ", sm90::kMaxDecodeGroups,
                 " warpgroups splitting K (_dec<G>), got ", s.decodeGroups);
+  const int64_t splitSteps = s.bk > 0 ? sm90StepsPerWorkgroup(s) : 0;
   if (s.decode && s.bk > 0 && s.decodeGroups > 1 &&
-      ((s.k / s.bk / s.splitK) % s.decodeGroups != 0 || s.k / s.bk / s.splitK < 2 * s.decodeGroups))
+      (splitSteps % s.decodeGroups != 0 || splitSteps < 2 * s.decodeGroups))
     return fail("the decode variant's ", s.decodeGroups,
-                " warpgroups take equal K steps, at least two each: the ", s.k / s.bk / s.splitK,
+                " warpgroups take equal K steps, at least two each: the ", splitSteps,
                 " steps of a split must be a multiple of ", s.decodeGroups, " and at least ",
                 2 * s.decodeGroups);
   if (s.streamK &&

@@ -88,7 +88,7 @@ constexpr MeasuredTile kSm90Measured[] = {
     // BN 64: 56 tiles of 128 rows leave 76 SMs idle; 112 of 64 rows
     // (...-bn64-sweep-32a34fd.log, the BN 128 entry in parentheses).
     // Decode at BK 128 in three warpgroups of two K steps each, summed in
-    // shared memory (...-decode-groups-sweep-<commit>.log): M = 1 / 8 6.3 /
+    // shared memory (...-decode-groups-sweep-0e70b78.log): M = 1 / 8 6.3 /
     // 6.5 us against 7.2 / 7.5 for one warpgroup of three BK 256 steps, the
     // entry it replaces; two warpgroups of three steps 6.4 / 6.6.
     {7168, 768, 1, 8, narrow(decodeGroups({8, 1, 128, false}, 3))},
@@ -198,10 +198,14 @@ static std::optional<GemmA4W4Tile> sm90DecodeTile(int64_t n, int64_t k) {
   t.bn = sm90::kNarrowTileRows;
   t.decode = true;
   const int64_t tiles = n / sm90::kNarrowTileRows;
+  // Workgroups of G warpgroups that fit a SM at 80 registers a thread: four
+  // -> 1, three -> 2, two -> 3 (any tile count).
+  auto fits = [&](int64_t groups) {
+    return groups == 4 ? tiles <= kSm90Sms : groups == 3 ? tiles <= 2 * kSm90Sms : true;
+  };
   for (int64_t groups : {4, 3, 2}) {
     const int64_t each = k / 128 / groups;
-    const int64_t fit = groups == 4 ? kSm90Sms : groups == 3 ? 2 * kSm90Sms : tiles;
-    if ((k / 128) % groups == 0 && each >= 2 && each <= 3 && tiles <= fit) {
+    if ((k / 128) % groups == 0 && each >= 2 && each <= 3 && fits(groups)) {
       t.bk = 128;
       t.decodeGroups = groups;
       return t;

@@ -29,6 +29,11 @@
 // instead (Sm90KLoop.cpp) each decode step waits for the one warp whose
 // rows exist (M = 1) to load and quantize the next step's activations.
 //
+// Decode groups (Config::decodeGroups = G > 1): warpgroup q runs all of
+// the above on steps [q S, (q + 1) S) of the workgroup's G S, with its own
+// ids and named barrier; sumDecodeGroups then hands the partial tiles to
+// the first warpgroup, which alone runs the epilogue.
+//
 //===----------------------------------------------------------------------===//
 
 #include "NvLowering.h"
@@ -40,6 +45,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <algorithm>
+#include <cassert>
 
 using namespace mlir;
 using namespace mxfp4;
@@ -212,12 +218,15 @@ void Sm90Emitter::sumDecodeGroups(ImplicitLocOpBuilder &b, scf::ForOp loop, Valu
     return idxAdd(b, idxMul(b, q, groupSteps * cfg.wordsPerBuffer()),
                   idxMul(b, idxAdd(b, local, v * cfg.threads()), 4));
   };
+  assert(int64_t(tiles.size()) * cfg.threads() * 4 <= groupSteps * cfg.wordsPerBuffer() &&
+         "a warpgroup's partial tile exceeds its activation buffers");
   groupBarrier(b, group);
   Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, group, idxConst(b, 0));
   {
-    auto others = scf::IfOp::create(b, first, /*withElseRegion=*/true);
+    Value other = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, group, idxConst(b, 0));
+    auto others = scf::IfOp::create(b, other, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(others.elseBlock());
+    b.setInsertionPointToStart(others.thenBlock());
     for (size_t v = 0; v < tiles.size(); ++v)
       vector::StoreOp::create(b, vector::BitCastOp::create(b, v4i32, tiles[v]), smem,
                               ValueRange{at(group, int64_t(v))});
