@@ -18,63 +18,75 @@ PreparedWeight::~PreparedWeight() {
   for (void *p : {data, scales, descriptors, splitK.first, splitK.second, activations.first,
                   activations.second, qdq.first})
     dev->free(p);
+  for (void *p : retired)
+    dev->free(p);
 }
 
 Expected<std::pair<void *, void *>> PreparedWeight::grow(RowScratch &s, int64_t m,
                                                          size_t firstPerRow, size_t secondPerRow,
-                                                         bool zeroed) const {
-  if (m > s.rows) {
-    int64_t want = std::max<int64_t>({s.rows * 2, m, 256});
-    size_t bytes[2] = {size_t(want) * firstPerRow, size_t(want) * secondPerRow};
-    void *fresh[2] = {nullptr, nullptr};
-    auto dropFresh = [&] {
+                                                         bool zeroed, void *stream,
+                                                         const char *what) const {
+  if (m <= s.rows)
+    return std::make_pair(s.first, s.second);
+  Expected<bool> capturing = dev->capturing(stream);
+  if (!capturing)
+    return capturing.takeError();
+  if (*capturing)
+    return makeError("this GEMM needs ", what, " scratch for ", m,
+                     " rows and the PreparedWeight holds ", s.rows,
+                     "; growing it allocates device memory, which cannot happen while the stream "
+                     "is captured into a graph. Run the call (or one with a larger M) once "
+                     "before capturing");
+  int64_t want = std::max<int64_t>({s.rows * 2, m, 256});
+  size_t bytes[2] = {size_t(want) * firstPerRow, size_t(want) * secondPerRow};
+  void *fresh[2] = {nullptr, nullptr};
+  for (int i = 0; i < 2; ++i) {
+    if (bytes[i] == 0)
+      continue;
+    Expected<void *> p = dev->alloc(bytes[i]);
+    Error e = p ? Error::success() : p.takeError();
+    if (p)
+      fresh[i] = *p;
+    // Zeroed on the stream the kernels that use it run on, so ahead of them.
+    if (!e && zeroed)
+      e = dev->fill(fresh[i], 0, bytes[i], stream);
+    if (e) {
       dev->free(fresh[0]);
       dev->free(fresh[1]);
-    };
-    for (int i = 0; i < 2; ++i) {
-      if (bytes[i] == 0)
-        continue;
-      Expected<void *> p = dev->alloc(bytes[i]);
-      if (!p) {
-        dropFresh();
-        return p.takeError();
-      }
-      fresh[i] = *p;
-      if (zeroed)
-        if (Error e = dev->fill(fresh[i], 0, bytes[i])) {
-          dropFresh();
-          return e;
-        }
-    }
-    // The old buffers may still be used by work queued on the stream.
-    if (Error e = dev->synchronize()) {
-      dropFresh();
       return e;
     }
-    dev->free(s.first);
-    dev->free(s.second);
-    s = {fresh[0], fresh[1], want};
   }
+  // Work already queued (or captured into a graph) may still use the old
+  // buffers: they stay allocated until the PreparedWeight goes, which costs
+  // less than the buffers in use (they at least double).
+  for (void *p : {s.first, s.second})
+    if (p)
+      retired.push_back(p);
+  s = {fresh[0], fresh[1], want};
   return std::make_pair(s.first, s.second);
 }
 
-Expected<std::pair<void *, void *>> PreparedWeight::activationScratch(int64_t m) const {
-  return grow(activations, m, size_t(cols / 2), size_t(cols / 32), /*zeroed=*/false);
+Expected<std::pair<void *, void *>> PreparedWeight::activationScratch(int64_t m,
+                                                                      void *stream) const {
+  return grow(activations, m, size_t(cols / 2), size_t(cols / 32), /*zeroed=*/false, stream,
+              "MXFP4 activation");
 }
 
-Expected<void *> PreparedWeight::qdqScratch(int64_t m) const {
+Expected<void *> PreparedWeight::qdqScratch(int64_t m, void *stream) const {
   Expected<std::pair<void *, void *>> s =
-      grow(qdq, sm90::activationImageScratchRows(m), size_t(cols) * 2, 0, /*zeroed=*/false);
+      grow(qdq, sm90::activationImageScratchRows(m), size_t(cols) * 2, 0, /*zeroed=*/false, stream,
+           "activation image");
   if (!s)
     return s.takeError();
   return s->first;
 }
 
-Expected<std::pair<void *, void *>> PreparedWeight::splitKScratch(int64_t m,
-                                                                 int64_t splits) const {
+Expected<std::pair<void *, void *>> PreparedWeight::splitKScratch(int64_t m, int64_t splits,
+                                                                  void *stream) const {
   // An f32 per output element and split; one i32 counter per output tile is
   // at most one per row and 128 columns.
-  return grow(splitK, m * splits, size_t(rows) * 4, size_t(rows / 128 + 1) * 4, /*zeroed=*/true);
+  return grow(splitK, m * splits, size_t(rows) * 4, size_t(rows / 128 + 1) * 4, /*zeroed=*/true,
+              stream, "split-K");
 }
 
 template <typename... Parts> static Error fail(const Parts &...parts) {
@@ -286,7 +298,7 @@ static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
   // Whole M tiles: sm_90a stores each workgroup's tile as its threads hold it.
   const int64_t tileRows = (m + spec.bm - 1) / spec.bm * spec.bm;
   if (scratch) {
-    Expected<std::pair<void *, void *>> scratch = w.splitKScratch(tileRows, spec.splitK);
+    Expected<std::pair<void *, void *>> scratch = w.splitKScratch(tileRows, spec.splitK, stream);
     if (!scratch)
       return scratch.takeError();
     std::tie(ws, counters) = *scratch;
@@ -306,7 +318,7 @@ static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
     const int64_t rowBytes = w.n() * 4;
     const int64_t rows = std::max(tileRows, (streamKWorkspaceBytes(spec, groups) + rowBytes - 1) /
                                                 rowBytes);
-    Expected<std::pair<void *, void *>> scratch = w.splitKScratch(rows, 1);
+    Expected<std::pair<void *, void *>> scratch = w.splitKScratch(rows, 1, stream);
     if (!scratch)
       return scratch.takeError();
     std::tie(ws, counters) = *scratch;
@@ -410,7 +422,7 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
                 "dequantizeOnce = false");
   if (image) {
     // Quantize and dequantize once; the GEMM's K loop then only moves them.
-    Expected<void *> q = w.qdqScratch(m);
+    Expected<void *> q = w.qdqScratch(m, stream);
     if (!q)
       return q.takeError();
     if (Error e = qdqMxfp4(dev, stream, a, m, w.k(), *q, options.rounding, w.arch(),
@@ -446,7 +458,7 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
     // the GEMM on MXFP4 activations.
     void *codes = options.dumpCodes, *scales = options.dumpScales;
     if (!dump) {
-      Expected<std::pair<void *, void *>> scratch = w.activationScratch(m);
+      Expected<std::pair<void *, void *>> scratch = w.activationScratch(m, stream);
       if (!scratch)
         return scratch.takeError();
       std::tie(codes, scales) = *scratch;

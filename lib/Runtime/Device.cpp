@@ -12,6 +12,8 @@ Expected<std::array<uint8_t, 128>> Device::encodeTensorMap(const void *, std::ar
   return makeError("TMA descriptors need a CUDA device; this one is driven by ", driver());
 }
 
+Expected<bool> Device::capturing(void *) { return false; }
+
 Expected<std::unique_ptr<Device>> Device::open(int ordinal) {
   Expected<std::unique_ptr<Device>> cuda = openCudaDevice(ordinal);
   if (cuda)

@@ -73,6 +73,8 @@ struct CudaApi {
   CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
   CUresult (*cuEventDestroy)(CUevent);
   CUresult (*cuGetErrorName)(CUresult, const char **);
+  /// Null where the driver lacks it (then no stream is ever captured).
+  CUresult (*cuStreamIsCapturing)(CUstream, int *);
   /// CUDA 12+ drivers; null before.
   CUresult (*cuLaunchKernelEx)(const CuLaunchConfig *, CUfunction, void **, void **);
   CUresult (*cuTensorMapEncodeTiled)(void *, int, unsigned, void *, const uint64_t *,
@@ -125,6 +127,8 @@ private:
     sym(a.cuEventElapsedTime, "cuEventElapsedTime", "cuEventElapsedTime_v2");
     sym(a.cuEventDestroy, "cuEventDestroy", "cuEventDestroy_v2");
     sym(a.cuGetErrorName, "cuGetErrorName");
+    a.cuStreamIsCapturing =
+        reinterpret_cast<decltype(a.cuStreamIsCapturing)>(dlsym(h, "cuStreamIsCapturing"));
     a.cuLaunchKernelEx =
         reinterpret_cast<decltype(a.cuLaunchKernelEx)>(dlsym(h, "cuLaunchKernelEx"));
     a.cuTensorMapEncodeTiled =
@@ -196,6 +200,14 @@ public:
                  "cuMemsetD8Async");
   }
   Error synchronize() override { return check(api().cuCtxSynchronize(), "cuCtxSynchronize"); }
+  Expected<bool> capturing(void *stream) override {
+    if (!api().cuStreamIsCapturing)
+      return false;
+    int status = 0; // CU_STREAM_CAPTURE_STATUS_NONE / _ACTIVE / _INVALIDATED
+    if (auto e = check(api().cuStreamIsCapturing(CUstream(stream), &status), "cuStreamIsCapturing"))
+      return e;
+    return status != 0;
+  }
   int multiprocessorCount() const override { return multiprocessors; }
 
   Error launch(const CompiledKernel &k, const LaunchGeometry &geometry, void **args,

@@ -48,6 +48,8 @@ struct HipApi {
   hipError_t (*hipEventElapsedTime)(float *, hipEvent_t, hipEvent_t);
   hipError_t (*hipEventDestroy)(hipEvent_t);
   const char *(*hipGetErrorName)(hipError_t);
+  /// Null where the runtime lacks it (then no stream is ever captured).
+  hipError_t (*hipStreamIsCapturing)(hipStream_t, int *);
   std::string error;
 
   static const HipApi &get() {
@@ -89,6 +91,8 @@ private:
     sym(a.hipEventElapsedTime, "hipEventElapsedTime");
     sym(a.hipEventDestroy, "hipEventDestroy");
     sym(a.hipGetErrorName, "hipGetErrorName");
+    a.hipStreamIsCapturing =
+        reinterpret_cast<decltype(a.hipStreamIsCapturing)>(dlsym(h, "hipStreamIsCapturing"));
     if (!ok)
       a.error = "libamdhip64 lacks a HIP entry point we need";
     return a;
@@ -159,6 +163,15 @@ public:
   }
   Error synchronize() override {
     return check(api().hipDeviceSynchronize(), "hipDeviceSynchronize");
+  }
+  Expected<bool> capturing(void *stream) override {
+    if (!api().hipStreamIsCapturing)
+      return false;
+    int status = 0; // hipStreamCaptureStatusNone / Active / Invalidated
+    if (auto e =
+            check(api().hipStreamIsCapturing(hipStream_t(stream), &status), "hipStreamIsCapturing"))
+      return e;
+    return status != 0;
   }
   Error launch(const CompiledKernel &k, const LaunchGeometry &g, void **args,
                void *stream) override {

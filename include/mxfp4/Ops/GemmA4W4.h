@@ -21,6 +21,7 @@
 
 #include <memory>
 #include <optional>
+#include <vector>
 
 namespace mxfp4 {
 
@@ -49,17 +50,24 @@ public:
 
   /// Split-K scratch for `m` rows of output in `splits` parts: an f32
   /// workspace of splits * m * N (pass M rounded up to the M tile: kernels
-  /// store whole tiles) and tile counters (allocated zeroed), grown on
-  /// demand. Kernels leave the counters zero, so calls on one PreparedWeight
-  /// must be ordered (one stream).
-  Expected<std::pair<void *, void *>> splitKScratch(int64_t m, int64_t splits) const;
+  /// store whole tiles) and tile counters (zeroed on `stream` when
+  /// allocated). Kernels leave the counters zero, so calls on one
+  /// PreparedWeight must be ordered (one stream).
+  ///
+  /// Scratch grows on demand (at least doubling) and is never freed before
+  /// the PreparedWeight: work queued or captured into a graph on the old
+  /// buffers stays valid. Growing allocates, which cannot happen while
+  /// `stream` is captured into a graph: then these fail with what to do
+  /// (run the call once outside the capture first).
+  Expected<std::pair<void *, void *>> splitKScratch(int64_t m, int64_t splits,
+                                                    void *stream = nullptr) const;
   /// Device buffers for the MXFP4 activations of up to `m` rows (packed codes
   /// [m, K/2], scales [m, K/32]) when gemmA4W4 quantizes in a separate pass;
-  /// grown on demand, so calls on one PreparedWeight must be ordered.
-  Expected<std::pair<void *, void *>> activationScratch(int64_t m) const;
+  /// grown like the others, so calls on one PreparedWeight must be ordered.
+  Expected<std::pair<void *, void *>> activationScratch(int64_t m, void *stream = nullptr) const;
   /// Scratch for the activation image of M rows (what qdq_mxfp4 writes,
   /// Kernels/Sm90Pipeline.h), grown like the others.
-  Expected<void *> qdqScratch(int64_t m) const;
+  Expected<void *> qdqScratch(int64_t m, void *stream = nullptr) const;
 
 private:
   Device *dev;
@@ -78,8 +86,11 @@ private:
     int64_t rows = 0;
   };
   Expected<std::pair<void *, void *>> grow(RowScratch &s, int64_t m, size_t firstPerRow,
-                                           size_t secondPerRow, bool zeroed) const;
+                                           size_t secondPerRow, bool zeroed, void *stream,
+                                           const char *what) const;
   mutable RowScratch splitK, activations, qdq;
+  /// Buffers that grown scratch replaced, freed with the PreparedWeight.
+  mutable std::vector<void *> retired;
 };
 
 /// Preshuffles host weights for `arch` (default: targetArch(&dev)) and

@@ -42,6 +42,11 @@ public:
   virtual Error copyToHost(void *dst, const void *src, size_t bytes) = 0;
   virtual Error fill(void *dst, uint8_t byte, size_t bytes, void *stream = nullptr) = 0;
   virtual Error synchronize() = 0;
+  /// Whether `stream` is being captured into a graph (CUDA graphs, HIP
+  /// graphs): work enqueued there is recorded, not run, and nothing that
+  /// allocates or synchronizes may happen meanwhile. False where the driver
+  /// has no graphs.
+  virtual Expected<bool> capturing(void *stream);
   /// Streaming multiprocessors (compute units); 0 if the driver did not say.
   virtual int multiprocessorCount() const { return 0; }
 
