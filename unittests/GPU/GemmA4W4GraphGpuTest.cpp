@@ -130,6 +130,16 @@ TEST_F(GemmGraph, CaptureThatWouldGrowScratchFailsClearly) {
   HostWeights hw = randomWeights(rng, n, k);
   auto w = prepareGemmA4W4Weight(dev, hw.data, hw.scales, n, k);
   ASSERT_OK(w);
+  // The device tells a capturing stream from one that is not, and asking
+  // leaves the capture intact.
+  Expected<bool> before = dev.capturing(graph.stream());
+  ASSERT_OK(before);
+  EXPECT_FALSE(*before);
+  ASSERT_OK(graph.begin());
+  Expected<bool> during = dev.capturing(graph.stream());
+  ASSERT_OK(during);
+  EXPECT_TRUE(*during);
+  ASSERT_OK(graph.end());
   // Nothing ran on these weights yet: M = 1 (split-K workspace) and 512
   // (the activation image) would each allocate.
   for (int64_t m : {1, 512}) {
