@@ -130,6 +130,9 @@ TEST_F(GemmGraph, CaptureThatWouldGrowScratchFailsClearly) {
   HostWeights hw = randomWeights(rng, n, k);
   auto w = prepareGemmA4W4Weight(dev, hw.data, hw.scales, n, k);
   ASSERT_OK(w);
+  // Uploads from pageable memory may still be finishing on the legacy
+  // stream; an engine captures after its warm-up has synchronized.
+  ASSERT_OK(dev.synchronize());
   // The device tells a capturing stream from one that is not, and asking
   // leaves the capture intact.
   Expected<bool> before = dev.capturing(graph.stream());
@@ -146,6 +149,7 @@ TEST_F(GemmGraph, CaptureThatWouldGrowScratchFailsClearly) {
     SCOPED_TRACE(testing::Message() << "M=" << m);
     DeviceBuffer a(dev, size_t(m * k * 2)), out(dev, size_t(m * n * 2));
     a.upload(randomActivations(rng, m, k));
+    ASSERT_OK(dev.synchronize());
     ASSERT_OK(graph.begin());
     Error e = gemmA4W4(dev, graph.stream(), a.get(), m, **w, out.get());
     ASSERT_TRUE(bool(e)) << "a capture that needs more scratch went through";
