@@ -389,15 +389,10 @@ static Error verifyQuantizeMx(const KernelSpec &s) {
   if (s.n != 0 || s.bn != 128 || s.splitK != 1)
     return fail("has no weights: N must be 0, BN 128 and split-K 1, got N = ", s.n, ", BN = ", s.bn,
                 ", split-K ", s.splitK);
+  if (s.k <= 0 || (s.bk != 128 && s.bk != 256) || s.k % s.bk != 0)
+    return fail("BK must be 128 or 256 and divide K = ", s.k, ", got ", s.bk);
   if (s.bm != 8 && s.bm != 16 && s.bm != 32 && s.bm != 64)
     return fail("BM must be 8, 16, 32 or 64, got ", s.bm);
-  // qdq_mxfp4 below BM 64 walks a span of 128-K blocks (Sm90Quantize.cpp).
-  const bool span = s.op == OpKind::QdqMx && s.bm < 64;
-  if (s.k <= 0 || s.bk <= 0 || s.k % s.bk != 0 ||
-      (span ? s.bk % 128 != 0 || s.bk > sm90::kMaxQdqSpan * 128 : s.bk != 128 && s.bk != 256))
-    return span ? fail("BK must be a multiple of 128 up to ", sm90::kMaxQdqSpan * 128,
-                       " (qdq_mxfp4 below BM 64) and divide K = ", s.k, ", got ", s.bk)
-                : fail("BK must be 128 or 256 and divide K = ", s.k, ", got ", s.bk);
   if (s.weightLayout != WeightLayout::RowMajor || s.scaleLayout != ScaleLayout::RowMajor)
     return fail("writes codes and scales row-major; the layouts must be rowmajor");
   if (s.activation != Activation::None || s.epilogue != Epilogue::BF16)
@@ -572,7 +567,7 @@ Expected<KernelSpec> makeGemmA4W4Spec(Arch arch, int64_t n, int64_t k, int64_t b
 }
 
 Expected<KernelSpec> makeQuantizeMxSpec(Arch arch, int64_t k, int64_t bm, ScaleRounding rounding,
-                                        OpKind op, int64_t bk) {
+                                        OpKind op) {
   if (!isQuantizer(op))
     return makeError("makeQuantizeMxSpec: ", toString(op), " is not a quantizer");
   KernelSpec s;
@@ -582,7 +577,7 @@ Expected<KernelSpec> makeQuantizeMxSpec(Arch arch, int64_t k, int64_t bm, ScaleR
   s.k = k;
   s.bm = bm;
   s.bn = 128;
-  s.bk = bk;
+  s.bk = 128;
   s.rounding = rounding;
   s.weightLayout = WeightLayout::RowMajor;
   s.scaleLayout = ScaleLayout::RowMajor;

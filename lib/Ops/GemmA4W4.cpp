@@ -426,7 +426,7 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
     if (!q)
       return q.takeError();
     if (Error e = qdqMxfp4(dev, stream, a, m, w.k(), *q, options.rounding, w.arch(),
-                           options.quantizerBm.value_or(0), options.quantizerBk.value_or(0)))
+                           options.quantizerBm.value_or(0)))
       return e;
     if (tile.splitM == 0) {
       Expected<KernelSpec> spec = preQuantizedSpec(OpKind::GemmQdqA4W4, w, tile, options);

@@ -20,34 +20,11 @@ int64_t selectQuantizeMxBm(int64_t m, int64_t k) {
   return bm;
 }
 
-int64_t selectQdqSpan(int64_t m, int64_t k, int64_t bm) {
-  // The longest span (dividing K's 128-K blocks) that still leaves two
-  // workgroups a SM (132 on the H200): the loads of one overlap the
-  // quantization of the other and of its own previous blocks.
-  if (bm >= 64)
-    return 1;
-  const int64_t blocks = k / 128, rows = (m + bm - 1) / bm;
-  for (int64_t s = std::min<int64_t>(sm90::kMaxQdqSpan, blocks); s > 1; --s)
-    if (blocks % s == 0 && blocks / s * rows >= 2 * 132)
-      return s;
-  return 1;
-}
-
-Expected<KernelSpec> selectQdqMxSpec(Arch arch, int64_t m, int64_t k, ScaleRounding rounding,
-                                     int64_t bm, int64_t bk) {
-  if (!bm)
-    bm = selectQuantizeMxBm(m, k);
-  if (!bk)
-    bk = 128 * (k % 128 == 0 ? selectQdqSpan(m, k, bm) : 1);
-  return makeQuantizeMxSpec(arch, k, bm, rounding, OpKind::QdqMx, bk);
-}
-
 /// Launches quant_mxfp4 (outputs: codes, scales) or qdq_mxfp4 (output: the
 /// activation image) after the checks both share.
 static Error launchQuantizer(const char *api, OpKind op, Device &dev, void *stream, const void *a,
                              int64_t m, int64_t k, std::vector<void *> outputs,
-                             ScaleRounding rounding, std::optional<Arch> archOpt, int64_t bm = 0,
-                             int64_t bk = 0) {
+                             ScaleRounding rounding, std::optional<Arch> archOpt, int64_t bm = 0) {
   auto fail = [&](const auto &...parts) { return makeError(api, ": ", parts...); };
   if (m < 1)
     return fail("M must be >= 1, got ", m);
@@ -69,9 +46,7 @@ static Error launchQuantizer(const char *api, OpKind op, Device &dev, void *stre
   if (!arch)
     return arch.takeError();
   Expected<KernelSpec> spec =
-      op == OpKind::QdqMx
-          ? selectQdqMxSpec(*arch, m, k, rounding, bm, bk)
-          : makeQuantizeMxSpec(*arch, k, bm ? bm : selectQuantizeMxBm(m, k), rounding, op);
+      makeQuantizeMxSpec(*arch, k, bm ? bm : selectQuantizeMxBm(m, k), rounding, op);
   if (!spec)
     return spec.takeError();
   Expected<std::shared_ptr<const CompiledKernel>> kernel = Jit::global().get(*spec);
@@ -93,9 +68,9 @@ Error quantizeMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t
 }
 
 Error qdqMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t k, void *out,
-               ScaleRounding rounding, std::optional<Arch> arch, int64_t bm, int64_t bk) {
-  return launchQuantizer("qdqMxfp4", OpKind::QdqMx, dev, stream, a, m, k, {out}, rounding, arch, bm,
-                         bk);
+               ScaleRounding rounding, std::optional<Arch> arch, int64_t bm) {
+  return launchQuantizer("qdqMxfp4", OpKind::QdqMx, dev, stream, a, m, k, {out}, rounding, arch,
+                         bm);
 }
 
 } // namespace mxfp4

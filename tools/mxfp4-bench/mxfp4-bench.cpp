@@ -65,10 +65,6 @@ static cl::opt<std::string> qbmOpt("quantizer-bm",
                                    cl::desc("comma-separated row tiles of qdq_mxfp4 to force "
                                             "(8..64; sm_90a dequantize-once)"),
                                    cl::init(""));
-static cl::opt<std::string> qbkOpt("quantizer-bk",
-                                   cl::desc("comma-separated K spans of a qdq_mxfp4 workgroup "
-                                            "below its BM 64 to force (128 .. 1024)"),
-                                   cl::init(""));
 static cl::opt<std::string> decOpt("decode",
                                    cl::desc("comma-separated 0/1/G: force the decode variant "
                                             "off/on, or on with G warpgroups splitting K "
@@ -140,9 +136,8 @@ int main(int argc, char **argv) {
                              bks = parseList(bkOpt), bns = parseList(bnOpt),
                              pres = parseList(preOpt), stageList = parseList(stagesOpt),
                              wgs = parseList(wgOpt), pss = parseList(psOpt),
-                             qbms = parseList(qbmOpt), qbks = parseList(qbkOpt),
-                             decs = parseList(decOpt), sks = parseList(skOpt),
-                             splitMs = parseList(splitMOpt);
+                             qbms = parseList(qbmOpt), decs = parseList(decOpt),
+                             sks = parseList(skOpt), splitMs = parseList(splitMOpt);
   std::vector<std::array<int64_t, 3>> points;
   using Shape = std::pair<int64_t, int64_t>;
   // ../shared/reference/semantics.md section 8: (N, K) of dense FP4 layers.
@@ -259,62 +254,58 @@ int main(int argc, char **argv) {
     for (int64_t wg : wgs.empty() ? std::vector<int64_t>{0} : wgs)
     for (int64_t ps : pss.empty() ? std::vector<int64_t>{-1} : pss)
       for (int64_t qbm : qbms.empty() ? std::vector<int64_t>{0} : qbms)
-        for (int64_t qbk : qbks.empty() ? std::vector<int64_t>{0} : qbks)
-          for (int64_t dec : decs.empty() ? std::vector<int64_t>{-1} : decs)
-            for (int64_t streamK : sks.empty() ? std::vector<int64_t>{-1} : sks)
-              for (int64_t splitM : splitMs.empty() ? std::vector<int64_t>{-1} : splitMs)
-                for (int64_t bn : bns.empty() ? std::vector<int64_t>{0} : bns)
-                  for (int64_t bk : bks.empty() ? std::vector<int64_t>{0} : bks)
-                    for (int64_t bm : bms.empty() ? std::vector<int64_t>{0} : bms)
-                      for (int64_t sk : splits.empty() ? std::vector<int64_t>{0} : splits) {
-                        if (bms.empty() && splits.empty() && bks.empty() && bns.empty() &&
-                            pres.empty() && stageList.empty() && wgs.empty() && pss.empty() &&
-                            qbms.empty() && qbks.empty() && decs.empty() && sks.empty() &&
-                            splitMs.empty())
-                          break;
-                        GemmA4W4Options o;
-                        if (pre >= 0)
-                          o.preQuantize = pre != 0;
-                        if (pre >= 1)
-                          o.dequantizeOnce = pre == 2;
-                        if (bm)
-                          o.bm = bm;
-                        if (sk)
-                          o.splitK = sk;
-                        if (bk)
-                          o.bk = bk;
-                        if (bn)
-                          o.bn = bn;
-                        if (st)
-                          o.stages = st;
-                        if (wg)
-                          o.twoWarpgroups = wg == 2;
-                        if (ps >= 0)
-                          o.persistent = ps != 0;
-                        if (qbm)
-                          o.quantizerBm = qbm;
-                        if (qbk)
-                          o.quantizerBk = qbk;
-                        if (dec >= 0)
-                          o.decode = dec != 0;
-                        if (dec >= 1)
-                          o.decodeGroups = dec;
-                        if (streamK >= 0)
-                          o.streamK = streamK != 0;
-                        if (splitM >= 0)
-                          o.splitM = splitM;
-                        double us = timeIt(
-                            [&] { return gemmA4W4(dev, nullptr, da, m, **prepared, dc, o); });
-                        llvm::outs() << llvm::format(
-                            "  tune N=%lld K=%lld M=%lld prequant=%lld stages=%lld wg=%lld ps=%lld "
-                            "qbm=%lld qbk=%lld dec=%lld sk=%lld "
-                            "split-m=%lld bn=%lld bk=%lld bm=%lld split-k=%lld: %.1f us\n",
-                            (long long)n, (long long)k, (long long)m, (long long)pre, (long long)st,
-                            (long long)wg, (long long)ps, (long long)qbm, (long long)qbk,
-                            (long long)dec, (long long)streamK, (long long)splitM, (long long)bn,
-                            (long long)bk, (long long)bm, (long long)sk, us);
-                        llvm::outs().flush(); // a sweep killed by a timeout keeps its lines
-                      }
+        for (int64_t dec : decs.empty() ? std::vector<int64_t>{-1} : decs)
+          for (int64_t streamK : sks.empty() ? std::vector<int64_t>{-1} : sks)
+            for (int64_t splitM : splitMs.empty() ? std::vector<int64_t>{-1} : splitMs)
+              for (int64_t bn : bns.empty() ? std::vector<int64_t>{0} : bns)
+                for (int64_t bk : bks.empty() ? std::vector<int64_t>{0} : bks)
+                  for (int64_t bm : bms.empty() ? std::vector<int64_t>{0} : bms)
+                    for (int64_t sk : splits.empty() ? std::vector<int64_t>{0} : splits) {
+                      if (bms.empty() && splits.empty() && bks.empty() && bns.empty() &&
+                          pres.empty() && stageList.empty() && wgs.empty() && pss.empty() &&
+                          qbms.empty() && decs.empty() && sks.empty() && splitMs.empty())
+                        break;
+                      GemmA4W4Options o;
+                      if (pre >= 0)
+                        o.preQuantize = pre != 0;
+                      if (pre >= 1)
+                        o.dequantizeOnce = pre == 2;
+                      if (bm)
+                        o.bm = bm;
+                      if (sk)
+                        o.splitK = sk;
+                      if (bk)
+                        o.bk = bk;
+                      if (bn)
+                        o.bn = bn;
+                      if (st)
+                        o.stages = st;
+                      if (wg)
+                        o.twoWarpgroups = wg == 2;
+                      if (ps >= 0)
+                        o.persistent = ps != 0;
+                      if (qbm)
+                        o.quantizerBm = qbm;
+                      if (dec >= 0)
+                        o.decode = dec != 0;
+                      if (dec >= 1)
+                        o.decodeGroups = dec;
+                      if (streamK >= 0)
+                        o.streamK = streamK != 0;
+                      if (splitM >= 0)
+                        o.splitM = splitM;
+                      double us =
+                          timeIt([&] { return gemmA4W4(dev, nullptr, da, m, **prepared, dc, o); });
+                      llvm::outs() << llvm::format(
+                          "  tune N=%lld K=%lld M=%lld prequant=%lld stages=%lld wg=%lld ps=%lld "
+                          "qbm=%lld dec=%lld sk=%lld "
+                          "split-m=%lld bn=%lld bk=%lld bm=%lld split-k=%lld: %.1f us\n",
+                          (long long)n, (long long)k, (long long)m, (long long)pre, (long long)st,
+                          (long long)wg, (long long)ps, (long long)qbm, (long long)dec,
+                          (long long)streamK, (long long)splitM, (long long)bn, (long long)bk,
+                          (long long)bm, (long long)sk, us);
+                      llvm::outs().flush(); // a sweep killed by a timeout keeps its lines
+                    }
     row.bytes = double(n * k / 2 + n * k / 32 + m * k * 2 + m * n * 2);
     row.flops = 2.0 * double(m) * double(n) * double(k);
     if (peer) {

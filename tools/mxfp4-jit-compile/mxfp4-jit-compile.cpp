@@ -178,7 +178,7 @@ int main(int argc, char **argv) {
             addOne(std::move(spec));
           };
           if (tile.preQuantize) {
-            add(selectQdqMxSpec(a, m, k, *rounding));
+            add(makeQuantizeMxSpec(a, k, selectQuantizeMxBm(m, k), *rounding, OpKind::QdqMx));
             add(makeGemmA4W4Spec(a, n, k, tile.bm, kDefaultScaleRounding, Activation::None,
                                  {0.0f, 0.0f}, OpKind::GemmQdqA4W4));
           } else {

@@ -69,7 +69,8 @@ TEST(TileTable, EveryChoiceVerifies) {
           ASSERT_EQ(selectGemmA4W4Tile(arch, n, k, m - t.splitM).splitM, 0);
         }
         if (t.preQuantize) {
-          ASSERT_OK(selectQdqMxSpec(arch, m, k, kDefaultScaleRounding));
+          ASSERT_OK(makeQuantizeMxSpec(arch, k, selectQuantizeMxBm(m, k), kDefaultScaleRounding,
+                                       OpKind::QdqMx));
           ASSERT_OK(makeQuantizeMxSpec(arch, k, selectQuantizeMxBm(m, k)));
           spec->op = OpKind::GemmMxA4W4; // with a quantization dump
           spec->bm = std::min<int64_t>(spec->bm, 128);

@@ -146,14 +146,11 @@ Expected<KernelSpec> makeGemmA4W4Spec(Arch arch, int64_t n, int64_t k, int64_t b
                                       std::array<float, 2> params = {0.0f, 0.0f},
                                       OpKind op = OpKind::GemmA4W4);
 
-/// The MXFP4 quantizer kernel for rows of K elements, a BM x BK block per
-/// workgroup; verified. `op` is QuantizeMx or QdqMx. BK is 128 or 256; for
-/// qdq_mxfp4 below BM 64 any multiple of 128 up to sm90::kMaxQdqSpan blocks, which
-/// the workgroup walks one after another, loading the next while it
-/// quantizes one.
+/// The MXFP4 quantizer kernel for rows of K elements, BM rows per workgroup;
+/// verified. `op` is QuantizeMx or QdqMx.
 Expected<KernelSpec> makeQuantizeMxSpec(Arch arch, int64_t k, int64_t bm,
                                         ScaleRounding rounding = kDefaultScaleRounding,
-                                        OpKind op = OpKind::QuantizeMx, int64_t bk = 128);
+                                        OpKind op = OpKind::QuantizeMx);
 
 } // namespace mxfp4
 

@@ -41,9 +41,6 @@ namespace mxfp4::sm90 {
 inline constexpr int64_t kTileRows = 128;
 inline constexpr int64_t kNarrowTileRows = 64;
 inline constexpr int64_t kWideTileRows = 192;
-/// Most 128-K blocks one qdq_mxfp4 workgroup below BM 64 walks (its BK is
-/// 128 x the span): it loads the next blocks while it quantizes one.
-inline constexpr int64_t kMaxQdqSpan = 8;
 /// Bytes of one weight box (BN rows x 128 K of E2M1) and one scale box.
 constexpr int64_t weightBoxBytes(int64_t bn = kTileRows) { return bn * 128 / 2; }
 constexpr int64_t scaleBoxBytes(int64_t bn = kTileRows) { return bn * 128 / 32; }

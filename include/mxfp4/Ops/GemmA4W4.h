@@ -123,9 +123,6 @@ struct GemmA4W4Options {
   /// Override the row tile of qdq_mxfp4 ahead of a dequantize-once GEMM (8,
   /// 16, 32 or 64; selectQuantizeMxBm's otherwise).
   std::optional<int64_t> quantizerBm;
-  /// Override the K that qdq_mxfp4 walks per workgroup below its BM 64 (a
-  /// multiple of 128 up to 1024 dividing K; selectQdqSpan's otherwise).
-  std::optional<int64_t> quantizerBk;
   /// Override whether sm_90a GEMMs that quantize inline below BM 128 run
   /// the decode variant (weights straight to registers, the activations of
   /// every K step quantized first, no barriers in the K loop).

@@ -11,7 +11,6 @@
 #ifndef MXFP4_OPS_QUANTIZEMX_H
 #define MXFP4_OPS_QUANTIZEMX_H
 
-#include "mxfp4/Kernels/KernelSpec.h"
 #include "mxfp4/Runtime/Device.h"
 #include "mxfp4/Support/Error.h"
 
@@ -22,16 +21,6 @@ namespace mxfp4 {
 /// The quantizer's row tile for M rows of K: the power of two >= M, 8 .. 64,
 /// smaller while that leaves fewer than ~4 workgroups per SM.
 int64_t selectQuantizeMxBm(int64_t m, int64_t k);
-
-/// qdq_mxfp4's span below BM 64: how many 128-K blocks a workgroup walks
-/// (its BK / 128), so that it has the next ones' loads in flight while it
-/// quantizes one; 1 where that would leave too few workgroups.
-int64_t selectQdqSpan(int64_t m, int64_t k, int64_t bm);
-
-/// The qdq_mxfp4 kernel for M rows of K on `arch`: `bm` and `bk` override
-/// selectQuantizeMxBm and the span (0: the rules); verified.
-Expected<KernelSpec> selectQdqMxSpec(Arch arch, int64_t m, int64_t k, ScaleRounding rounding,
-                                     int64_t bm = 0, int64_t bk = 0);
 
 /// a [M, K] bf16 (device, row-major, 16-byte aligned) -> packed E2M1 `codes`
 /// [M, K/2] (4-byte aligned) and E8M0 `scales` [M, K/32], row-major, on
@@ -48,10 +37,10 @@ Error quantizeMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t
 /// `out` holds sm90::activationImageElements(M, K) bf16 (rows padded to 128;
 /// padding rows zero up to a multiple of 8, never written after) and is
 /// 16-byte aligned. `bm` overrides the row tile (8, 16, 32 or 64; 0:
-/// selectQuantizeMxBm), `bk` the K a workgroup walks (0: selectQdqSpan).
+/// selectQuantizeMxBm).
 Error qdqMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t k, void *out,
                ScaleRounding rounding = kDefaultScaleRounding,
-               std::optional<Arch> arch = std::nullopt, int64_t bm = 0, int64_t bk = 0);
+               std::optional<Arch> arch = std::nullopt, int64_t bm = 0);
 
 } // namespace mxfp4
 

@@ -57,9 +57,6 @@ struct Config {
   /// copies.
   bool quantizeOnly = false;
   bool stagesImage = false;
-  /// qdq_mxfp4 below BM 64: 128-K blocks (of `bk` = 128 each) a workgroup
-  /// walks, loading the next ones while it quantizes one.
-  int64_t quantSpan = 1;
   /// Every weight scale is below 128 (the kernel attribute
   /// mxtile.weight_scales_below_128): one multiply dequantizes (Sm90Mma.cpp).
   bool foldedScales = false;
@@ -277,10 +274,6 @@ private:
   /// block maxima, shuffles and rounding interleave.
   void quantizeSteps(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op,
                      llvm::ArrayRef<StepChunks> steps);
-  /// qdq_mxfp4 below BM 64 over cfg.quantSpan 128-K blocks from `col`: each
-  /// quantized and stored into the image while the next ones load.
-  void quantizeSpan(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op, tile::LoadOp load,
-                    mlir::Value col);
   /// quantizeToSmem with the codes dumped: chunk by chunk, on the f32 path.
   void quantizeAndDump(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op,
                        llvm::ArrayRef<mlir::Value> chunks, mlir::Value col, mlir::Value buffer);

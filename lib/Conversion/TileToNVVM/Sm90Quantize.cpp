@@ -35,7 +35,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
-#include <algorithm>
 #include <cassert>
 
 using namespace mlir;
@@ -366,28 +365,6 @@ void Sm90Emitter::quantizeSteps(ImplicitLocOpBuilder &b, tile::QuantizeOp op,
   for (int64_t j = 0; j < n; ++j)
     if (Value buffer = steps[j / perStep].buffer)
       storeChunk(b, coords[j % perStep], ArrayRef<Value>(results).slice(4 * j, 4), buffer);
-}
-
-void Sm90Emitter::quantizeSpan(ImplicitLocOpBuilder &b, tile::QuantizeOp op, tile::LoadOp load,
-                               Value col) {
-  // One block's loads, quantization and stores in a workgroup that does
-  // only that leave the SM idle while the loads are out, and a grid of them
-  // loads everything before it quantizes anything. Here each thread keeps
-  // about 4-8 chunks of the next blocks in flight while it quantizes one
-  // (the loads are emitted ahead of the stores: ptxas keeps global loads
-  // behind earlier global stores). Unrolled: the span is at most
-  // sm90::kMaxQdqSpan blocks.
-  const int64_t span = cfg.quantSpan;
-  const int64_t ahead = std::max<int64_t>(1, 4 / cfg.quantChunks());
-  auto colOf = [&](int64_t j) { return idxAdd(b, col, j * 128); };
-  SmallVector<SmallVector<Value>> loaded;
-  for (int64_t j = 0; j < std::min(span, ahead + 1); ++j)
-    loaded.push_back(loadActivations(b, load, colOf(j)));
-  for (int64_t j = 0; j < span; ++j) {
-    if (j + ahead + 1 < span)
-      loaded.push_back(loadActivations(b, load, colOf(j + ahead + 1)));
-    quantizeSteps(b, op, StepChunks{loaded[j], colOf(j), Value()});
-  }
 }
 
 void Sm90Emitter::quantizeAndDump(ImplicitLocOpBuilder &b, tile::QuantizeOp op,

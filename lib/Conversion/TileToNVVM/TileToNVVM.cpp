@@ -109,10 +109,6 @@ LogicalResult Sm90Emitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
       return quant.emitOpError() << "outside a K loop the sm_90a lowering quantizes an "
                                     "mxtile.load into its dump or qdq buffers only";
     Value col = mapping.lookup(load.getCol());
-    if (cfg.quantSpan > 1) {
-      quantizeSpan(b, quant, load, col);
-      return success();
-    }
     // qdq_mxfp4 of BM 64 stages the block from word 0 (storeImageFromSmem).
     quantizeToSmem(b, quant, loadActivations(b, load, col), col,
                    cfg.stagesImage ? idxConst(b, 0) : Value());
@@ -187,20 +183,14 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
     cfg.bm = quant.getInput().getType().getRows();
     cfg.bk = quant.getInput().getType().getCols();
     cfg.quantizeOnly = true;
-    const bool span = quant.getQdq() && cfg.bm < 64;
     if ((cfg.bm != 8 && cfg.bm != 16 && cfg.bm != 32 && cfg.bm != 64) ||
-        (span ? cfg.bk % 128 != 0 || cfg.bk > sm90::kMaxQdqSpan * 128
-              : cfg.bk != 128 && cfg.bk != 256))
+        (cfg.bk != 128 && cfg.bk != 256))
       return quant.emitOpError() << "on sm_90a the quantizer takes 8, 16, 32 or 64 rows of 128 "
-                                    "or 256 elements (qdq_mxfp4 below 64 rows: up to "
-                                 << sm90::kMaxQdqSpan << " x 128), got " << cfg.bm << "x" << cfg.bk;
+                                    "or 256 elements, got "
+                                 << cfg.bm << "x" << cfg.bk;
     // qdq_mxfp4's BM 64 blocks (large M: throughput) leave through shared
-    // memory and bulk copies; smaller ones store directly, 128 K at a time.
+    // memory and bulk copies; smaller ones (latency) store directly.
     cfg.stagesImage = quant.getQdq() && cfg.bm == 64;
-    if (span) {
-      cfg.quantSpan = cfg.bk / 128;
-      cfg.bk = 128;
-    }
     return cfg;
   }
   if (!mma || !weight)
