@@ -42,9 +42,14 @@ public:
   }
   /// Ends the capture and instantiates what it recorded.
   Error end() {
+    // The previous graph goes after the capture: destroying one during a
+    // global-mode capture is an unsafe call that invalidates it.
+    Handle captured = nullptr;
+    Error e = check(api().endCapture(s, &captured), "cuStreamEndCapture");
     dropGraph();
-    if (Error e = check(api().endCapture(s, &graph), "cuStreamEndCapture"))
+    if (e)
       return e;
+    graph = captured;
     return check(api().instantiate(&exec, graph, 0), "cuGraphInstantiateWithFlags");
   }
   /// Runs the graph and waits for it.
