@@ -15,17 +15,23 @@
 namespace mxfp4 {
 
 PreparedWeight::~PreparedWeight() {
-  for (void *p : {data, scales, descriptors, splitK.first, splitK.second, activations.first,
-                  activations.second, qdq.first})
+  for (void *p : {data, scales, descriptors})
     dev->free(p);
+  for (auto &[stream, s] : scratch)
+    for (const RowScratch &r : {s.splitK, s.activations, s.qdq}) {
+      dev->free(r.first);
+      dev->free(r.second);
+    }
   for (void *p : retired)
     dev->free(p);
 }
 
-Expected<std::pair<void *, void *>> PreparedWeight::grow(RowScratch &s, int64_t m,
-                                                         size_t firstPerRow, size_t secondPerRow,
-                                                         bool zeroed, void *stream,
-                                                         const char *what) const {
+Expected<std::pair<void *, void *>> PreparedWeight::grow(RowScratch StreamScratch::*which,
+                                                         int64_t m, size_t firstPerRow,
+                                                         size_t secondPerRow, bool zeroed,
+                                                         void *stream, const char *what) const {
+  std::lock_guard<std::mutex> lock(scratchMutex);
+  RowScratch &s = scratch[stream].*which;
   if (m <= s.rows)
     return std::make_pair(s.first, s.second);
   Expected<bool> capturing = dev->capturing(stream);
@@ -36,7 +42,7 @@ Expected<std::pair<void *, void *>> PreparedWeight::grow(RowScratch &s, int64_t 
                      " rows and the PreparedWeight holds ", s.rows,
                      "; growing it allocates device memory, which cannot happen while the stream "
                      "is captured into a graph. Run the call (or one with a larger M) once "
-                     "before capturing");
+                     "on this stream before capturing (scratch belongs to a stream)");
   int64_t want = std::max<int64_t>({s.rows * 2, m, 256});
   size_t bytes[2] = {size_t(want) * firstPerRow, size_t(want) * secondPerRow};
   void *fresh[2] = {nullptr, nullptr};
@@ -68,14 +74,14 @@ Expected<std::pair<void *, void *>> PreparedWeight::grow(RowScratch &s, int64_t 
 
 Expected<std::pair<void *, void *>> PreparedWeight::activationScratch(int64_t m,
                                                                       void *stream) const {
-  return grow(activations, m, size_t(cols / 2), size_t(cols / 32), /*zeroed=*/false, stream,
-              "MXFP4 activation");
+  return grow(&StreamScratch::activations, m, size_t(cols / 2), size_t(cols / 32), /*zeroed=*/false,
+              stream, "MXFP4 activation");
 }
 
 Expected<void *> PreparedWeight::qdqScratch(int64_t m, void *stream) const {
   Expected<std::pair<void *, void *>> s =
-      grow(qdq, sm90::activationImageScratchRows(m), size_t(cols) * 2, 0, /*zeroed=*/false, stream,
-           "activation image");
+      grow(&StreamScratch::qdq, sm90::activationImageScratchRows(m), size_t(cols) * 2, 0,
+           /*zeroed=*/false, stream, "activation image");
   if (!s)
     return s.takeError();
   return s->first;
@@ -85,8 +91,8 @@ Expected<std::pair<void *, void *>> PreparedWeight::splitKScratch(int64_t m, int
                                                                   void *stream) const {
   // An f32 per output element and split; one i32 counter per output tile is
   // at most one per row and 128 columns.
-  return grow(splitK, m * splits, size_t(rows) * 4, size_t(rows / 128 + 1) * 4, /*zeroed=*/true,
-              stream, "split-K");
+  return grow(&StreamScratch::splitK, m * splits, size_t(rows) * 4, size_t(rows / 128 + 1) * 4,
+              /*zeroed=*/true, stream, "split-K");
 }
 
 template <typename... Parts> static Error fail(const Parts &...parts) {

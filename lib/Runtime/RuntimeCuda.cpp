@@ -56,6 +56,9 @@ struct CudaApi {
   CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
   CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxGetCurrent)(CUcontext *);
+  CUresult (*cuCtxPushCurrent)(CUcontext);
+  CUresult (*cuCtxPopCurrent)(CUcontext *);
   CUresult (*cuCtxSynchronize)();
   CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, void *, void **);
   CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
@@ -111,6 +114,9 @@ private:
     sym(a.cuDeviceGetAttribute, "cuDeviceGetAttribute");
     sym(a.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
     sym(a.cuCtxSetCurrent, "cuCtxSetCurrent");
+    sym(a.cuCtxGetCurrent, "cuCtxGetCurrent");
+    sym(a.cuCtxPushCurrent, "cuCtxPushCurrent", "cuCtxPushCurrent_v2");
+    sym(a.cuCtxPopCurrent, "cuCtxPopCurrent", "cuCtxPopCurrent_v2");
     sym(a.cuCtxSynchronize, "cuCtxSynchronize");
     sym(a.cuModuleLoadDataEx, "cuModuleLoadDataEx");
     sym(a.cuModuleGetFunction, "cuModuleGetFunction");
@@ -151,6 +157,31 @@ Error check(CUresult r, const char *call, std::string_view kernel = "") {
   return Error(std::move(msg));
 }
 
+/// The device's context, current on the calling thread for a scope: an
+/// engine calls from threads of its own, which may have no context current
+/// or another device's. What was current before comes back after.
+class ContextScope {
+public:
+  explicit ContextScope(CUcontext ctx) {
+    const CudaApi &api = CudaApi::get();
+    CUcontext current = nullptr;
+    if (api.cuCtxGetCurrent(&current) == 0 && current == ctx)
+      return;
+    // If this fails, the call it guards reports the missing context.
+    pushed = api.cuCtxPushCurrent(ctx) == 0;
+  }
+  ~ContextScope() {
+    CUcontext popped = nullptr;
+    if (pushed)
+      (void)CudaApi::get().cuCtxPopCurrent(&popped);
+  }
+  ContextScope(const ContextScope &) = delete;
+  ContextScope &operator=(const ContextScope &) = delete;
+
+private:
+  bool pushed = false;
+};
+
 class CudaDevice final : public Device {
 public:
   CudaDevice(CUdevice dev, CUcontext ctx, std::string name, Arch arch, int multiprocessors)
@@ -162,12 +193,14 @@ public:
   std::string_view driver() const override { return "cuda"; }
 
   Expected<void *> alloc(size_t bytes) override {
+    ContextScope scope(ctx);
     CUdeviceptr p = 0;
     if (auto e = check(api().cuMemAlloc(&p, bytes), "cuMemAlloc"))
       return e;
     return reinterpret_cast<void *>(p);
   }
   void free(void *p) override {
+    ContextScope scope(ctx);
     if (p)
       (void)api().cuMemFree(CUdeviceptr(p));
   }
@@ -190,17 +223,24 @@ public:
     return map;
   }
   Error copyToDevice(void *dst, const void *src, size_t bytes) override {
+    ContextScope scope(ctx);
     return check(api().cuMemcpyHtoD(CUdeviceptr(dst), src, bytes), "cuMemcpyHtoD");
   }
   Error copyToHost(void *dst, const void *src, size_t bytes) override {
+    ContextScope scope(ctx);
     return check(api().cuMemcpyDtoH(dst, CUdeviceptr(src), bytes), "cuMemcpyDtoH");
   }
   Error fill(void *dst, uint8_t byte, size_t bytes, void *stream) override {
+    ContextScope scope(ctx);
     return check(api().cuMemsetD8Async(CUdeviceptr(dst), byte, bytes, CUstream(stream)),
                  "cuMemsetD8Async");
   }
-  Error synchronize() override { return check(api().cuCtxSynchronize(), "cuCtxSynchronize"); }
+  Error synchronize() override {
+    ContextScope scope(ctx);
+    return check(api().cuCtxSynchronize(), "cuCtxSynchronize");
+  }
   Expected<bool> capturing(void *stream) override {
+    ContextScope scope(ctx);
     if (!api().cuStreamIsCapturing)
       return false;
     int status = 0; // CU_STREAM_CAPTURE_STATUS_NONE / _ACTIVE / _INVALIDATED
@@ -212,6 +252,7 @@ public:
 
   Error launch(const CompiledKernel &k, const LaunchGeometry &geometry, void **args,
                void *stream) override {
+    ContextScope scope(ctx);
     Expected<CUfunction> fn = function(k);
     if (!fn)
       return fn.takeError();
@@ -238,6 +279,7 @@ public:
   }
 
   Expected<double> time(const std::function<Error()> &work, void *stream) override {
+    ContextScope scope(ctx);
     CUevent start = nullptr, stop = nullptr;
     if (auto e = check(api().cuEventCreate(&start, 0), "cuEventCreate"))
       return e;
@@ -332,8 +374,14 @@ Expected<std::unique_ptr<Device>> openCudaDevice(int ordinal) {
   CUcontext ctx = nullptr;
   if (auto e = check(api.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain"))
     return e;
-  if (auto e = check(api.cuCtxSetCurrent(ctx), "cuCtxSetCurrent"))
+  // Current on this thread unless the caller has a context of its own
+  // there; every call makes it current for its duration anyway.
+  CUcontext current = nullptr;
+  if (auto e = check(api.cuCtxGetCurrent(&current), "cuCtxGetCurrent"))
     return e;
+  if (!current)
+    if (auto e = check(api.cuCtxSetCurrent(ctx), "cuCtxSetCurrent"))
+      return e;
   return std::make_unique<CudaDevice>(dev, ctx, name, Arch::SM90A, multiprocessors);
 }
 

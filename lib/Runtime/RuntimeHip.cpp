@@ -33,6 +33,7 @@ struct HipApi {
   hipError_t (*hipInit)(unsigned);
   hipError_t (*hipGetDeviceCount)(int *);
   hipError_t (*hipSetDevice)(int);
+  hipError_t (*hipGetDevice)(int *);
   hipError_t (*hipDeviceSynchronize)();
   hipError_t (*hipModuleLoadData)(hipModule_t *, const void *);
   hipError_t (*hipModuleGetFunction)(hipFunction_t *, hipModule_t, const char *);
@@ -77,6 +78,7 @@ private:
     sym(a.hipInit, "hipInit");
     sym(a.hipGetDeviceCount, "hipGetDeviceCount");
     sym(a.hipSetDevice, "hipSetDevice");
+    sym(a.hipGetDevice, "hipGetDevice");
     sym(a.hipDeviceSynchronize, "hipDeviceSynchronize");
     sym(a.hipModuleLoadData, "hipModuleLoadData");
     sym(a.hipModuleGetFunction, "hipModuleGetFunction");
@@ -135,6 +137,28 @@ std::optional<Arch> kfdArch(int ordinal) {
   return std::nullopt;
 }
 
+/// The device current on the calling thread for a scope (HIP's current
+/// device is per thread: an engine's own threads may have another one, or
+/// the default 0), and what was current before after it.
+class DeviceScope {
+public:
+  explicit DeviceScope(int ordinal) {
+    const HipApi &api = HipApi::get();
+    if (api.hipGetDevice(&previous) == 0 && previous != ordinal)
+      switched = api.hipSetDevice(ordinal) == 0;
+  }
+  ~DeviceScope() {
+    if (switched)
+      (void)HipApi::get().hipSetDevice(previous);
+  }
+  DeviceScope(const DeviceScope &) = delete;
+  DeviceScope &operator=(const DeviceScope &) = delete;
+
+private:
+  int previous = -1;
+  bool switched = false;
+};
+
 class HipDevice final : public Device {
 public:
   HipDevice(int ordinal, Arch arch) : ordinal(ordinal), devArch(arch) {}
@@ -143,28 +167,35 @@ public:
   std::string_view driver() const override { return "hip"; }
 
   Expected<void *> alloc(size_t bytes) override {
+    DeviceScope scope(ordinal);
     void *p = nullptr;
     if (auto e = check(api().hipMalloc(&p, bytes), "hipMalloc"))
       return e;
     return p;
   }
   void free(void *p) override {
+    DeviceScope scope(ordinal);
     if (p)
       (void)api().hipFree(p);
   }
   Error copyToDevice(void *dst, const void *src, size_t n) override {
+    DeviceScope scope(ordinal);
     return check(api().hipMemcpy(dst, src, n, kHostToDevice), "hipMemcpy");
   }
   Error copyToHost(void *dst, const void *src, size_t n) override {
+    DeviceScope scope(ordinal);
     return check(api().hipMemcpy(dst, src, n, kDeviceToHost), "hipMemcpy");
   }
   Error fill(void *dst, uint8_t byte, size_t n, void *stream) override {
+    DeviceScope scope(ordinal);
     return check(api().hipMemsetAsync(dst, byte, n, hipStream_t(stream)), "hipMemsetAsync");
   }
   Error synchronize() override {
+    DeviceScope scope(ordinal);
     return check(api().hipDeviceSynchronize(), "hipDeviceSynchronize");
   }
   Expected<bool> capturing(void *stream) override {
+    DeviceScope scope(ordinal);
     if (!api().hipStreamIsCapturing)
       return false;
     int status = 0; // hipStreamCaptureStatusNone / Active / Invalidated
@@ -175,6 +206,7 @@ public:
   }
   Error launch(const CompiledKernel &k, const LaunchGeometry &g, void **args,
                void *stream) override {
+    DeviceScope scope(ordinal);
     Expected<hipFunction_t> fn = function(k);
     if (!fn)
       return fn.takeError();
@@ -184,6 +216,7 @@ public:
                  "hipModuleLaunchKernel", k.symbol);
   }
   Expected<double> time(const std::function<Error()> &work, void *stream) override {
+    DeviceScope scope(ordinal);
     hipEvent_t start = nullptr, stop = nullptr;
     if (auto e = check(api().hipEventCreate(&start), "hipEventCreate"))
       return e;

@@ -70,13 +70,14 @@ TEST_F(GemmGraph, CapturedCallsReplayBitForBit) {
       calls.push_back(std::move(c));
     }
   }
-  // Each call once, eagerly on the default stream (the warm-up an engine
-  // runs: kernels loaded, scratch grown), into a buffer of its own.
+  // Each call once, eagerly on the stream it is captured on (the warm-up an
+  // engine runs: kernels loaded, the stream's scratch grown), into a buffer
+  // of its own.
   auto eager = [&](std::vector<std::vector<uint16_t>> &want) {
     want.clear();
     for (Call &c : calls) {
       DeviceBuffer out(dev, c.out->size());
-      auto got = poisonedGemm(dev, *c.a, out, c.m, c.w->n(), *c.w, {}, 0x7B);
+      auto got = poisonedGemm(dev, *c.a, out, c.m, c.w->n(), *c.w, {}, 0x7B, graph.stream());
       ASSERT_OK(got);
       want.push_back(std::move(*got));
     }
@@ -117,8 +118,8 @@ TEST_F(GemmGraph, CapturedCallsReplayBitForBit) {
     forced.bm = 128;
     forced.bn = 128;
     forced.splitK = w->k() == 7168 ? 4 : 2;
-    ASSERT_OK(gemmA4W4(dev, nullptr, a.get(), m, *w, out.get(), forced));
-    ASSERT_OK(gemmA4W4(dev, nullptr, a.get(), m, *w, out.get()));
+    ASSERT_OK(gemmA4W4(dev, graph.stream(), a.get(), m, *w, out.get(), forced));
+    ASSERT_OK(gemmA4W4(dev, graph.stream(), a.get(), m, *w, out.get()));
   }
   ASSERT_OK(dev.synchronize());
   replayAndCompare(want, "after the scratch grew");
@@ -143,8 +144,8 @@ TEST_F(GemmGraph, CaptureThatWouldGrowScratchFailsClearly) {
   ASSERT_OK(during);
   EXPECT_TRUE(*during);
   ASSERT_OK(graph.end());
-  // Nothing ran on these weights yet: M = 1 (split-K workspace) and 512
-  // (the activation image) would each allocate.
+  // Nothing ran on these weights on this stream yet: M = 1 (split-K
+  // workspace) and 512 (the activation image) would each allocate.
   for (int64_t m : {1, 512}) {
     SCOPED_TRACE(testing::Message() << "M=" << m);
     DeviceBuffer a(dev, size_t(m * k * 2)), out(dev, size_t(m * n * 2));
@@ -154,7 +155,8 @@ TEST_F(GemmGraph, CaptureThatWouldGrowScratchFailsClearly) {
     Error e = gemmA4W4(dev, graph.stream(), a.get(), m, **w, out.get());
     ASSERT_TRUE(bool(e)) << "a capture that needs more scratch went through";
     EXPECT_NE(e.message().find("captured into a graph"), std::string::npos) << e.message();
-    EXPECT_NE(e.message().find("once before capturing"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("once on this stream before capturing"), std::string::npos)
+        << e.message();
     // The capture is still valid (nothing unsafe ran), and the call then
     // works outside it, and inside the next one.
     ASSERT_OK(graph.end());

@@ -14,9 +14,14 @@ namespace mxfp4::test {
 inline Expected<std::vector<uint16_t>> poisonedGemm(Device &dev, const DeviceBuffer &da,
                                                     DeviceBuffer &dc, int64_t m, int64_t n,
                                                     const PreparedWeight &w,
-                                                    const GemmA4W4Options &o, uint8_t poison) {
+                                                    const GemmA4W4Options &o, uint8_t poison,
+                                                    void *stream = nullptr) {
   dc.fill(poison);
-  if (Error e = gemmA4W4(dev, nullptr, da.get(), m, w, dc.get(), o))
+  // The fill runs on the default stream; another one need not wait for it.
+  if (stream)
+    if (Error e = dev.synchronize())
+      return std::move(e);
+  if (Error e = gemmA4W4(dev, stream, da.get(), m, w, dc.get(), o))
     return std::move(e);
   if (Error e = dev.synchronize())
     return std::move(e);

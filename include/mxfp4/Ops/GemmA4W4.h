@@ -20,7 +20,9 @@
 #include "mxfp4/Support/Span.h"
 
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 namespace mxfp4 {
@@ -51,19 +53,21 @@ public:
   /// Split-K scratch for `m` rows of output in `splits` parts: an f32
   /// workspace of splits * m * N (pass M rounded up to the M tile: kernels
   /// store whole tiles) and tile counters (zeroed on `stream` when
-  /// allocated). Kernels leave the counters zero, so calls on one
-  /// PreparedWeight must be ordered (one stream).
+  /// allocated; kernels leave them zero).
   ///
-  /// Scratch grows on demand (at least doubling) and is never freed before
-  /// the PreparedWeight: work queued or captured into a graph on the old
-  /// buffers stays valid. Growing allocates, which cannot happen while
-  /// `stream` is captured into a graph: then these fail with what to do
-  /// (run the call once outside the capture first).
+  /// Scratch belongs to a stream: the calls of one stream run in order and
+  /// share it, calls on other streams (from any threads) get their own, so
+  /// they may run at the same time on one PreparedWeight. It grows on demand
+  /// (at least doubling) and is never freed before the PreparedWeight: work
+  /// queued or captured into a graph on the old buffers stays valid.
+  /// Growing allocates, which cannot happen while `stream` is captured into
+  /// a graph: then these fail with what to do (run the call once outside
+  /// the capture first).
   Expected<std::pair<void *, void *>> splitKScratch(int64_t m, int64_t splits,
                                                     void *stream = nullptr) const;
   /// Device buffers for the MXFP4 activations of up to `m` rows (packed codes
   /// [m, K/2], scales [m, K/32]) when gemmA4W4 quantizes in a separate pass;
-  /// grown like the others, so calls on one PreparedWeight must be ordered.
+  /// `stream`'s, grown like the others.
   Expected<std::pair<void *, void *>> activationScratch(int64_t m, void *stream = nullptr) const;
   /// Scratch for the activation image of M rows (what qdq_mxfp4 writes,
   /// Kernels/Sm90Pipeline.h), grown like the others.
@@ -85,10 +89,15 @@ private:
     void *first = nullptr, *second = nullptr;
     int64_t rows = 0;
   };
-  Expected<std::pair<void *, void *>> grow(RowScratch &s, int64_t m, size_t firstPerRow,
-                                           size_t secondPerRow, bool zeroed, void *stream,
-                                           const char *what) const;
-  mutable RowScratch splitK, activations, qdq;
+  struct StreamScratch {
+    RowScratch splitK, activations, qdq;
+  };
+  Expected<std::pair<void *, void *>> grow(RowScratch StreamScratch::*which, int64_t m,
+                                           size_t firstPerRow, size_t secondPerRow, bool zeroed,
+                                           void *stream, const char *what) const;
+  /// Guards `scratch` and `retired` (calls may come from several threads).
+  mutable std::mutex scratchMutex;
+  mutable std::unordered_map<void *, StreamScratch> scratch;
   /// Buffers that grown scratch replaced, freed with the PreparedWeight.
   mutable std::vector<void *> retired;
 };
