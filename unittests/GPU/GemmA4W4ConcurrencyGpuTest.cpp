@@ -21,6 +21,7 @@
 
 #include "gtest/gtest.h"
 
+#include <array>
 #include <memory>
 #include <thread>
 
@@ -44,8 +45,11 @@ protected:
     std::vector<uint16_t> want;
   };
 
-  /// The calls of stream s, with the outputs of one call at a time.
-  void makeCalls(Device &dev, const PreparedWeight &w) {
+  /// Stream s's calls; they live in the test's body, with its device.
+  using Calls = std::array<std::vector<Call>, 3>;
+
+  /// The calls of each stream, with the outputs of one call at a time.
+  void makeCalls(Device &dev, const PreparedWeight &w, Calls &calls) {
     for (int s = 0; s < 3; ++s)
       for (int64_t m : kM[s]) {
         Call c{m, std::make_unique<DeviceBuffer>(dev, size_t(m * kK * 2)), {}, {}};
@@ -62,7 +66,7 @@ protected:
       }
   }
 
-  void expectEveryRoundAsAlone(Device &dev, const char *what) {
+  void expectEveryRoundAsAlone(Device &dev, const Calls &calls, const char *what) {
     ASSERT_OK(dev.synchronize());
     for (int s = 0; s < 3; ++s)
       for (const Call &c : calls[s])
@@ -73,8 +77,6 @@ protected:
           EXPECT_EQ(bf16Differences(got, c.want, what, "one call at a time"), 0);
         }
   }
-
-  std::vector<Call> calls[3];
 };
 
 TEST_F(GemmConcurrency, StreamsAtOnceOnOneWeight) {
@@ -90,7 +92,9 @@ TEST_F(GemmConcurrency, StreamsAtOnceOnOneWeight) {
     ASSERT_OK(g);
     streams.push_back(std::move(*g));
   }
-  makeCalls(dev, **w);
+  Calls calls;
+  makeCalls(dev, **w, calls);
+  ASSERT_FALSE(HasFatalFailure());
   ASSERT_OK(dev.synchronize());
   // Round-robin, nothing waits: each stream's next call is queued while the
   // others' run.
@@ -100,7 +104,7 @@ TEST_F(GemmConcurrency, StreamsAtOnceOnOneWeight) {
         Call &c = calls[s][i];
         ASSERT_OK(gemmA4W4(dev, streams[s]->stream(), c.a->get(), c.m, **w, c.out[r]->get()));
       }
-  expectEveryRoundAsAlone(dev, "three streams at once");
+  expectEveryRoundAsAlone(dev, calls, "three streams at once");
 }
 
 TEST_F(GemmConcurrency, ThreadsOfTheirOwnOnOneWeight) {
@@ -116,7 +120,9 @@ TEST_F(GemmConcurrency, ThreadsOfTheirOwnOnOneWeight) {
     ASSERT_OK(g);
     streams.push_back(std::move(*g));
   }
-  makeCalls(dev, **w);
+  Calls calls;
+  makeCalls(dev, **w, calls);
+  ASSERT_FALSE(HasFatalFailure());
   ASSERT_OK(dev.synchronize());
   // New threads have no context current; their first calls grow their
   // streams' scratch while the others launch.
@@ -136,7 +142,7 @@ TEST_F(GemmConcurrency, ThreadsOfTheirOwnOnOneWeight) {
     t.join();
   for (int s = 0; s < 3; ++s)
     EXPECT_EQ(errors[s], "") << "thread " << s;
-  expectEveryRoundAsAlone(dev, "three threads");
+  expectEveryRoundAsAlone(dev, calls, "three threads");
 }
 
 } // namespace
