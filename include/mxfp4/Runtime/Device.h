@@ -5,7 +5,11 @@
 // on first use, and their types are declared here, not taken from vendor
 // headers. Without either, open() fails with an error that starts with
 // "no device". Every failing driver call is reported with the call, the
-// driver's error name and code, and the kernel involved.
+// driver's error name and code, and the kernel involved. Any host thread
+// may call: each call makes the device current on it (CUDA: its primary
+// context; HIP: its ordinal) for the call's duration and then restores
+// what the thread had, so engines' own threads and other devices' work are
+// left as they were.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MXFP4_RUNTIME_DEVICE_H
