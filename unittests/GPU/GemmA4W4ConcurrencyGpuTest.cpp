@@ -45,31 +45,45 @@ protected:
     std::vector<uint16_t> want;
   };
 
-  /// Stream s's calls; they live in the test's body, with its device.
-  using Calls = std::array<std::vector<Call>, 3>;
+  /// One PreparedWeight, three streams of the test's own and each stream's
+  /// calls; it lives in the test's body, with the device it frees into.
+  struct Workload {
+    std::unique_ptr<PreparedWeight> w;
+    std::vector<std::unique_ptr<CudaGraph>> streams;
+    std::array<std::vector<Call>, 3> calls;
+  };
 
-  /// The calls of each stream, with the outputs of one call at a time.
-  void makeCalls(Device &dev, const PreparedWeight &w, Calls &calls) {
-    for (int s = 0; s < 3; ++s)
+  /// The workload, with the outputs of one call at a time.
+  void prepare(Device &dev, Workload &load) {
+    HostWeights hw = randomWeights(rng, kN, kK);
+    auto w = prepareGemmA4W4Weight(dev, hw.data, hw.scales, kN, kK);
+    ASSERT_OK(w);
+    load.w = std::move(*w);
+    for (int s = 0; s < 3; ++s) {
+      auto g = CudaGraph::create();
+      ASSERT_OK(g);
+      load.streams.push_back(std::move(*g));
       for (int64_t m : kM[s]) {
         Call c{m, std::make_unique<DeviceBuffer>(dev, size_t(m * kK * 2)), {}, {}};
         c.a->upload(randomActivations(rng, m, kK));
         DeviceBuffer out(dev, size_t(m * kN * 2));
-        auto want = poisonedGemm(dev, *c.a, out, m, kN, w, {}, 0x5A);
+        auto want = poisonedGemm(dev, *c.a, out, m, kN, *load.w, {}, 0x5A);
         ASSERT_OK(want);
         c.want = std::move(*want);
         for (int r = 0; r < kRounds; ++r) {
           c.out.push_back(std::make_unique<DeviceBuffer>(dev, size_t(m * kN * 2)));
           c.out.back()->fill(0xE7);
         }
-        calls[s].push_back(std::move(c));
+        load.calls[s].push_back(std::move(c));
       }
+    }
+    ASSERT_OK(dev.synchronize());
   }
 
-  void expectEveryRoundAsAlone(Device &dev, const Calls &calls, const char *what) {
+  void expectEveryRoundAsAlone(Device &dev, const Workload &load, const char *what) {
     ASSERT_OK(dev.synchronize());
     for (int s = 0; s < 3; ++s)
-      for (const Call &c : calls[s])
+      for (const Call &c : load.calls[s])
         for (int r = 0; r < kRounds; ++r) {
           SCOPED_TRACE(testing::Message() << what << ": stream " << s << " M=" << c.m << " round "
                                           << r << " seed=" << seed);
@@ -83,47 +97,28 @@ TEST_F(GemmConcurrency, StreamsAtOnceOnOneWeight) {
   OPEN_DEVICE_OR_SKIP(dev);
   if (dev.driver() != "cuda")
     GTEST_SKIP() << "the streams here are CUDA streams";
-  HostWeights hw = randomWeights(rng, kN, kK);
-  auto w = prepareGemmA4W4Weight(dev, hw.data, hw.scales, kN, kK);
-  ASSERT_OK(w);
-  std::vector<std::unique_ptr<CudaGraph>> streams;
-  for (int s = 0; s < 3; ++s) {
-    auto g = CudaGraph::create();
-    ASSERT_OK(g);
-    streams.push_back(std::move(*g));
-  }
-  Calls calls;
-  makeCalls(dev, **w, calls);
+  Workload load;
+  prepare(dev, load);
   ASSERT_FALSE(HasFatalFailure());
-  ASSERT_OK(dev.synchronize());
   // Round-robin, nothing waits: each stream's next call is queued while the
   // others' run.
   for (int r = 0; r < kRounds; ++r)
     for (int i = 0; i < 2; ++i)
       for (int s = 0; s < 3; ++s) {
-        Call &c = calls[s][i];
-        ASSERT_OK(gemmA4W4(dev, streams[s]->stream(), c.a->get(), c.m, **w, c.out[r]->get()));
+        Call &c = load.calls[s][i];
+        ASSERT_OK(
+            gemmA4W4(dev, load.streams[s]->stream(), c.a->get(), c.m, *load.w, c.out[r]->get()));
       }
-  expectEveryRoundAsAlone(dev, calls, "three streams at once");
+  expectEveryRoundAsAlone(dev, load, "three streams at once");
 }
 
 TEST_F(GemmConcurrency, ThreadsOfTheirOwnOnOneWeight) {
   OPEN_DEVICE_OR_SKIP(dev);
   if (dev.driver() != "cuda")
     GTEST_SKIP() << "the streams here are CUDA streams";
-  HostWeights hw = randomWeights(rng, kN, kK);
-  auto w = prepareGemmA4W4Weight(dev, hw.data, hw.scales, kN, kK);
-  ASSERT_OK(w);
-  std::vector<std::unique_ptr<CudaGraph>> streams;
-  for (int s = 0; s < 3; ++s) {
-    auto g = CudaGraph::create();
-    ASSERT_OK(g);
-    streams.push_back(std::move(*g));
-  }
-  Calls calls;
-  makeCalls(dev, **w, calls);
+  Workload load;
+  prepare(dev, load);
   ASSERT_FALSE(HasFatalFailure());
-  ASSERT_OK(dev.synchronize());
   // New threads have no context current; their first calls grow their
   // streams' scratch while the others launch.
   std::string errors[3];
@@ -131,9 +126,9 @@ TEST_F(GemmConcurrency, ThreadsOfTheirOwnOnOneWeight) {
   for (int s = 0; s < 3; ++s)
     threads.emplace_back([&, s] {
       for (int r = 0; r < kRounds; ++r)
-        for (Call &c : calls[s])
-          if (Error e =
-                  gemmA4W4(dev, streams[s]->stream(), c.a->get(), c.m, **w, c.out[r]->get())) {
+        for (Call &c : load.calls[s])
+          if (Error e = gemmA4W4(dev, load.streams[s]->stream(), c.a->get(), c.m, *load.w,
+                                 c.out[r]->get())) {
             errors[s] = e.message();
             return;
           }
@@ -142,7 +137,7 @@ TEST_F(GemmConcurrency, ThreadsOfTheirOwnOnOneWeight) {
     t.join();
   for (int s = 0; s < 3; ++s)
     EXPECT_EQ(errors[s], "") << "thread " << s;
-  expectEveryRoundAsAlone(dev, calls, "three threads");
+  expectEveryRoundAsAlone(dev, load, "three threads");
 }
 
 } // namespace
