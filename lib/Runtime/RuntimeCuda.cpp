@@ -200,9 +200,10 @@ public:
     return reinterpret_cast<void *>(p);
   }
   void free(void *p) override {
+    if (!p)
+      return;
     ContextScope scope(ctx);
-    if (p)
-      (void)api().cuMemFree(CUdeviceptr(p));
+    (void)api().cuMemFree(CUdeviceptr(p));
   }
   Expected<std::array<uint8_t, 128>> encodeTensorMap(const void *global,
                                                      std::array<uint64_t, 3> dims,

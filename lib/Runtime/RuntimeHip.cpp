@@ -174,9 +174,10 @@ public:
     return p;
   }
   void free(void *p) override {
+    if (!p)
+      return;
     DeviceScope scope(ordinal);
-    if (p)
-      (void)api().hipFree(p);
+    (void)api().hipFree(p);
   }
   Error copyToDevice(void *dst, const void *src, size_t n) override {
     DeviceScope scope(ordinal);

@@ -46,15 +46,24 @@ protected:
   };
 
   /// One PreparedWeight, three streams of the test's own and each stream's
-  /// calls; it lives in the test's body, with the device it frees into.
+  /// calls.
   struct Workload {
     std::unique_ptr<PreparedWeight> w;
     std::vector<std::unique_ptr<CudaGraph>> streams;
     std::array<std::vector<Call>, 3> calls;
   };
 
-  /// The workload, with the outputs of one call at a time.
-  void prepare(Device &dev, Workload &load) {
+  /// The device (declared first: the workload frees into it) and the
+  /// workload, with the outputs of one call at a time.
+  void SetUp() override {
+    SeededTest::SetUp();
+    Expected<std::unique_ptr<Device>> opened = Device::open();
+    if (!opened)
+      GTEST_SKIP() << opened.takeError().message();
+    device = std::move(*opened);
+    if (device->driver() != "cuda")
+      GTEST_SKIP() << "the streams here are CUDA streams";
+    Device &dev = *device;
     HostWeights hw = randomWeights(rng, kN, kK);
     auto w = prepareGemmA4W4Weight(dev, hw.data, hw.scales, kN, kK);
     ASSERT_OK(w);
@@ -80,8 +89,8 @@ protected:
     ASSERT_OK(dev.synchronize());
   }
 
-  void expectEveryRoundAsAlone(Device &dev, const Workload &load, const char *what) {
-    ASSERT_OK(dev.synchronize());
+  void expectEveryRoundAsAlone(const char *what) {
+    ASSERT_OK(device->synchronize());
     for (int s = 0; s < 3; ++s)
       for (const Call &c : load.calls[s])
         for (int r = 0; r < kRounds; ++r) {
@@ -91,15 +100,13 @@ protected:
           EXPECT_EQ(bf16Differences(got, c.want, what, "one call at a time"), 0);
         }
   }
+
+  std::unique_ptr<Device> device;
+  Workload load;
 };
 
 TEST_F(GemmConcurrency, StreamsAtOnceOnOneWeight) {
-  OPEN_DEVICE_OR_SKIP(dev);
-  if (dev.driver() != "cuda")
-    GTEST_SKIP() << "the streams here are CUDA streams";
-  Workload load;
-  prepare(dev, load);
-  ASSERT_FALSE(HasFatalFailure());
+  Device &dev = *device;
   // Round-robin, nothing waits: each stream's next call is queued while the
   // others' run.
   for (int r = 0; r < kRounds; ++r)
@@ -109,16 +116,11 @@ TEST_F(GemmConcurrency, StreamsAtOnceOnOneWeight) {
         ASSERT_OK(
             gemmA4W4(dev, load.streams[s]->stream(), c.a->get(), c.m, *load.w, c.out[r]->get()));
       }
-  expectEveryRoundAsAlone(dev, load, "three streams at once");
+  expectEveryRoundAsAlone("three streams at once");
 }
 
 TEST_F(GemmConcurrency, ThreadsOfTheirOwnOnOneWeight) {
-  OPEN_DEVICE_OR_SKIP(dev);
-  if (dev.driver() != "cuda")
-    GTEST_SKIP() << "the streams here are CUDA streams";
-  Workload load;
-  prepare(dev, load);
-  ASSERT_FALSE(HasFatalFailure());
+  Device &dev = *device;
   // New threads have no context current; their first calls grow their
   // streams' scratch while the others launch.
   std::string errors[3];
@@ -137,7 +139,7 @@ TEST_F(GemmConcurrency, ThreadsOfTheirOwnOnOneWeight) {
     t.join();
   for (int s = 0; s < 3; ++s)
     EXPECT_EQ(errors[s], "") << "thread " << s;
-  expectEveryRoundAsAlone(dev, load, "three threads");
+  expectEveryRoundAsAlone("three threads");
 }
 
 } // namespace

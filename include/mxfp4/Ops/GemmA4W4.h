@@ -61,8 +61,8 @@ public:
   /// (at least doubling) and is never freed before the PreparedWeight: work
   /// queued or captured into a graph on the old buffers stays valid.
   /// Growing allocates, which cannot happen while `stream` is captured into
-  /// a graph: then these fail with what to do (run the call once outside
-  /// the capture first).
+  /// a graph: then these fail with what to do (run the call once on that
+  /// stream before capturing).
   Expected<std::pair<void *, void *>> splitKScratch(int64_t m, int64_t splits,
                                                     void *stream = nullptr) const;
   /// Device buffers for the MXFP4 activations of up to `m` rows (packed codes
