@@ -99,6 +99,10 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
     kernel->setAttr(
         tile::kDecodeGroupsAttr,
         mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64), spec.decodeGroups));
+  if (spec.warpSplitK)
+    kernel->setAttr(
+        tile::kWarpSplitKAttr,
+        mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64), spec.warpSplitK));
   if (spec.persistent)
     kernel->setAttr(tile::kPersistentAttr,
                     mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64),

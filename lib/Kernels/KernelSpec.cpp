@@ -98,6 +98,8 @@ std::string KernelSpec::name() const {
     s += "_wg2";
   if (decode)
     s += decodeGroups > 1 ? strCat("_dec", decodeGroups) : std::string("_dec");
+  if (warpSplitK)
+    s += strCat("_wk", warpSplitK);
   if (persistent)
     s += "_ps";
   if (streamK)
@@ -108,11 +110,15 @@ std::string KernelSpec::name() const {
 int64_t sm90StepsPerWorkgroup(const KernelSpec &spec) { return spec.k / spec.bk / spec.splitK; }
 
 int64_t sm90WorkgroupThreads(const KernelSpec &spec) {
+  if (spec.warpSplitK)
+    return 32 * spec.warpSplitK;
   return 128 * sm90::gemmWarpgroups(spec.bm, spec.twoWarpgroups, spec.bn) *
          (spec.decode ? spec.decodeGroups : 1);
 }
 
 sm90::SharedLayout sm90SharedLayout(const KernelSpec &s) {
+  if (s.warpSplitK)
+    return sm90::warpSplitKSharedLayout(s.bn, s.warpSplitK);
   if (s.decode)
     return sm90::decodeSharedLayout(s.bm, s.bk, sm90StepsPerWorkgroup(s), s.bn);
   return sm90::sharedLayout(s.bm, s.bk, s.op == OpKind::GemmQdqA4W4, s.stages, s.persistent, s.bn);
@@ -304,11 +310,11 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
   else if (*ep != "bf16")
     return p.error("unknown epilogue '", *ep, "'; expected bf16 or bf16dq");
   // Optional variants, in this order: "fold", "st<N>", "wg2", "dec" or
-  // "dec<G>", "ps" or "sk".
+  // "dec<G>", "wk<W>", "ps" or "sk".
   bool stagesSeen = false;
   while (!p.done()) {
     Expected<std::string_view> flag =
-        p.next("'fold', 'st<N>', 'wg2', 'dec', 'dec<G>', 'ps' or 'sk'");
+        p.next("'fold', 'st<N>', 'wg2', 'dec', 'dec<G>', 'wk<W>', 'ps' or 'sk'");
     if (!flag)
       return flag.takeError();
     if (s.persistent || s.streamK)
@@ -316,6 +322,14 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
                      "'");
     if (*flag == "ps" || *flag == "sk") {
       (*flag == "ps" ? s.persistent : s.streamK) = true;
+      continue;
+    }
+    if (s.warpSplitK)
+      return p.error("has trailing fields after 'wk", s.warpSplitK, "': '", *flag, "'");
+    std::string_view warps = *flag;
+    std::optional<int64_t> w;
+    if (consumeFront(warps, "wk") && (w = canonicalNumber(warps)) && *w > 0) {
+      s.warpSplitK = *w;
       continue;
     }
     if (s.decode)
@@ -405,6 +419,8 @@ static Error verifyQuantizeMx(const KernelSpec &s) {
     return fail("has no MMA warpgroups: '_wg2' does not apply");
   if (s.decode)
     return fail("has no K loop: '_dec' does not apply");
+  if (s.warpSplitK)
+    return fail("has no K loop: '_wk' does not apply");
   if (s.persistent || s.streamK)
     return fail("has no tile loop: '", s.persistent ? "_ps" : "_sk", "' does not apply");
   return Error::success();
@@ -435,6 +451,20 @@ Error verifyKernelSpec(const KernelSpec &s) {
   if (s.decode && s.bk > 0 && s.k % (s.bk * s.splitK) != 0)
     return fail("the decode variant (_dec) gives every split the same K steps: K = ", s.k,
                 " must be a multiple of BK x split-K = ", s.bk * s.splitK);
+  if (s.warpSplitK &&
+      (s.arch != Arch::SM90A || s.op != OpKind::GemmA4W4 || s.bm != 8 || s.bk != 128 ||
+       (s.bn != 16 && s.bn != 32) || s.splitK != 1 || s.decode || s.stages != 0 ||
+       s.epilogue != Epilogue::BF16 || s.activation != Activation::None))
+    return fail("the warp-split variant (_wk<W>) is one of the sm_90a gemm_a4w4 (inline "
+                "quantization) at BM 8, BN 16 or 32, BK 128, without split-K, the decode "
+                "variant, a stage count, an activation or a quantization dump; got ",
+                toString(s.op), " on ", arch, " with BM ", s.bm, ", BN ", s.bn, ", BK ", s.bk,
+                ", split-K ", s.splitK);
+  if (s.warpSplitK && (s.warpSplitK < 1 || s.warpSplitK > sm90::kMaxSplitKWarps ||
+                       (s.k > 0 && s.k / 128 < s.warpSplitK)))
+    return fail("the warp-split variant takes 1 to ", sm90::kMaxSplitKWarps,
+                " warps, each at least one 128-K chunk: K = ", s.k, " has ", s.k / 128,
+                " chunks, got ", s.warpSplitK, " warps");
   if (s.decodeGroups != 1 && !s.decode)
     return fail("warpgroups splitting K (_dec<G>) are a decode variant; got ", s.decodeGroups,
                 " without it");
@@ -464,7 +494,8 @@ Error verifyKernelSpec(const KernelSpec &s) {
     return fail(toString(s.op), " quantizes nothing: the quantization dump (epilogue bf16dq) does "
                 "not apply");
   if (s.arch == Arch::SM90A) {
-    if (s.bn != sm90::kTileRows && s.bn != sm90::kNarrowTileRows && s.bn != sm90::kWideTileRows)
+    if (s.bn != sm90::kTileRows && s.bn != sm90::kNarrowTileRows && s.bn != sm90::kWideTileRows &&
+        !s.warpSplitK)
       return fail("gemm_a4w4 on sm_90a: BN must be 128 or 64 (4 warps x 32 or 16 weight rows), "
                   "or 192 for gemm_qdqa4w4 at BM 128, got ",
                   s.bn);

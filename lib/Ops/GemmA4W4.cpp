@@ -225,6 +225,15 @@ static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W
   }
   if (tile.streamK && !o.streamK && (reshaped || (o.persistent && *o.persistent)))
     tile.streamK = false;
+  // The warp-split variant (and the BN it came with) gives way to any other
+  // forced shape or variant, and to a quantization dump.
+  const bool dumps = o.dumpCodes || o.dumpScales;
+  if (tile.warpSplitK && !o.warpSplitK &&
+      (reshaped || dumps || (o.decode && *o.decode) || o.bn || o.bk || o.stages)) {
+    tile.warpSplitK = 0;
+    if (!o.bn)
+      tile.bn = 0;
+  }
   if (o.bm) {
     tile.bm = *o.bm;
     tile.splitM = 0;
@@ -249,6 +258,25 @@ static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W
     tile.decode = *o.decode;
   if (o.decodeGroups)
     tile.decodeGroups = *o.decodeGroups;
+  if (o.warpSplitK && *o.warpSplitK != tile.warpSplitK) {
+    tile.warpSplitK = *o.warpSplitK;
+    // Its tile, unless forced otherwise: BM 8, BN 32, BK 128, one split, no
+    // decode variant; turned off, the table's BN 16 / 32 goes with it.
+    if (tile.warpSplitK) {
+      if (!o.bm)
+        tile.bm = 8;
+      if (!o.bn)
+        tile.bn = 32;
+      if (!o.splitK)
+        tile.splitK = 1;
+      if (!o.bk)
+        tile.bk = 0;
+      if (!o.decode)
+        tile.decode = false;
+    } else if (!o.bn) {
+      tile.bn = 0;
+    }
+  }
   if (o.streamK) {
     tile.streamK = *o.streamK;
     // Stream-K replaces the table's split-K unless that is forced too.
@@ -374,8 +402,13 @@ static Expected<KernelSpec> preQuantizedSpec(OpKind op, const PreparedWeight &w,
     spec->persistent = false;
   if (tile.bk)
     spec->bk = tile.bk;
-  // So does the table's BN 192: gemm_mxa4w4 takes BN 128 unless forced.
-  if (tile.bn && (tile.bn != sm90::kWideTileRows || op == OpKind::GemmQdqA4W4 || options.bn))
+  // So does the table's BN 192: gemm_mxa4w4 takes BN 128 unless forced;
+  // and the warp-split variant's BN (it quantizes inline, so not here).
+  if (options.warpSplitK && *options.warpSplitK)
+    return fail(toString(op), ": warpSplitK = ", *options.warpSplitK,
+                " quantizes inline; it does not apply to pre-quantized activations");
+  if (tile.bn && (tile.bn != sm90::kWideTileRows || op == OpKind::GemmQdqA4W4 || options.bn) &&
+      (!tile.warpSplitK || options.bn))
     spec->bn = tile.bn;
   if (Error e = chooseFold(*spec, w, options))
     return e;
@@ -421,6 +454,9 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
   if (tile.splitM != 0 && (tile.splitM % 256 != 0 || tile.splitM >= m || tile.splitM < 0))
     return fail("gemmA4W4: splitM must be a positive multiple of 256 below M = ", m, ", got ",
                 tile.splitM);
+  if (tile.warpSplitK && tile.preQuantize)
+    return fail("gemmA4W4: warpSplitK = ", tile.warpSplitK,
+                " quantizes inline; it does not apply with preQuantize");
   const bool image = tile.preQuantize && !dump && options.dequantizeOnce.value_or(true);
   if (options.splitM.value_or(0) != 0 && !image)
     return fail("gemmA4W4: splitM splits the dequantize-once path (qdq_mxfp4 + gemm_qdqa4w4); "
@@ -493,6 +529,7 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
     spec->epilogue = Epilogue::BF16DumpQuant;
   spec->decode = tile.decode;
   spec->decodeGroups = tile.decode ? tile.decodeGroups : 1;
+  spec->warpSplitK = tile.warpSplitK;
   if (Error e = chooseFold(*spec, w, options))
     return e;
   // The table's decode variant gives way where forced options leave a spec

@@ -70,6 +70,11 @@ static cl::opt<std::string> decOpt("decode",
                                             "off/on, or on with G warpgroups splitting K "
                                             "(sm_90a inline quantization, BM < 128)"),
                                    cl::init(""));
+static cl::opt<std::string> wkOpt("warp-split-k",
+                                  cl::desc("comma-separated warp counts W: force the warp-split "
+                                           "variant with W warps (0: off; sm_90a inline "
+                                           "quantization, M <= 8)"),
+                                  cl::init(""));
 static cl::opt<std::string> skOpt("stream-k",
                                   cl::desc("comma-separated 0/1: force stream-K off/on (sm_90a "
                                            "gemm_qdqa4w4, BM 128/256, without split-K)"),
@@ -137,7 +142,8 @@ int main(int argc, char **argv) {
                              pres = parseList(preOpt), stageList = parseList(stagesOpt),
                              wgs = parseList(wgOpt), pss = parseList(psOpt),
                              qbms = parseList(qbmOpt), decs = parseList(decOpt),
-                             sks = parseList(skOpt), splitMs = parseList(splitMOpt);
+                             sks = parseList(skOpt), splitMs = parseList(splitMOpt),
+                             wks = parseList(wkOpt);
   std::vector<std::array<int64_t, 3>> points;
   using Shape = std::pair<int64_t, int64_t>;
   // ../shared/reference/semantics.md section 8: (N, K) of dense FP4 layers.
@@ -255,6 +261,7 @@ int main(int argc, char **argv) {
     for (int64_t ps : pss.empty() ? std::vector<int64_t>{-1} : pss)
       for (int64_t qbm : qbms.empty() ? std::vector<int64_t>{0} : qbms)
         for (int64_t dec : decs.empty() ? std::vector<int64_t>{-1} : decs)
+        for (int64_t wk : wks.empty() ? std::vector<int64_t>{-1} : wks)
           for (int64_t streamK : sks.empty() ? std::vector<int64_t>{-1} : sks)
             for (int64_t splitM : splitMs.empty() ? std::vector<int64_t>{-1} : splitMs)
               for (int64_t bn : bns.empty() ? std::vector<int64_t>{0} : bns)
@@ -263,7 +270,8 @@ int main(int argc, char **argv) {
                     for (int64_t sk : splits.empty() ? std::vector<int64_t>{0} : splits) {
                       if (bms.empty() && splits.empty() && bks.empty() && bns.empty() &&
                           pres.empty() && stageList.empty() && wgs.empty() && pss.empty() &&
-                          qbms.empty() && decs.empty() && sks.empty() && splitMs.empty())
+                          qbms.empty() && decs.empty() && sks.empty() && splitMs.empty() &&
+                          wks.empty())
                         break;
                       GemmA4W4Options o;
                       if (pre >= 0)
@@ -292,17 +300,19 @@ int main(int argc, char **argv) {
                         o.decodeGroups = dec;
                       if (streamK >= 0)
                         o.streamK = streamK != 0;
+                      if (wk >= 0)
+                        o.warpSplitK = wk;
                       if (splitM >= 0)
                         o.splitM = splitM;
                       double us =
                           timeIt([&] { return gemmA4W4(dev, nullptr, da, m, **prepared, dc, o); });
                       llvm::outs() << llvm::format(
                           "  tune N=%lld K=%lld M=%lld prequant=%lld stages=%lld wg=%lld ps=%lld "
-                          "qbm=%lld dec=%lld sk=%lld "
+                          "qbm=%lld dec=%lld wk=%lld sk=%lld "
                           "split-m=%lld bn=%lld bk=%lld bm=%lld split-k=%lld: %.1f us\n",
                           (long long)n, (long long)k, (long long)m, (long long)pre, (long long)st,
                           (long long)wg, (long long)ps, (long long)qbm, (long long)dec,
-                          (long long)streamK, (long long)splitM, (long long)bn, (long long)bk,
+                          (long long)wk, (long long)streamK, (long long)splitM, (long long)bn, (long long)bk,
                           (long long)bm, (long long)sk, us);
                       llvm::outs().flush(); // a sweep killed by a timeout keeps its lines
                     }

@@ -56,6 +56,10 @@ static cl::opt<int64_t> decodeGroupsOpt("decode-groups",
                                         cl::desc("with --decode: warpgroups splitting each "
                                                  "workgroup's K steps (1..4)"),
                                         cl::init(1));
+static cl::opt<int64_t> warpSplitKOpt("warp-split-k",
+                                      cl::desc("sm_90a gemm_a4w4 at BM 8, BN 16 or 32: warps "
+                                               "splitting K with mma.sync (0: off)"),
+                                      cl::init(0));
 static cl::opt<bool> streamKOpt("stream-k",
                                 cl::desc("sm_90a gemm_qdqa4w4 of BM 128 or 256: stream-K"),
                                 cl::init(false));
@@ -133,6 +137,7 @@ int main(int argc, char **argv) {
     spec->decode = decodeOpt;
     spec->decodeGroups = decodeGroupsOpt;
     spec->streamK = streamKOpt;
+    spec->warpSplitK = warpSplitKOpt;
     spec->foldedScales = foldOpt;
     if (Error e = verifyKernelSpec(*spec))
       return fail(e.message());

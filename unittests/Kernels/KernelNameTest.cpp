@@ -8,6 +8,7 @@
 #include "TestUtil/Expected.h"
 #include "TestUtil/Random.h"
 #include "mxfp4/Kernels/KernelSpec.h"
+#include "mxfp4/Kernels/Sm90Pipeline.h"
 
 #include "gtest/gtest.h"
 
@@ -355,6 +356,52 @@ TEST(KernelName, DecodeGroups) {
   g->decodeGroups = 1;
   EXPECT_ERROR_CONTAINS(parseKernelName(g->name() + "1"), "trailing fields");
   EXPECT_ERROR_CONTAINS(parseKernelName(g->name() + "02"), "trailing fields");
+}
+
+TEST(KernelName, WarpSplitK) {
+  // gemm_a4w4 (inline quantization) at BM 8, BN 16 or 32 has a warp-split
+  // variant ("_wk<W>", after where "_dec" would be): W warps of one
+  // workgroup split K, each at least one 128-K chunk; no split-K.
+  auto g = makeGemmA4W4Spec(Arch::SM90A, 8448, 7168, 8);
+  ASSERT_OK(g);
+  g->bn = 32;
+  g->foldedScales = true;
+  g->warpSplitK = 8;
+  const std::string name = g->name();
+  EXPECT_EQ(name.substr(name.size() - 9), "_fold_wk8") << name;
+  auto back = parseKernelName(name);
+  ASSERT_OK(back);
+  EXPECT_EQ(back->warpSplitK, 8);
+  EXPECT_EQ(back->name(), name);
+  EXPECT_EQ(sm90WorkgroupThreads(*g), 256);
+  EXPECT_EQ(sm90SharedLayout(*g).totalBytes(), 8 * 32 * 8 * 4);
+  EXPECT_ERROR_CONTAINS(parseKernelName(name + "_wg2"), "trailing fields after 'wk8'");
+  EXPECT_ERROR_CONTAINS(parseKernelName(name.substr(0, name.size() - 1) + "08"),
+                        "trailing fields");
+  g->warpSplitK = 57; // K = 7168 has 56 chunks
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "1 to 32 warps");
+  g->warpSplitK = 32;
+  ASSERT_OK(verifyKernelSpec(*g));
+  g->bn = 64;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "BN 16 or 32");
+  g->bn = 16;
+  g->splitK = 2;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "without split-K");
+  g->splitK = 1;
+  g->bm = 16;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "at BM 8");
+  g->bm = 8;
+  g->warpSplitK = 0; // BN 16 is the warp-split variant's only
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "BN must be 128 or 64");
+  auto image = makeGemmA4W4Spec(Arch::SM90A, 8448, 7168, 8, kDefaultScaleRounding, Activation::None,
+                                {0.0f, 0.0f}, OpKind::GemmQdqA4W4);
+  ASSERT_OK(image);
+  image->bn = 32;
+  image->warpSplitK = 4;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*image), "got gemm_qdqa4w4");
+  auto q = makeQuantizeMxSpec(Arch::SM90A, 7168, 64);
+  ASSERT_OK(q);
+  EXPECT_ERROR_CONTAINS(parseKernelName(q->name() + "_wk4"), "no K loop");
 }
 
 TEST(KernelName, StreamK) {

@@ -111,6 +111,14 @@ struct KernelSpec {
   /// f32 workspace by the last of them to finish. No wave is left part
   /// empty. Named by a trailing "_sk".
   bool streamK = false;
+  /// sm_90a gemm_a4w4 at BM 8 (decode, M <= 8), BN 16 or 32: W warps per
+  /// workgroup split the K loop among themselves, each streaming its
+  /// weights from global memory into registers and quantizing its own
+  /// tokens' blocks there, with per-warp mma.sync m16n8k16 (no warpgroup
+  /// waits, no shared memory in the loop); the partial tiles meet in shared
+  /// memory, summed in warp order. No split-K. 0: not this variant. Named
+  /// by a trailing "_wk<W>".
+  int64_t warpSplitK = 0;
 
   /// The canonical name (see the file comment).
   std::string name() const;

@@ -152,6 +152,16 @@ constexpr SharedLayout decodeSharedLayout(int64_t bm, int64_t bk, int64_t steps,
   return {steps * bm * bk * 2, 0, bk / 128, 0, 0, bn};
 }
 
+/// The warp-split variant's layout (KernelSpec::warpSplitK): only the
+/// warps' partial tiles (BN rows x 8 tokens of f32 each), summed after the
+/// K loop; no stages, no activation buffers.
+constexpr SharedLayout warpSplitKSharedLayout(int64_t bn, int64_t warps) {
+  return {warps * bn * 8 * 4, 0, 1, 0, 0, bn};
+}
+/// Warps among which the warp-split variant divides a workgroup's K (up
+/// to 1024 threads; each takes at least one 128-K chunk).
+inline constexpr int64_t kMaxSplitKWarps = 32;
+
 /// Warpgroups among which the decode variant may split a workgroup's K
 /// steps (KernelSpec::decodeGroups; one warpgroup each below BM 128): up to
 /// 512 threads, whose registers the lowering caps to fit one SM.

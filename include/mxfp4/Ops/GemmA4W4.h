@@ -140,6 +140,10 @@ struct GemmA4W4Options {
   /// steps (1 to 4; KernelSpec::decodeGroups). More than one where the
   /// decode variant does not run (by the table or `decode`) is an error.
   std::optional<int64_t> decodeGroups;
+  /// Override the sm_90a warp-split variant (KernelSpec::warpSplitK): W
+  /// warps per workgroup splitting K with mma.sync, BM 8 (M <= 8 in one
+  /// M tile), BN 32 unless `bn` says 16, no split-K; 0 turns the table's off.
+  std::optional<int64_t> warpSplitK;
   /// Override whether sm_90a dequantize-once GEMMs of BM 128 or 256 without
   /// split-K run stream-K (every SM an equal share of the tiles' K steps).
   std::optional<bool> streamK;
@@ -186,6 +190,9 @@ struct GemmA4W4Tile {
   int64_t bn = 0;
   /// The decode variant's warpgroups splitting K (KernelSpec::decodeGroups).
   int64_t decodeGroups = 1;
+  /// sm_90a inline quantization at BM 8, BN 16 or 32: warps splitting K
+  /// (KernelSpec::warpSplitK); 0: not this variant.
+  int64_t warpSplitK = 0;
 };
 
 /// The tile for (arch, N, K, M): the one table later tuning replaces.

@@ -89,6 +89,10 @@ struct Config {
   /// would (Sm90DecodeKLoop.cpp); the first sums their partial tiles and
   /// alone runs the epilogue, the others leave.
   int64_t decodeGroups = 1;
+  /// The warp-split variant (mxtile.warp_split_k; Sm90WarpSplitK.cpp): its
+  /// warps, which divide the K loop's chunks among themselves and sum their
+  /// partial tiles in shared memory. 0: not this variant.
+  int64_t warpSplitK = 0;
   bool persistent() const { return persistentTilesX != 0 && !streamK; }
   /// The kernel body runs inside a loop over tiles (persistent or stream-K).
   bool tileLoop() const { return persistentTilesX != 0; }
@@ -99,11 +103,16 @@ struct Config {
   /// The threads of the epilogue (and of each decode group's K loop).
   int64_t threads() const { return 128 * warpgroups(); }
   /// The threads of a workgroup.
-  int64_t blockThreads() const { return threads() * decodeGroups; }
-  /// m16 weight tiles per warp (wgmmas per MMA step and warpgroup).
-  int64_t tilesPerWarp() const { return bn / 64 / warpgroups(); }
+  int64_t blockThreads() const {
+    return warpSplitK ? 32 * warpSplitK : threads() * decodeGroups;
+  }
+  /// m16 weight tiles per warp (wgmmas per MMA step and warpgroup; the
+  /// warp-split variant: each warp's tiles are the workgroup's).
+  int64_t tilesPerWarp() const { return warpSplitK ? bn / 16 : bn / 64 / warpgroups(); }
   /// Shared memory of a GEMM workgroup (dynamic: it exceeds 48 KiB).
   sm90::SharedLayout shared() const {
+    if (warpSplitK)
+      return sm90::warpSplitKSharedLayout(bn, warpSplitK);
     if (decodeSteps)
       return sm90::decodeSharedLayout(bm, bk, decodeSteps, bn);
     return sm90::sharedLayout(bm, bk, stagedActivations, stages, persistent(), bn);
@@ -180,6 +189,13 @@ private:
                                        tile::LoadOp load, tile::QuantizeOp quant,
                                        tile::LoadWeightOp weight, tile::LoadScalesOp scales,
                                        llvm::ArrayRef<mlir::Value> init);
+  /// The warp-split variant's K loop (Sm90WarpSplitK.cpp): each warp runs
+  /// its share of the chunks with mma.sync, the partial tiles are summed in
+  /// warp order, and the first warp alone runs the epilogue
+  /// (`firstGroupOnly`).
+  mlir::LogicalResult lowerWarpSplitKLoop(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop,
+                                          tile::LoadOp load, tile::QuantizeOp quant,
+                                          tile::LoadWeightOp weight, tile::LoadScalesOp scales);
   /// With decode groups: the warpgroups' partial tiles of `loop` summed in
   /// warpgroup order into the first one's accumulators; the epilogue after
   /// it is the first warpgroup's alone (`firstGroupOnly`).
@@ -406,6 +422,17 @@ mlir::Value dequantPair(mlir::ImplicitLocOpBuilder &b, mlir::Value word, int j, 
 /// for a cheaper extraction (Format/Sm90WeightBits.h).
 mlir::Value dequantWeightPair(mlir::ImplicitLocOpBuilder &b, mlir::Value word, int j,
                               mlir::Value scale, bool folded = false);
+
+// Sm90Quantize.cpp: the quantizer's arithmetic, shared with the warp-split
+// variant.
+/// The |x| maximum of an 8-element bf16 chunk, as the bit pattern in an i32.
+mlir::Value chunkAmax(mlir::ImplicitLocOpBuilder &b, mlir::Value chunk);
+/// The dequantized words of each 8-element chunk (word j: elements j and
+/// j + 4) for E8M0 `codes` (one per chunk), zeros where `rowOk` is false.
+llvm::SmallVector<llvm::SmallVector<mlir::Value>> qdqChunks(mlir::ImplicitLocOpBuilder &b,
+                                                            llvm::ArrayRef<mlir::Value> chunks,
+                                                            llvm::ArrayRef<mlir::Value> codes,
+                                                            llvm::ArrayRef<mlir::Value> rowOk);
 
 /// The activation image's slab of MMA step 0 of 128-K chunk `chunk` of
 /// 128-row block `block`, the image's K being `ld` (Kernels/Sm90Pipeline.h:

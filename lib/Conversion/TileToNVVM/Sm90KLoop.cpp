@@ -150,6 +150,8 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
   if (!weight.getDescriptors())
     return weight.emitOpError() << "on sm_90a weights are fetched by TMA: mxtile.load_weight "
                                    "needs the descriptors operand";
+  if (inlineQuant && cfg.warpSplitK)
+    return lowerWarpSplitKLoop(b, loop, load, quant, weight, scales);
   if (qdqOnly)
     return lowerStagedKLoop(b, loop, loadQdq, weight, flattenAccumulators(b, init->second));
   if (inlineQuant && cfg.decodeSteps)

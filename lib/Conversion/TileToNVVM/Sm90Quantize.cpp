@@ -224,8 +224,7 @@ static SmallVector<Value> qdqOnBf16Grid(ImplicitLocOpBuilder &b, Value x, Value 
   return out;
 }
 
-/// The |x| maximum of a chunk's 8 bf16 values, as the bit pattern in an i32.
-static Value chunkAmax(ImplicitLocOpBuilder &b, Value x) {
+Value nv::chunkAmax(ImplicitLocOpBuilder &b, Value x) {
   auto v8i16 = VectorType::get({8}, b.getI16Type());
   Value xi = vector::BitCastOp::create(b, v8i16, x);
   Value mag16 = arith::AndIOp::create(
@@ -257,13 +256,12 @@ SmallVector<Value> Sm90Emitter::blockScaleCodes(ImplicitLocOpBuilder &b, tile::Q
   return codes;
 }
 
-/// The dequantized words of every chunk: all on the packed path when every
-/// chunk's scale allows it (rows past M count as allowed: their words are
-/// zeros), else chunk by chunk with the f32 path where needed. One branch for
-/// the common case keeps the chunks' work in one block, where their
-/// instructions interleave.
-static SmallVector<SmallVector<Value>> qdqChunks(ImplicitLocOpBuilder &b, ArrayRef<Value> chunks,
-                                                 ArrayRef<Value> codes, ArrayRef<Value> rowOk) {
+// Every chunk on the packed path when every chunk's scale allows it (rows
+// past M count as allowed: their words are zeros), else chunk by chunk with
+// the f32 path where needed. One branch for the common case keeps the
+// chunks' work in one block, where their instructions interleave.
+SmallVector<SmallVector<Value>> nv::qdqChunks(ImplicitLocOpBuilder &b, ArrayRef<Value> chunks,
+                                              ArrayRef<Value> codes, ArrayRef<Value> rowOk) {
   auto i32 = b.getI32Type();
   auto c32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 32).getResult(); };
   const int64_t n = int64_t(chunks.size());

@@ -247,7 +247,9 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   if (op.getWorkspace() && op.getSplits() == 0)
     return op.emitOpError() << "splits = 0 (stream-K) needs a kernel with mxtile.stream_k";
   if (!op.getWorkspace()) {
-    if (elem.isBF16())
+    // The warp-split variant's first warp holds the workgroup's sums: a few
+    // hundred elements, stored as they are.
+    if (elem.isBF16() && !cfg.warpSplitK)
       return storeThroughShared(b, acc->second, out, row0, col0, ldv, valid);
     forEachElement(acc->second, storeOut);
     return success();

@@ -201,6 +201,32 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
   cfg.bm = mma.getA().getType().getRows();
   cfg.bk = mma.getA().getType().getCols();
   cfg.bn = mma.getB().getType().getRows();
+  if (auto warps = kernel->getAttrOfType<IntegerAttr>(tile::kWarpSplitKAttr)) {
+    // The warp-split variant: its own K loop and shared memory, nothing
+    // below applies but the weight layout.
+    cfg.warpSplitK = warps.getInt();
+    bool other = false;
+    kernel.walk([&](Operation *op) {
+      other |= isa<tile::LoadQdqOp, tile::LoadMxOp>(op);
+      if (auto q = dyn_cast<tile::QuantizeOp>(op))
+        other |= q.getDumpData() || q.getQdq();
+    });
+    other |= kernel->hasAttr(tile::kDecodeStepsAttr) || kernel->hasAttr(tile::kStagesAttr) ||
+             kernel->hasAttr(tile::kPersistentAttr) || kernel->hasAttr(tile::kStreamKAttr) ||
+             kernel->hasAttr(tile::kTwoWarpgroupsAttr);
+    if (other || cfg.bm != 8 || cfg.bk != 128 || (cfg.bn != 16 && cfg.bn != 32) ||
+        cfg.warpSplitK < 1 || cfg.warpSplitK > sm90::kMaxSplitKWarps ||
+        weight.getK() / 128 < cfg.warpSplitK)
+      return kernel.emitError()
+             << "the warp-split variant quantizes inline (mxtile.load -> mxtile.quantize, no "
+                "dump) at BM 8, BN 16 or 32 and BK 128, with 1.."
+             << sm90::kMaxSplitKWarps
+             << " warps of at least one 128-K chunk each and no other variant";
+    if (weight.getLayout() != tile::WeightLayoutKind::sm90_mma16)
+      return weight.emitOpError() << "on sm_90a weights must use the sm90_mma16 layout";
+    cfg.foldedScales = kernel->hasAttr(tile::kWeightScalesBelow128Attr);
+    return cfg;
+  }
   if (cfg.bn != sm90::kTileRows && cfg.bn != sm90::kNarrowTileRows && cfg.bn != sm90::kWideTileRows)
     return mma.emitOpError() << "on sm_90a the N tile must be 128 or 64 (4 warps x 32 or 16 "
                                 "rows), or 192 (12 warps x 16) on the activation image, got "

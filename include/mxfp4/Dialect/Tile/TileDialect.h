@@ -33,6 +33,10 @@ inline constexpr llvm::StringLiteral kDecodeGroupsAttr = "mxtile.decode_groups";
 /// reduces with splits = 0: the partial sums are the kernel's stream-K
 /// segments of the tile.
 inline constexpr llvm::StringLiteral kStreamKAttr = "mxtile.stream_k";
+/// On an sm_90a GEMM kernel that quantizes inline: the warp-split decode
+/// variant (KernelSpec::warpSplitK); the value (i64) is its warps, which
+/// split the K loop among themselves (mma.sync, Sm90WarpSplitK.cpp).
+inline constexpr llvm::StringLiteral kWarpSplitKAttr = "mxtile.warp_split_k";
 } // namespace mxfp4::tile
 
 #endif // MXFP4_DIALECT_TILE_TILEDIALECT_H

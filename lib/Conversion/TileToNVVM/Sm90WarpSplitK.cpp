@@ -1,0 +1,237 @@
+//===- Sm90WarpSplitK.cpp - Decode with warps splitting K (sm_90a) --------===//
+//
+// The warp-split variant (KernelSpec::warpSplitK) is for decode (M <= 8):
+// its time is the weights' bytes, and the wgmma variants spend it in
+// warpgroup-wide waits and split-K arrivals. Here a workgroup of W warps
+// owns BN = 16 T weight rows and all of K; warp w takes the 128-K chunks
+// [w C / W, (w + 1) C / W) of the C = K / 128 and runs them alone with
+// mma.sync m16n8k16 (weight rows as M, tokens as N, as the wgmma kernels):
+//
+// - Lane (g, t) reads its 2 x 16 bytes of each of its T weight tiles and
+//   its scale word straight from global memory (the sm90-mma16 layouts put
+//   them where its A fragment wants them, NvLowering.h), kAhead chunks
+//   ahead of the MMAs.
+// - It quantizes token g's 32-block t of the chunk itself, the one whose
+//   values its B fragments hold for all 8 MMA steps (K = 32t + 8(s/2) +
+//   2(s%2) + h + {0, 4}: word 2(s%2) + h of 8-element piece s/2): a whole
+//   block in one lane, so no shuffles, and bit for bit the quantizer's
+//   arithmetic (Sm90Quantize.cpp). Tokens past M are zeros.
+// - Each of the chunk's 8 MMA steps dequantizes the A fragments
+//   (Sm90Mma.cpp) and issues one mma.sync per tile into f32 accumulators.
+//
+// After the loop the warps' partial tiles meet in shared memory and the
+// first warp sums them in warp order (the result does not depend on
+// timing) and alone runs the epilogue. No barrier, no shared memory and no
+// cross-warp wait in the loop; no split-K workspace.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NvLowering.h"
+#include "mxfp4/Conversion/E8M0Emitter.h"
+#include "mxfp4/Conversion/IndexMath.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mxfp4;
+using namespace mxfp4::nv;
+
+/// Chunks whose loads are in flight ahead of the MMAs, per warp.
+static constexpr int64_t kAhead = 2;
+
+namespace {
+/// One chunk's loads of a lane: words[i * 2 + h] (vector<4xi32>) of weight
+/// tile i, its scale word, and token g's block t as 4 x vector<8xbf16>.
+struct ChunkLoads {
+  SmallVector<Value> words;
+  Value scales;
+  SmallVector<Value> act;
+  size_t size() const { return words.size() + 1 + act.size(); }
+  void appendTo(SmallVectorImpl<Value> &out) const {
+    llvm::append_range(out, words);
+    out.push_back(scales);
+    llvm::append_range(out, act);
+  }
+  static ChunkLoads from(ValueRange v, size_t nWords) {
+    ChunkLoads c;
+    c.words.assign(v.begin(), v.begin() + nWords);
+    c.scales = v[nWords];
+    c.act.assign(v.begin() + nWords + 1, v.end());
+    return c;
+  }
+};
+} // namespace
+
+/// acc (4 x f32) += A (4 x bf16x2) * B (2 x bf16x2): one mma.sync m16n8k16.
+static SmallVector<Value> mmaSync(ImplicitLocOpBuilder &b, ArrayRef<Value> acc, ArrayRef<Value> a,
+                                  Value b0, Value b1) {
+  SmallVector<Value> operands(a.begin(), a.end());
+  operands.append({b0, b1});
+  llvm::append_range(operands, acc);
+  auto result = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                 SmallVector<Type>(4, b.getF32Type()));
+  auto op = LLVM::InlineAsmOp::create(
+      b, result, operands,
+      b.getStringAttr("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {$0, $1, $2, $3}, "
+                      "{$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};"),
+      b.getStringAttr("=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3"), UnitAttr(), UnitAttr(),
+      LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(), ArrayAttr());
+  SmallVector<Value> out;
+  for (int64_t q = 0; q < 4; ++q)
+    out.push_back(LLVM::ExtractValueOp::create(b, op.getRes(), ArrayRef<int64_t>{q}));
+  return out;
+}
+
+LogicalResult Sm90Emitter::lowerWarpSplitKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop,
+                                               tile::LoadOp load, tile::QuantizeOp quant,
+                                               tile::LoadWeightOp weight,
+                                               tile::LoadScalesOp scales) {
+  const int64_t warps = cfg.warpSplitK, tiles = cfg.tilesPerWarp();
+  const int64_t chunks = int64_t(weight.getK()) / 128;
+  auto init = accumulators.find(loop.getInitArgs()[0]);
+  if (init == accumulators.end() || init->second.size() != size_t(tiles))
+    return loop.emitOpError() << "must start from an mxtile.zero accumulator of the BN tile";
+
+  // This warp's chunks.
+  Value first = idxDiv(b, idxMul(b, warp, chunks), warps);
+  Value end = idxDiv(b, idxMul(b, idxAdd(b, warp, 1), chunks), warps);
+  Value last = idxAdd(b, end, -1);
+
+  Value tile0 = idxDiv(b, mapping.lookup(weight.getRow()), 16);
+  Value words = mapping.lookup(weight.getBase()), scaleWords = mapping.lookup(scales.getBase());
+  Value act = mapping.lookup(load.getBase()), valid = mapping.lookup(load.getValidRows());
+  Value units = idxDiv(b, mapping.lookup(load.getLd()), 8);
+  // Token g's row (clamped to a row that exists; rows past M read as zeros).
+  Value rowOk = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, g, valid);
+  Value row = idxAdd(b, mapping.lookup(load.getRow()),
+                     arith::MinUIOp::create(b, g, idxAdd(b, valid, -1)));
+  Value actRow = idxAdd(b, arith::MulIOp::create(b, row, units), idxMul(b, t, 4));
+
+  auto fetch = [&](Value chunk) {
+    ChunkLoads c;
+    for (int64_t i = 0; i < tiles; ++i) {
+      // 16-byte units of tile (tile0 + i)'s chunk: 64 per chunk, half h at 32 h.
+      Value base = idxMul(b, idxAdd(b, idxMul(b, idxAdd(b, tile0, i), chunks), chunk),
+                          sm90::kTileChunkWords / 4);
+      for (int64_t h = 0; h < 2; ++h)
+        c.words.push_back(
+            memref::LoadOp::create(b, words, ValueRange{idxAdd(b, base, idxAdd(b, lane, h * 32))}));
+    }
+    // The 32-row group's scale word: rows g, g + 8 of tile (tile0 + i).
+    Value group = idxDiv(b, tile0, 2);
+    c.scales = memref::LoadOp::create(
+        b, scaleWords,
+        ValueRange{idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, group, chunks), chunk),
+                                    sm90::kGroupScaleWords),
+                          lane)});
+    Value at = idxAdd(b, actRow, idxMul(b, chunk, 16));
+    for (int64_t p = 0; p < 4; ++p)
+      c.act.push_back(memref::LoadOp::create(b, act, ValueRange{idxAdd(b, at, p)}));
+    return c;
+  };
+
+  // Scale bytes 2 * (tile % 2) + h hold rows g (h = 0) and g + 8 (h = 1).
+  auto i32 = b.getI32Type();
+  auto scaleByte = [&](int64_t i, int64_t h) {
+    Value parity = tiles == 2 ? idxConst(b, i) : idxRem(b, tile0, 2);
+    return arith::IndexCastUIOp::create(b, i32, idxAdd(b, idxMul(b, parity, 2), h)).getResult();
+  };
+
+  auto compute = [&](const ChunkLoads &c, MutableArrayRef<Value> accs) {
+    // Token g's block t of the chunk: one E8M0 code, four 8-element pieces.
+    auto v8 = VectorType::get({8}, b.getBF16Type());
+    Value zero = arith::ConstantOp::create(b, v8, DenseElementsAttr::get(v8, 0.0f));
+    SmallVector<Value> pieces;
+    for (Value x : c.act)
+      pieces.push_back(arith::SelectOp::create(b, rowOk, x, zero));
+    Value amax = chunkAmax(b, pieces[0]);
+    for (int64_t p = 1; p < 4; ++p)
+      amax = arith::MaxUIOp::create(b, amax, chunkAmax(b, pieces[p]));
+    Value code = emitScaleFromAmax(
+        b, b.getLoc(),
+        arith::ShLIOp::create(b, amax, arith::ConstantIntOp::create(b, 16, 32)),
+        quant.getRounding());
+    SmallVector<SmallVector<Value>> bw = qdqChunks(b, pieces, SmallVector<Value>(4, code),
+                                                   SmallVector<Value>(4, rowOk));
+    Value sc[2][2];
+    for (int64_t i = 0; i < tiles; ++i)
+      for (int64_t h = 0; h < 2; ++h)
+        sc[i][h] = scalePair(b, c.scales, scaleByte(i, h), cfg.foldedScales);
+    for (int64_t s = 0; s < 8; ++s) {
+      const int j0 = int(s % 2) * 2;
+      Value b0 = bw[s / 2][j0], b1 = bw[s / 2][j0 + 1];
+      for (int64_t i = 0; i < tiles; ++i) {
+        Value w0 = vector::ExtractOp::create(b, c.words[i * 2], ArrayRef<int64_t>{s / 2});
+        Value w1 = vector::ExtractOp::create(b, c.words[i * 2 + 1], ArrayRef<int64_t>{s / 2});
+        const bool fold = cfg.foldedScales;
+        SmallVector<Value> a{dequantWeightPair(b, w0, j0, sc[i][0], fold),
+                             dequantWeightPair(b, w1, j0, sc[i][1], fold),
+                             dequantWeightPair(b, w0, j0 + 1, sc[i][0], fold),
+                             dequantWeightPair(b, w1, j0 + 1, sc[i][1], fold)};
+        SmallVector<Value> acc;
+        for (int64_t q = 0; q < 4; ++q)
+          acc.push_back(vector::ExtractOp::create(b, accs[i], ArrayRef<int64_t>{q}));
+        accs[i] = vector::FromElementsOp::create(b, VectorType::get({4}, b.getF32Type()),
+                                                 mmaSync(b, acc, a, b0, b1));
+      }
+    }
+  };
+
+  // Loop-carried: the accumulators, then kAhead chunks of loads (a queue;
+  // loads past the warp's last chunk are clamped to it, harmless).
+  SmallVector<Value> inits(init->second.begin(), init->second.end());
+  size_t perChunk = 0, nWords = 0;
+  for (int64_t d = 0; d < kAhead; ++d) {
+    ChunkLoads c = fetch(arith::MinUIOp::create(b, idxAdd(b, first, d), last));
+    perChunk = c.size();
+    nWords = c.words.size();
+    c.appendTo(inits);
+  }
+  auto forOp = scf::ForOp::create(b, first, end, idxConst(b, 1), inits);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forOp.getBody());
+    ValueRange args = forOp.getRegionIterArgs();
+    SmallVector<Value> accs(args.begin(), args.begin() + tiles);
+    SmallVector<ChunkLoads> queue;
+    for (int64_t d = 0; d < kAhead; ++d)
+      queue.push_back(
+          ChunkLoads::from(args.slice(tiles + d * perChunk, perChunk), nWords));
+    Value ahead = arith::MinUIOp::create(b, idxAdd(b, forOp.getInductionVar(), kAhead), last);
+    ChunkLoads next = fetch(ahead);
+    compute(queue.front(), accs);
+    SmallVector<Value> yields(accs);
+    for (int64_t d = 1; d < kAhead; ++d)
+      queue[d].appendTo(yields);
+    next.appendTo(yields);
+    scf::YieldOp::create(b, yields);
+  }
+  SmallVector<Value> partial(forOp.getResults().begin(), forOp.getResults().begin() + tiles);
+
+  // The warps' partial tiles through shared memory: vector i of lane l of
+  // warp w at 16-byte unit (w T + i) 32 + l; the first warp sums them in
+  // warp order and runs the epilogue; the others leave.
+  auto v4i32 = VectorType::get({4}, i32);
+  auto v4f32 = VectorType::get({4}, b.getF32Type());
+  auto at = [&](Value w, int64_t i) {
+    return idxMul(b, idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, w, tiles), i), 32), lane), 4);
+  };
+  for (int64_t i = 0; i < tiles; ++i)
+    vector::StoreOp::create(b, vector::BitCastOp::create(b, v4i32, partial[i]), smem,
+                            ValueRange{at(warp, i)});
+  gpu::BarrierOp::create(b);
+  Value isFirst = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, warp, idxConst(b, 0));
+  firstGroupOnly = scf::IfOp::create(b, isFirst, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(firstGroupOnly.thenBlock());
+  SmallVector<Value> sums(partial);
+  for (int64_t i = 0; i < tiles; ++i)
+    for (int64_t w = 1; w < warps; ++w) {
+      Value part = vector::LoadOp::create(b, v4i32, smem, ValueRange{at(idxConst(b, w), i)});
+      sums[i] = arith::AddFOp::create(b, sums[i], vector::BitCastOp::create(b, v4f32, part));
+    }
+  accumulators[loop.getResult(0)] = sums;
+  return success();
+}
