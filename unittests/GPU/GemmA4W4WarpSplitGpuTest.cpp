@@ -83,29 +83,36 @@ TEST_F(GemmWarpSplit, MatchesQdqReferenceAndRepeats) {
 TEST_F(GemmWarpSplit, EveryRoundingModeAndScale) {
   // Each lane quantizes its token's blocks with the quantizer's arithmetic:
   // the adversarial blocks (zeros, +-6, huge, tiny, Inf) and blocks of every
-  // E8M0 code (both quantizer paths) in every rounding mode; weights with
-  // scales of 128 and more (no folded scales).
+  // E8M0 code (both quantizer paths) in every rounding mode, against weights
+  // of real scales (folded); then weights with scales of 128 and more (not
+  // folded) on the adversarial blocks alone (with every activation code too
+  // the true sums exceed the FP32 range the kernel accumulates in).
   OPEN_DEVICE_OR_SKIP(dev);
   const int64_t n = 1536, k = 7168, m = 8;
-  HostWeights w = randomWeights(rng, n, k);
-  for (size_t i = 0; i < w.scales.size(); i += 97)
-    w.scales[i] = uint8_t(128 + rng() % 8);
-  auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
-  ASSERT_OK(prepared);
-  ASSERT_FALSE((*prepared)->scalesBelow128());
-  std::vector<uint16_t> a = randomActivations(rng, m, k);
-  plantAdversarialBlocks(a, m, k);
-  plantScaleSweep(rng, a, m, k);
-  DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * n * 2));
-  da.upload(a);
-  for (ScaleRounding mode : allScaleRoundings()) {
-    SCOPED_TRACE(testing::Message() << "rounding " << toString(mode) << " seed=" << seed);
-    GemmA4W4Options o;
-    o.warpSplitK = 8;
-    o.rounding = mode;
-    auto out = poisonedGemm(dev, da, dc, m, n, **prepared, o, 0x3E);
-    ASSERT_OK(out);
-    expectMatchesQdqMode(a, w, m, *out, mode);
+  for (bool largeScales : {false, true}) {
+    HostWeights w = randomWeights(rng, n, k);
+    if (largeScales)
+      for (size_t i = 0; i < w.scales.size(); i += 97)
+        w.scales[i] = uint8_t(128 + rng() % 8);
+    auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
+    ASSERT_OK(prepared);
+    ASSERT_EQ((*prepared)->scalesBelow128(), !largeScales);
+    std::vector<uint16_t> a = randomActivations(rng, m, k);
+    plantAdversarialBlocks(a, m, k);
+    if (!largeScales)
+      plantScaleSweep(rng, a, m, k);
+    DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * n * 2));
+    da.upload(a);
+    for (ScaleRounding mode : allScaleRoundings()) {
+      SCOPED_TRACE(testing::Message() << "rounding " << toString(mode) << " large weight scales "
+                                      << largeScales << " seed=" << seed);
+      GemmA4W4Options o;
+      o.warpSplitK = 8;
+      o.rounding = mode;
+      auto out = poisonedGemm(dev, da, dc, m, n, **prepared, o, 0x3E);
+      ASSERT_OK(out);
+      expectMatchesQdqMode(a, w, m, *out, mode);
+    }
   }
 }
 
