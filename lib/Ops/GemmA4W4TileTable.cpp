@@ -388,7 +388,7 @@ GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
     // ...-bn64-sweep-32a34fd.log).
     const int64_t workgroups = n / 128 * ((m + t.bm - 1) / t.bm) * t.splitK;
     if (k < 2048 && t.bm <= 128 && !t.twoWarpgroups && !t.streamK && t.splitM == 0 &&
-        2 * workgroups <= kSm90Sms)
+        !t.warpSplitK && 2 * workgroups <= kSm90Sms)
       t.bn = sm90::kNarrowTileRows;
     return t;
   }

@@ -378,10 +378,13 @@ TEST(KernelName, WarpSplitK) {
   EXPECT_ERROR_CONTAINS(parseKernelName(name + "_wg2"), "trailing fields after 'wk8'");
   EXPECT_ERROR_CONTAINS(parseKernelName(name.substr(0, name.size() - 1) + "08"),
                         "trailing fields");
-  g->warpSplitK = 57; // K = 7168 has 56 chunks
-  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "1 to 32 warps");
-  g->warpSplitK = 32;
+  g->warpSplitK = 17; // at most 16
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "1 to 16 warps");
+  g->warpSplitK = 16;
   ASSERT_OK(verifyKernelSpec(*g));
+  g->k = 1920; // 15 chunks
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "K = 1920 has 15 chunks, got 16 warps");
+  g->k = 7168;
   g->bn = 64;
   EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "BN 16 or 32");
   g->bn = 16;

@@ -158,9 +158,10 @@ constexpr SharedLayout decodeSharedLayout(int64_t bm, int64_t bk, int64_t steps,
 constexpr SharedLayout warpSplitKSharedLayout(int64_t bn, int64_t warps) {
   return {warps * bn * 8 * 4, 0, 1, 0, 0, bn};
 }
-/// Warps among which the warp-split variant divides a workgroup's K (up
-/// to 1024 threads; each takes at least one 128-K chunk).
-inline constexpr int64_t kMaxSplitKWarps = 32;
+/// Warps among which the warp-split variant divides a workgroup's K, each
+/// at least one 128-K chunk: up to 512 threads, whose ~96 registers still
+/// fit an SM (at 28 / 32 warps the caps of 72 / 64 spill).
+inline constexpr int64_t kMaxSplitKWarps = 16;
 
 /// Warpgroups among which the decode variant may split a workgroup's K
 /// steps (KernelSpec::decodeGroups; one warpgroup each below BM 128): up to

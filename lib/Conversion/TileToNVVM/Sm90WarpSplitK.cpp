@@ -35,12 +35,16 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mxfp4;
 using namespace mxfp4::nv;
 
-/// Chunks whose loads are in flight ahead of the MMAs, per warp.
-static constexpr int64_t kAhead = 2;
+/// Chunks whose loads are in flight ahead of the MMAs, per warp, where
+/// warps take more than one (with one each, the table's choice, a queue
+/// would only hold registers).
+static constexpr int64_t kMaxAhead = 2;
 
 namespace {
 /// One chunk's loads of a lane: words[i * 2 + h] (vector<4xi32>) of weight
@@ -91,6 +95,7 @@ LogicalResult Sm90Emitter::lowerWarpSplitKLoop(ImplicitLocOpBuilder &b, scf::For
                                                tile::LoadScalesOp scales) {
   const int64_t warps = cfg.warpSplitK, tiles = cfg.tilesPerWarp();
   const int64_t chunks = int64_t(weight.getK()) / 128;
+  const int64_t kAhead = std::min<int64_t>(kMaxAhead, (chunks + warps - 1) / warps);
   auto init = accumulators.find(loop.getInitArgs()[0]);
   if (init == accumulators.end() || init->second.size() != size_t(tiles))
     return loop.emitOpError() << "must start from an mxtile.zero accumulator of the BN tile";

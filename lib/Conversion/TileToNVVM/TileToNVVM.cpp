@@ -225,6 +225,9 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
     if (weight.getLayout() != tile::WeightLayoutKind::sm90_mma16)
       return weight.emitOpError() << "on sm_90a weights must use the sm90_mma16 layout";
     cfg.foldedScales = kernel->hasAttr(tile::kWeightScalesBelow128Attr);
+    // The workgroup's registers fit one SM (65536; ptxas takes at most 255
+    // a thread), in whole multiples of 8: up to 8 warps need no cap.
+    cfg.maxRegisters = std::min<int64_t>(65536 / cfg.blockThreads(), 255) / 8 * 8;
     return cfg;
   }
   if (cfg.bn != sm90::kTileRows && cfg.bn != sm90::kNarrowTileRows && cfg.bn != sm90::kWideTileRows)
