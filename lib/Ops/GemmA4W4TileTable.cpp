@@ -51,6 +51,15 @@ constexpr GemmA4W4Tile decodeGroups(GemmA4W4Tile t, int64_t groups) {
   t.decodeGroups = groups;
   return t;
 }
+/// The warp-split variant (Sm90WarpSplitK.cpp) with `warps` warps at BM 8,
+/// BN 32.
+constexpr GemmA4W4Tile warpSplit(int64_t warps) {
+  GemmA4W4Tile t;
+  t.bm = 8;
+  t.bn = 32;
+  t.warpSplitK = warps;
+  return t;
+}
 // The decode variant at BN 64 (...-decode-inline-sweep-a249c92.log; the
 // entry it replaced in the same runs in parentheses): 7168x4224 M = 1 / 8
 // 15.2 / 15.1 us (17.8 / 17.2), 1536x7168 M = 1 / 8 10.0 / 10.5 (11.1 /
@@ -87,11 +96,12 @@ constexpr MeasuredTile kSm90Measured[] = {
     {1536, 7168, 17, 32, {32, 8, 0, true, 8, true}},
     // BN 64: 56 tiles of 128 rows leave 76 SMs idle; 112 of 64 rows
     // (...-bn64-sweep-32a34fd.log, the BN 128 entry in parentheses).
-    // Decode at BK 128 in three warpgroups of two K steps each, summed in
-    // shared memory (...-decode-groups-sweep-0e70b78.log): M = 1 / 8 6.3 /
-    // 6.5 us against 7.2 / 7.5 for one warpgroup of three BK 256 steps, the
-    // entry it replaces; two warpgroups of three steps 6.4 / 6.6.
-    {7168, 768, 1, 8, narrow(decodeGroups({8, 1, 128, false}, 3))},
+    // Six warps of one chunk each (the rule's warp-split tile), M = 1 / 8:
+    // 5.8-5.9 / 6.0-6.1 us against 6.2-6.4 / 6.4 for the entry it replaces
+    // in the same runs, three decode warpgroups of two K steps
+    // (...-warp-split-*-2026-12-03.log; that one against one warpgroup of
+    // three BK 256 steps: 6.3 / 6.5 vs 7.2 / 7.5, ...-decode-groups-sweep-0e70b78.log).
+    {7168, 768, 1, 8, warpSplit(6)},
     // M = 16 / 24 / 32: 8.4 / 8.4 / 8.4 us (rule: 9.3 / 11.1 / 9.9).
     {7168, 768, 9, 32, narrow({32, 1, 256, true, 6})},
     {7168, 768, 128, 128, narrow({128, 1, 0, true})}, // 9.6 us (11.5)
@@ -224,6 +234,27 @@ static std::optional<GemmA4W4Tile> sm90DecodeTile(int64_t n, int64_t k) {
   return std::nullopt;
 }
 
+/// The rule's tile for M <= 8 at short K: the warp-split variant, one
+/// 128-K chunk a warp (K / 128 = 2..16 warps in one workgroup per 32 rows),
+/// where those warps fit about one wave (at most 48 an SM). M = 1 / 8
+/// against the decode rule below in the same runs (BN 32;
+/// docs/results/2026-12-03-h200-warp-split-*.log): 7168x512 5.3 / 5.7 us
+/// (5.6 / 5.8), 7168x1024 6.2 / 6.6 (6.8 / 6.9), 4096x1024 5.5 / 5.7 (6.3 /
+/// 6.3), 2048x1536 5.2 / 5.4 (6.8 / 6.9), 32768x512 7.8 / 8.1 (8.7 / 8.9),
+/// 7168x2048 8.9 / 9.7 (9.9 / 10.3), 2048x2048 5.7 / 6.0 (7.5 / 7.6). Where
+/// warps take several chunks in turn it loses (each chunk's quantization
+/// and MMAs are one warp's chain): 8448x7168 8 warps 20.9 / 21.4 (18.3 /
+/// 19.3), 7168x4224 11 warps 15.6 / 15.9 (12.9 / 13.7), 1536x4096 16 warps
+/// 8.7 / 9.2 (8.2 / 8.4); so does a grid of several waves: 24576x1536 (768
+/// workgroups of 12 warps) 16.6 / 18.5 (13.9 / 14.6).
+static std::optional<GemmA4W4Tile> sm90WarpSplitTile(int64_t n, int64_t k) {
+  const int64_t chunks = k / 128;
+  if (n % 32 != 0 || k % 128 != 0 || chunks < 2 || chunks > sm90::kMaxSplitKWarps ||
+      n / 32 * chunks > 48 * kSm90Sms)
+    return std::nullopt;
+  return warpSplit(chunks);
+}
+
 /// The sm_90a rule for shapes and M the measured entries do not cover.
 static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m) {
   // The decode variant at M <= 8, and at BM 16 up to M = 16 where its grid
@@ -239,6 +270,9 @@ static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m) {
   // 11.8-11.9 / 11.6-11.8; 1536x7168 (672) 15.2 / 15.4 against 13.0,
   // 7168x3584 (1568) 20.4 / 20.5 against 17.0-17.2;
   // ...-decode-bm16-m32-sweep-ad4c3b4.log).
+  if (m <= 8)
+    if (std::optional<GemmA4W4Tile> t = sm90WarpSplitTile(n, k))
+      return *t;
   if (m <= 32)
     if (std::optional<GemmA4W4Tile> t = sm90DecodeTile(n, k)) {
       if (m <= 8)

@@ -136,18 +136,19 @@ TEST_F(GemmDecode, DecodeGroupsAgreeBitForBit) {
     ASSERT_OK(again);
     EXPECT_EQ(bf16Differences(*again, *grouped, "second run", "first run"), 0);
   }
-  // The table's 7168x768 decode tile (three warpgroups of two BK 128 steps)
-  // gives way to a forced BK 256 (three steps: one warpgroup); forced with
-  // it, it is refused.
+  // Three warpgroups of two BK 128 steps (the rule's tile for 7168x768 at
+  // M 9..16, forced here at M = 1) cannot share a forced BK 256's three
+  // steps: one warpgroup takes them, and forced with three, it is refused.
   const int64_t n = 7168, k = 768;
   HostWeights w = randomWeights(rng, n, k);
   auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
   ASSERT_OK(prepared);
-  ASSERT_EQ(selectGemmA4W4Tile(Arch::SM90A, n, k, 1).decodeGroups, 3);
   std::vector<uint16_t> a = randomActivations(rng, 1, k);
   DeviceBuffer da(dev, size_t(k) * 2), dc(dev, size_t(n) * 2);
   da.upload(a);
   GemmA4W4Options longSteps;
+  longSteps.decode = true;
+  longSteps.bn = 64;
   longSteps.bk = 256;
   auto out = poisonedGemm(dev, da, dc, 1, n, **prepared, longSteps, 0x3E);
   ASSERT_OK(out);
@@ -163,8 +164,8 @@ TEST_F(GemmDecode, DecodeGroupsAgreeBitForBit) {
   db.upload(randomActivations(rng, 128, k));
   EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, db.get(), 128, **prepared, dd.get(), noDecode),
                         "force decode = true too");
-  // The rule's short-K tiles: four and two warpgroups, ragged M, at BM 8
-  // and 16.
+  // The rule's short-K tiles, ragged M: the warp-split variant at M <= 8,
+  // four and two warpgroups at BM 16.
   for (int64_t m : {5, 13}) {
     checkPoint(dev, rng, seed, 4096, 1024, m, 48, /*print=*/false);
     checkPoint(dev, rng, seed, 7168, 512, m - 2, 48, /*print=*/false);

@@ -29,16 +29,24 @@ namespace {
 
 class GemmWarpSplit : public SeededTest {};
 
-/// C against the float64 QDQ reference of `mode`, every element, with the
-/// tolerance of QdqCheck.h (FP32 accumulation, BF16 output).
-void expectMatchesQdqMode(const std::vector<uint16_t> &a, const HostWeights &w, int64_t m,
-                          const std::vector<uint16_t> &c, ScaleRounding mode) {
+/// C against the float64 QDQ reference of `mode`, with the tolerance of
+/// QdqCheck.h (FP32 accumulation, BF16 output), at every element whose
+/// products stay inside FP32's range (blocks of the largest scales times
+/// weights of scale 1 do not: there any FP32 kernel gives Inf or NaN).
+/// Returns the number of elements checked.
+int64_t expectMatchesQdqMode(const std::vector<uint16_t> &a, const HostWeights &w, int64_t m,
+                             const std::vector<uint16_t> &c, ScaleRounding mode) {
   auto ref = referenceGemmQdq(a, m, w.k, w.mx(), mode);
-  ASSERT_OK(ref);
+  EXPECT_TRUE(bool(ref));
+  if (!ref)
+    return 0;
   const double tol = double(w.k) * std::ldexp(1.0, -24) + std::ldexp(1.0, -8);
-  int64_t bad = 0;
+  int64_t bad = 0, checked = 0;
   for (size_t i = 0; i < c.size(); ++i) {
     const double got = bf16ToFloat(c[i]), want = ref->c[i];
+    if (!std::isnan(want) && ref->absSum[i] > 1e38)
+      continue;
+    ++checked;
     const bool ok = std::isnan(want) ? std::isnan(got)
                                      : std::isfinite(got) &&
                                            std::fabs(got - want) <= tol * ref->absSum[i];
@@ -47,6 +55,7 @@ void expectMatchesQdqMode(const std::vector<uint16_t> &a, const HostWeights &w, 
                     << tol * ref->absSum[i];
   }
   EXPECT_EQ(bad, 0);
+  return checked;
 }
 
 TEST_F(GemmWarpSplit, MatchesQdqReferenceAndRepeats) {
@@ -112,7 +121,9 @@ TEST_F(GemmWarpSplit, EveryRoundingModeAndScale) {
       o.rounding = mode;
       auto out = poisonedGemm(dev, da, dc, m, n, **prepared, o, 0x3E);
       ASSERT_OK(out);
-      expectMatchesQdqMode(a, w, m, *out, mode);
+      // Rows 1, 4 and 7 hold the scale sweep, whose largest blocks leave
+      // FP32; the others are checked whole.
+      EXPECT_GE(expectMatchesQdqMode(a, w, m, *out, mode), 5 * n);
     }
   }
 }

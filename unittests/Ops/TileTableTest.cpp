@@ -54,10 +54,15 @@ TEST(TileTable, EveryChoiceVerifies) {
           spec->bk = t.bk;
         if (t.bn)
           spec->bn = t.bn;
-        // The table's decode entries quantize inline and run as they are.
+        // The table's decode and warp-split entries quantize inline and run
+        // as they are.
         if (t.decode) {
           ASSERT_EQ(op, OpKind::GemmA4W4);
           spec->decode = true;
+        }
+        if (t.warpSplitK) {
+          ASSERT_EQ(op, OpKind::GemmA4W4);
+          spec->warpSplitK = t.warpSplitK;
         }
         ASSERT_OK(verifyKernelSpec(*spec));
         if (t.splitM) {
@@ -177,25 +182,33 @@ TEST(TileTable, StreamKEvensBadRounds) {
   EXPECT_FALSE(selectGemmA4W4Tile(Arch::SM90A, 3584, 7168, 512).streamK);  // 112: one round
 }
 
-// Short K at M <= 8: the decode variant at BK 128, unsplit, in G warpgroups
-// of two or three K steps each; four where the N tiles fit one a SM, three
-// where they fit two (the seed's 7168x768 by its table entry); at BM 16 up
-// to M = 16 where they fit one a SM (...-decode-groups-sweep-0e70b78.log).
+// Short K at M <= 8: the warp-split variant, one 128-K chunk a warp (K /
+// 128 warps), BN 32, where its warps fit about a wave
+// (...-warp-split-*-2026-12-03.log); M 9..16 the decode variant at BK 128
+// in G warpgroups of two or three K steps each, at BM 16 where the N tiles
+// fit one workgroup a SM (...-decode-groups-sweep-0e70b78.log).
 TEST(TileTable, ShortKDecodeTakesWarpgroups) {
   struct Want {
     int64_t n, k, groups;
   };
   for (const Want &w :
        {Want{7168, 768, 3}, Want{7168, 512, 2}, Want{7168, 1024, 4}, Want{7168, 1536, 4},
-        Want{2048, 1536, 4}, Want{4096, 1024, 4}, Want{32768, 512, 2}, Want{16384, 768, 3}})
+        Want{2048, 1536, 4}, Want{4096, 1024, 4}, Want{32768, 512, 2}, Want{16384, 768, 3},
+        Want{7168, 2048, 0}, Want{2048, 2048, 0}, Want{16384, 1024, 0}, Want{4096, 640, 0}})
     for (int64_t m : {1, 5, 8}) {
       SCOPED_TRACE(testing::Message() << "N=" << w.n << " K=" << w.k << " M=" << m);
       GemmA4W4Tile t = selectGemmA4W4Tile(Arch::SM90A, w.n, w.k, m);
-      EXPECT_TRUE(t.decode);
-      EXPECT_EQ(t.decodeGroups, w.groups);
-      EXPECT_EQ(t.bk, 128);
+      EXPECT_FALSE(t.decode);
+      EXPECT_EQ(t.warpSplitK, w.k / 128);
+      EXPECT_EQ(t.bm, 8);
+      EXPECT_EQ(t.bn, 32);
       EXPECT_EQ(t.splitK, 1);
     }
+  // Past 16 chunks, or a grid of several waves, the decode variant.
+  EXPECT_TRUE(selectGemmA4W4Tile(Arch::SM90A, 7168, 4224, 1).decode);
+  EXPECT_TRUE(selectGemmA4W4Tile(Arch::SM90A, 1536, 4096, 1).decode);
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 24576, 1536, 1).warpSplitK, 0);
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 9).warpSplitK, 0);
   // Up to M = 16 at BM 16 where the N tiles fit one workgroup a SM.
   for (const Want &w :
        {Want{7168, 512, 2}, Want{7168, 1024, 4}, Want{7168, 1536, 4}, Want{4096, 1024, 4}})
@@ -208,10 +221,10 @@ TEST(TileTable, ShortKDecodeTakesWarpgroups) {
     }
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 1024, 17).decodeGroups, 1);
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 16384, 768, 16).decodeGroups, 1); // 256 tiles
-  // Too many tiles for four (16384 x 1024: 256) or three (24576 x 1536:
-  // 384; two would take six steps each): the split rule's tiles.
-  GemmA4W4Tile many = selectGemmA4W4Tile(Arch::SM90A, 16384, 1024, 1);
-  EXPECT_EQ(many.decodeGroups, 1);
+  // 16384 x 1024 at M = 1: 4096 warps, the warp-split variant's; 24576 x
+  // 1536 (9216 warps; 384 N tiles, too many for three decode warpgroups,
+  // two would take six steps each): the split rule's tiles.
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 16384, 1024, 1).warpSplitK, 8);
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 24576, 1536, 1).decodeGroups, 1);
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 24576, 1536, 1).splitK, 3);
   EXPECT_FALSE(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 9).decode);
@@ -222,8 +235,10 @@ TEST(TileTable, ShortKDecodeTakesWarpgroups) {
 // the H200's 132 SMs with short K; never with long K, BM 256 or two
 // warpgroups (...-bn64-sweep-32a34fd.log).
 TEST(TileTable, NarrowTilesWhereSmsWouldIdle) {
-  for (int64_t m : {1, 8, 32, 128})
+  for (int64_t m : {32, 128})
     EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, m).bn, 64) << "M=" << m;
+  for (int64_t m : {1, 8}) // the warp-split variant's own BN
+    EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, m).bn, 32) << "M=" << m;
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 4096, 1024, 128).bn, 64); // the rule: 32 tiles
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 1024, 24).bn, 0);   // 56 tiles x 4 splits
   EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 64).bn, 64);   // BM 128: 56 tiles
@@ -285,8 +300,8 @@ static void expectDecodeTile(int64_t n, int64_t k, int64_t m, int64_t bm, int64_
 
 // M <= 8 where no entry speaks for the shape: the decode variant at BN 64,
 // 4 K steps a split where they divide so, else 3 (the model shapes'
-// sweep: ...-decode-rule-sweep-59e28d8.log); short K in 256-K steps where
-// no warpgroups share it (ShortKDecodeTakesWarpgroups).
+// sweep: ...-decode-rule-sweep-59e28d8.log); short K takes the warp-split
+// variant (ShortKDecodeTakesWarpgroups).
 TEST(TileTable, DecodeWhereNoEntrySpeaks) {
   struct Want {
     int64_t n, k, splitK, bk;
@@ -296,9 +311,7 @@ TEST(TileTable, DecodeWhereNoEntrySpeaks) {
                  {3584, 7168, 14, 0},
                  {7168, 3584, 7, 0},
                  {1536, 4224, 11, 0},   // 33 steps: 3 a split
-                 {4096, 2560, 5, 0},    // 20 steps
-                 {16384, 1024, 1, 256}, // 256 tiles: too many for warpgroups
-                 {4096, 640, 1, 0}})    // 5 steps, one split
+                 {4096, 2560, 5, 0}})   // 20 steps
     for (int64_t m : {1, 5, 8})
       expectDecodeTile(w.n, w.k, m, 8, w.splitK, w.bk);
   // From M = 9 the rule's other tiles (large grids, below); no even split

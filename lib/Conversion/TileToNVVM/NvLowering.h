@@ -196,6 +196,11 @@ private:
   mlir::LogicalResult lowerWarpSplitKLoop(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop,
                                           tile::LoadOp load, tile::QuantizeOp quant,
                                           tile::LoadWeightOp weight, tile::LoadScalesOp scales);
+  /// The warp-split variant after its K loop: the warps' `partial` tiles
+  /// summed in warp order as the accumulators of `loop`'s result, in the
+  /// first warp, which alone runs the rest (`firstGroupOnly`).
+  mlir::LogicalResult sumWarpTiles(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop,
+                                   llvm::ArrayRef<mlir::Value> partial);
   /// With decode groups: the warpgroups' partial tiles of `loop` summed in
   /// warpgroup order into the first one's accumulators; the epilogue after
   /// it is the first warpgroup's alone (`firstGroupOnly`).

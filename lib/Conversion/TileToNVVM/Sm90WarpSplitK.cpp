@@ -185,6 +185,12 @@ LogicalResult Sm90Emitter::lowerWarpSplitKLoop(ImplicitLocOpBuilder &b, scf::For
     }
   };
 
+  SmallVector<Value> partial(init->second.begin(), init->second.end());
+  if (chunks == warps) {
+    // One chunk a warp (the table's choice): no loop, no queue.
+    compute(fetch(first), partial);
+    return sumWarpTiles(b, loop, partial);
+  }
   // Loop-carried: the accumulators, then kAhead chunks of loads (a queue;
   // loads past the warp's last chunk are clamped to it, harmless).
   SmallVector<Value> inits(init->second.begin(), init->second.end());
@@ -214,8 +220,14 @@ LogicalResult Sm90Emitter::lowerWarpSplitKLoop(ImplicitLocOpBuilder &b, scf::For
     next.appendTo(yields);
     scf::YieldOp::create(b, yields);
   }
-  SmallVector<Value> partial(forOp.getResults().begin(), forOp.getResults().begin() + tiles);
+  partial.assign(forOp.getResults().begin(), forOp.getResults().begin() + tiles);
+  return sumWarpTiles(b, loop, partial);
+}
 
+LogicalResult Sm90Emitter::sumWarpTiles(ImplicitLocOpBuilder &b, scf::ForOp loop,
+                                        ArrayRef<Value> partial) {
+  const int64_t warps = cfg.warpSplitK, tiles = cfg.tilesPerWarp();
+  auto i32 = b.getI32Type();
   // The warps' partial tiles through shared memory: vector i of lane l of
   // warp w at 16-byte unit (w T + i) 32 + l; the first warp sums them in
   // warp order and runs the epilogue; the others leave.

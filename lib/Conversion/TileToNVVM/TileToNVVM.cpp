@@ -225,9 +225,13 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
     if (weight.getLayout() != tile::WeightLayoutKind::sm90_mma16)
       return weight.emitOpError() << "on sm_90a weights must use the sm90_mma16 layout";
     cfg.foldedScales = kernel->hasAttr(tile::kWeightScalesBelow128Attr);
-    // The workgroup's registers fit one SM (65536; ptxas takes at most 255
-    // a thread), in whole multiples of 8: up to 8 warps need no cap.
-    cfg.maxRegisters = std::min<int64_t>(65536 / cfg.blockThreads(), 255) / 8 * 8;
+    // The workgroup's registers fit one SM: its warps spread over the four
+    // schedulers' 16384 registers each (ptxas takes at most 255 a thread),
+    // in whole multiples of 8. 14 warps at 65536 / 448 = 144 failed to
+    // launch (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES): four of them share one
+    // scheduler's file.
+    const int64_t warpsPerScheduler = (cfg.warpSplitK + 3) / 4;
+    cfg.maxRegisters = std::min<int64_t>(16384 / (32 * warpsPerScheduler), 255) / 8 * 8;
     return cfg;
   }
   if (cfg.bn != sm90::kTileRows && cfg.bn != sm90::kNarrowTileRows && cfg.bn != sm90::kWideTileRows)
