@@ -256,7 +256,7 @@ static std::optional<GemmA4W4Tile> sm90WarpSplitTile(int64_t n, int64_t k) {
 }
 
 /// The sm_90a rule for shapes and M the measured entries do not cover.
-static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m) {
+static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m, bool warpSplit) {
   // The decode variant at M <= 8, and at BM 16 up to M = 16 where its grid
   // is at most six workgroups an SM (M = 9 / 12 / 16;
   // ...-decode-bm16-sweep-1bff748.log, the tile it replaces in parentheses): 1536x7168 (336
@@ -270,7 +270,7 @@ static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m) {
   // 11.8-11.9 / 11.6-11.8; 1536x7168 (672) 15.2 / 15.4 against 13.0,
   // 7168x3584 (1568) 20.4 / 20.5 against 17.0-17.2;
   // ...-decode-bm16-m32-sweep-ad4c3b4.log).
-  if (m <= 8)
+  if (m <= 8 && warpSplit)
     if (std::optional<GemmA4W4Tile> t = sm90WarpSplitTile(n, k))
       return *t;
   if (m <= 32)
@@ -410,12 +410,12 @@ static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m) {
   return t;
 }
 
-GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m) {
+GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m, bool warpSplit) {
   if (arch == Arch::SM90A) {
     for (const MeasuredTile &e : kSm90Measured)
-      if (e.n == n && e.k == k && m >= e.mMin && m <= e.mMax)
+      if (e.n == n && e.k == k && m >= e.mMin && m <= e.mMax && (warpSplit || !e.tile.warpSplitK))
         return e.tile;
-    GemmA4W4Tile t = sm90RuleTile(n, k, m);
+    GemmA4W4Tile t = sm90RuleTile(n, k, m, warpSplit);
     // Short K and at most half a wave of workgroups: BN 64 tiles put twice
     // the SMs on the weights, each converting half the rows (7168x768
     // M <= 128: 8-17 % faster; with long K split-K fills the SMs instead;

@@ -204,6 +204,11 @@ TEST(TileTable, ShortKDecodeTakesWarpgroups) {
       EXPECT_EQ(t.bn, 32);
       EXPECT_EQ(t.splitK, 1);
     }
+  // Without the variant (warpSplitK = 0 forced), the decode warpgroups
+  // it replaced.
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, 1, false).decodeGroups, 3);
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 1024, 8, false).decodeGroups, 4);
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 1024, 8, false).warpSplitK, 0);
   // Past 16 chunks, or a grid of several waves, the decode variant.
   EXPECT_TRUE(selectGemmA4W4Tile(Arch::SM90A, 7168, 4224, 1).decode);
   EXPECT_TRUE(selectGemmA4W4Tile(Arch::SM90A, 1536, 4096, 1).decode);

@@ -142,7 +142,8 @@ struct GemmA4W4Options {
   std::optional<int64_t> decodeGroups;
   /// Override the sm_90a warp-split variant (KernelSpec::warpSplitK): W
   /// warps per workgroup splitting K with mma.sync, BM 8 (M <= 8 in one
-  /// M tile), BN 32 unless `bn` says 16, no split-K; 0 turns the table's off.
+  /// M tile), BN 32 unless `bn` says 16, no split-K; 0: the table's tile
+  /// without it.
   std::optional<int64_t> warpSplitK;
   /// Override whether sm_90a dequantize-once GEMMs of BM 128 or 256 without
   /// split-K run stream-K (every SM an equal share of the tiles' K steps).
@@ -196,7 +197,10 @@ struct GemmA4W4Tile {
 };
 
 /// The tile for (arch, N, K, M): the one table later tuning replaces.
-GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m);
+/// `warpSplit` false: the tile it picks without the sm_90a warp-split
+/// variant (what forcing warpSplitK = 0 runs).
+GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m,
+                                bool warpSplit = true);
 
 /// out[M, N] = quantize(a[M, K]) * W^T on `stream`. `a` and `out` are device
 /// pointers to row-major bf16 (both 16-byte aligned); M >= 1.
