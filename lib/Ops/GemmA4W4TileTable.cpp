@@ -99,7 +99,7 @@ constexpr MeasuredTile kSm90Measured[] = {
     // Six warps of one chunk each (the rule's warp-split tile), M = 1 / 8:
     // 5.8-5.9 / 6.0-6.1 us against 6.2-6.4 / 6.4 for the entry it replaces
     // in the same runs, three decode warpgroups of two K steps
-    // (...-warp-split-*-2026-12-03.log; that one against one warpgroup of
+    // (...-warp-split-table-f409a7ee2e6a.log; that one against one warpgroup of
     // three BK 256 steps: 6.3 / 6.5 vs 7.2 / 7.5, ...-decode-groups-sweep-0e70b78.log).
     {7168, 768, 1, 8, warpSplit(6)},
     // M = 16 / 24 / 32: 8.4 / 8.4 / 8.4 us (rule: 9.3 / 11.1 / 9.9).
@@ -238,10 +238,11 @@ static std::optional<GemmA4W4Tile> sm90DecodeTile(int64_t n, int64_t k) {
 /// 128-K chunk a warp (K / 128 = 2..16 warps in one workgroup per 32 rows),
 /// where those warps fit about one wave (at most 48 an SM). M = 1 / 8
 /// against the decode rule below in the same runs (BN 32;
-/// docs/results/2026-12-03-h200-warp-split-*.log): 7168x512 5.3 / 5.7 us
-/// (5.6 / 5.8), 7168x1024 6.2 / 6.6 (6.8 / 6.9), 4096x1024 5.5 / 5.7 (6.3 /
-/// 6.3), 2048x1536 5.2 / 5.4 (6.8 / 6.9), 32768x512 7.8 / 8.1 (8.7 / 8.9),
-/// 7168x2048 8.9 / 9.7 (9.9 / 10.3), 2048x2048 5.7 / 6.0 (7.5 / 7.6). Where
+/// docs/results/2026-12-03-h200-warp-split-table-f409a7ee2e6a.log, the table
+/// with and without it): 7168x512 5.3 / 5.6 us (5.6 / 5.7), 7168x1024 6.3 /
+/// 6.6 (7.0 / 7.3), 4096x1024 5.4 / 5.8 (6.3 / 6.3), 2048x1536 5.3 / 5.6
+/// (6.9 / 7.1), 2048x2048 5.8 / 6.1 (7.5 / 7.7), 4096x640 5.1 / 5.2 (6.3 /
+/// 6.5), 7168x768 5.8 / 6.0 (6.2 / 6.3). Where
 /// warps take several chunks in turn it loses (each chunk's quantization
 /// and MMAs are one warp's chain): 8448x7168 8 warps 20.9 / 21.4 (18.3 /
 /// 19.3), 7168x4224 11 warps 15.6 / 15.9 (12.9 / 13.7), 1536x4096 16 warps
@@ -271,8 +272,18 @@ static GemmA4W4Tile sm90RuleTile(int64_t n, int64_t k, int64_t m, bool warpSplit
   // 7168x3584 (1568) 20.4 / 20.5 against 17.0-17.2;
   // ...-decode-bm16-m32-sweep-ad4c3b4.log).
   if (m <= 8 && warpSplit)
-    if (std::optional<GemmA4W4Tile> t = sm90WarpSplitTile(n, k))
-      return *t;
+    if (std::optional<GemmA4W4Tile> t = sm90WarpSplitTile(n, k)) {
+      // Past one wave of its workgroups (~21 warps an SM at 96 registers),
+      // three or four decode warpgroups a workgroup did as well at M = 1
+      // and 0.5-0.7 us better at M = 8: 7168x1536 8.2 / 8.9 us (8.2 / 8.4),
+      // 16384x768 8.0 / 8.7 (7.9 / 8.0); other tiles lost to it there:
+      // 16384x1024 8.7 / 9.3 (10.6 / 11.5), 32768x512 8.2 / 8.7 (8.9 /
+      // 9.1), 7168x2048 9.0 / 9.8 (9.9 / 10.3)
+      // (docs/results/2026-12-03-h200-warp-split-table-f409a7ee2e6a.log).
+      std::optional<GemmA4W4Tile> d = sm90DecodeTile(n, k);
+      if (n / 32 <= 21 / t->warpSplitK * kSm90Sms || !d || d->decodeGroups < 3)
+        return *t;
+    }
   if (m <= 32)
     if (std::optional<GemmA4W4Tile> t = sm90DecodeTile(n, k)) {
       if (m <= 8)

@@ -184,7 +184,7 @@ TEST(TileTable, StreamKEvensBadRounds) {
 
 // Short K at M <= 8: the warp-split variant, one 128-K chunk a warp (K /
 // 128 warps), BN 32, where its warps fit about a wave
-// (...-warp-split-*-2026-12-03.log); M 9..16 the decode variant at BK 128
+// (...-warp-split-table-f409a7ee2e6a.log); M 9..16 the decode variant at BK 128
 // in G warpgroups of two or three K steps each, at BM 16 where the N tiles
 // fit one workgroup a SM (...-decode-groups-sweep-0e70b78.log).
 TEST(TileTable, ShortKDecodeTakesWarpgroups) {
@@ -192,9 +192,9 @@ TEST(TileTable, ShortKDecodeTakesWarpgroups) {
     int64_t n, k, groups;
   };
   for (const Want &w :
-       {Want{7168, 768, 3}, Want{7168, 512, 2}, Want{7168, 1024, 4}, Want{7168, 1536, 4},
-        Want{2048, 1536, 4}, Want{4096, 1024, 4}, Want{32768, 512, 2}, Want{16384, 768, 3},
-        Want{7168, 2048, 0}, Want{2048, 2048, 0}, Want{16384, 1024, 0}, Want{4096, 640, 0}})
+       {Want{7168, 768, 3}, Want{7168, 512, 2}, Want{7168, 1024, 4}, Want{2048, 1536, 4},
+        Want{4096, 1024, 4}, Want{32768, 512, 2}, Want{7168, 2048, 0}, Want{2048, 2048, 0},
+        Want{16384, 1024, 0}, Want{4096, 640, 0}})
     for (int64_t m : {1, 5, 8}) {
       SCOPED_TRACE(testing::Message() << "N=" << w.n << " K=" << w.k << " M=" << m);
       GemmA4W4Tile t = selectGemmA4W4Tile(Arch::SM90A, w.n, w.k, m);
@@ -203,6 +203,15 @@ TEST(TileTable, ShortKDecodeTakesWarpgroups) {
       EXPECT_EQ(t.bm, 8);
       EXPECT_EQ(t.bn, 32);
       EXPECT_EQ(t.splitK, 1);
+    }
+  // Past one wave of its workgroups, three or four decode warpgroups
+  // where the decode rule has them.
+  for (const Want &w : {Want{7168, 1536, 4}, Want{16384, 768, 3}})
+    for (int64_t m : {1, 8}) {
+      SCOPED_TRACE(testing::Message() << "N=" << w.n << " K=" << w.k << " M=" << m);
+      GemmA4W4Tile t = selectGemmA4W4Tile(Arch::SM90A, w.n, w.k, m);
+      EXPECT_EQ(t.warpSplitK, 0);
+      EXPECT_EQ(t.decodeGroups, w.groups);
     }
   // Without the variant (warpSplitK = 0 forced), the decode warpgroups
   // it replaced.
