@@ -205,8 +205,7 @@ static Error checkGemmArgs(const char *api, Device &dev, int64_t m, const Prepar
 
 /// The tile the table picks for M, with the caller's overrides.
 static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W4Options &o) {
-  GemmA4W4Tile tile =
-      selectGemmA4W4Tile(w.arch(), w.n(), w.k(), m, o.warpSplitK.value_or(1) != 0);
+  GemmA4W4Tile tile = selectGemmA4W4Tile(w.arch(), w.n(), w.k(), m, o.warpSplitK.value_or(1) != 0);
   const bool otherBm = o.bm && *o.bm != tile.bm;
   const bool otherPath = o.preQuantize && *o.preQuantize != tile.preQuantize;
   // The table's stage count belongs to its tile and kernel: another BM, the

@@ -56,9 +56,9 @@ int64_t expectMatchesQdqMode(const std::vector<uint16_t> &a, const HostWeights &
     if (!bf16Range[i / size_t(w.n)] || (!std::isnan(want) && ref->absSum[i] > 1e38))
       continue;
     ++checked;
-    const bool ok = std::isnan(want) ? std::isnan(got)
-                                     : std::isfinite(got) &&
-                                           std::fabs(got - want) <= tol * ref->absSum[i];
+    const bool ok = std::isnan(want)
+                        ? std::isnan(got)
+                        : std::isfinite(got) && std::fabs(got - want) <= tol * ref->absSum[i];
     if (!ok && bad++ < 5)
       ADD_FAILURE() << "element " << i << ": gpu " << got << " ref " << want << " bound "
                     << tol * ref->absSum[i];
@@ -74,12 +74,12 @@ TEST_F(GemmWarpSplit, MatchesQdqReferenceAndRepeats) {
   struct Case {
     int64_t n, k, m, bn, warps;
   };
-  for (const Case &c : {Case{8448, 7168, 1, 32, 8}, Case{8448, 7168, 8, 32, 8},
-                        Case{7168, 4224, 5, 32, 11}, Case{1536, 7168, 3, 16, 14},
-                        Case{7168, 768, 7, 16, 4}, Case{4096, 1024, 2, 32, 3},
-                        Case{1536, 4224, 6, 16, 16}, Case{2048, 2048, 4, 32, 16}}) {
-    SCOPED_TRACE(testing::Message() << "N=" << c.n << " K=" << c.k << " M=" << c.m << " BN="
-                                    << c.bn << " warps=" << c.warps << " seed=" << seed);
+  for (const Case &c :
+       {Case{8448, 7168, 1, 32, 8}, Case{8448, 7168, 8, 32, 8}, Case{7168, 4224, 5, 32, 11},
+        Case{1536, 7168, 3, 16, 14}, Case{7168, 768, 7, 16, 4}, Case{4096, 1024, 2, 32, 3},
+        Case{1536, 4224, 6, 16, 16}, Case{2048, 2048, 4, 32, 16}}) {
+    SCOPED_TRACE(testing::Message() << "N=" << c.n << " K=" << c.k << " M=" << c.m << " BN=" << c.bn
+                                    << " warps=" << c.warps << " seed=" << seed);
     HostWeights w = randomWeights(rng, c.n, c.k);
     auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, c.n, c.k);
     ASSERT_OK(prepared);

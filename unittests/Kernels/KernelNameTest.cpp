@@ -376,8 +376,7 @@ TEST(KernelName, WarpSplitK) {
   EXPECT_EQ(sm90WorkgroupThreads(*g), 256);
   EXPECT_EQ(sm90SharedLayout(*g).totalBytes(), 8 * 32 * 8 * 4);
   EXPECT_ERROR_CONTAINS(parseKernelName(name + "_wg2"), "trailing fields after 'wk8'");
-  EXPECT_ERROR_CONTAINS(parseKernelName(name.substr(0, name.size() - 1) + "08"),
-                        "trailing fields");
+  EXPECT_ERROR_CONTAINS(parseKernelName(name.substr(0, name.size() - 1) + "08"), "trailing fields");
   g->warpSplitK = 17; // at most 16
   EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "1 to 16 warps");
   g->warpSplitK = 16;

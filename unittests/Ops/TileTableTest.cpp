@@ -324,8 +324,8 @@ TEST(TileTable, DecodeWhereNoEntrySpeaks) {
                  {7168, 4608, 9, 0},
                  {3584, 7168, 14, 0},
                  {7168, 3584, 7, 0},
-                 {1536, 4224, 11, 0},   // 33 steps: 3 a split
-                 {4096, 2560, 5, 0}})   // 20 steps
+                 {1536, 4224, 11, 0}, // 33 steps: 3 a split
+                 {4096, 2560, 5, 0}}) // 20 steps
     for (int64_t m : {1, 5, 8})
       expectDecodeTile(w.n, w.k, m, 8, w.splitK, w.bk);
   // From M = 9 the rule's other tiles (large grids, below); no even split

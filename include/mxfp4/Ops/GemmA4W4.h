@@ -199,8 +199,7 @@ struct GemmA4W4Tile {
 /// The tile for (arch, N, K, M): the one table later tuning replaces.
 /// `warpSplit` false: the tile it picks without the sm_90a warp-split
 /// variant (what forcing warpSplitK = 0 runs).
-GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m,
-                                bool warpSplit = true);
+GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m, bool warpSplit = true);
 
 /// out[M, N] = quantize(a[M, K]) * W^T on `stream`. `a` and `out` are device
 /// pointers to row-major bf16 (both 16-byte aligned); M >= 1.

@@ -103,9 +103,7 @@ struct Config {
   /// The threads of the epilogue (and of each decode group's K loop).
   int64_t threads() const { return 128 * warpgroups(); }
   /// The threads of a workgroup.
-  int64_t blockThreads() const {
-    return warpSplitK ? 32 * warpSplitK : threads() * decodeGroups;
-  }
+  int64_t blockThreads() const { return warpSplitK ? 32 * warpSplitK : threads() * decodeGroups; }
   /// m16 weight tiles per warp (wgmmas per MMA step and warpgroup; the
   /// warp-split variant: each warp's tiles are the workgroup's).
   int64_t tilesPerWarp() const { return warpSplitK ? bn / 16 : bn / 64 / warpgroups(); }

@@ -75,8 +75,8 @@ static SmallVector<Value> mmaSync(ImplicitLocOpBuilder &b, ArrayRef<Value> acc, 
   SmallVector<Value> operands(a.begin(), a.end());
   operands.append({b0, b1});
   llvm::append_range(operands, acc);
-  auto result = LLVM::LLVMStructType::getLiteral(b.getContext(),
-                                                 SmallVector<Type>(4, b.getF32Type()));
+  auto result =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(4, b.getF32Type()));
   auto op = LLVM::InlineAsmOp::create(
       b, result, operands,
       b.getStringAttr("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {$0, $1, $2, $3}, "
@@ -111,8 +111,8 @@ LogicalResult Sm90Emitter::lowerWarpSplitKLoop(ImplicitLocOpBuilder &b, scf::For
   Value units = idxDiv(b, mapping.lookup(load.getLd()), 8);
   // Token g's row (clamped to a row that exists; rows past M read as zeros).
   Value rowOk = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, g, valid);
-  Value row = idxAdd(b, mapping.lookup(load.getRow()),
-                     arith::MinUIOp::create(b, g, idxAdd(b, valid, -1)));
+  Value row =
+      idxAdd(b, mapping.lookup(load.getRow()), arith::MinUIOp::create(b, g, idxAdd(b, valid, -1)));
   Value actRow = idxAdd(b, arith::MulIOp::create(b, row, units), idxMul(b, t, 4));
 
   auto fetch = [&](Value chunk) {
@@ -129,9 +129,9 @@ LogicalResult Sm90Emitter::lowerWarpSplitKLoop(ImplicitLocOpBuilder &b, scf::For
     Value group = idxDiv(b, tile0, 2);
     c.scales = memref::LoadOp::create(
         b, scaleWords,
-        ValueRange{idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, group, chunks), chunk),
-                                    sm90::kGroupScaleWords),
-                          lane)});
+        ValueRange{
+            idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, group, chunks), chunk), sm90::kGroupScaleWords),
+                   lane)});
     Value at = idxAdd(b, actRow, idxMul(b, chunk, 16));
     for (int64_t p = 0; p < 4; ++p)
       c.act.push_back(memref::LoadOp::create(b, act, ValueRange{idxAdd(b, at, p)}));
@@ -156,11 +156,10 @@ LogicalResult Sm90Emitter::lowerWarpSplitKLoop(ImplicitLocOpBuilder &b, scf::For
     for (int64_t p = 1; p < 4; ++p)
       amax = arith::MaxUIOp::create(b, amax, chunkAmax(b, pieces[p]));
     Value code = emitScaleFromAmax(
-        b, b.getLoc(),
-        arith::ShLIOp::create(b, amax, arith::ConstantIntOp::create(b, 16, 32)),
+        b, b.getLoc(), arith::ShLIOp::create(b, amax, arith::ConstantIntOp::create(b, 16, 32)),
         quant.getRounding());
-    SmallVector<SmallVector<Value>> bw = qdqChunks(b, pieces, SmallVector<Value>(4, code),
-                                                   SmallVector<Value>(4, rowOk));
+    SmallVector<SmallVector<Value>> bw =
+        qdqChunks(b, pieces, SmallVector<Value>(4, code), SmallVector<Value>(4, rowOk));
     Value sc[2][2];
     for (int64_t i = 0; i < tiles; ++i)
       for (int64_t h = 0; h < 2; ++h)
@@ -209,8 +208,7 @@ LogicalResult Sm90Emitter::lowerWarpSplitKLoop(ImplicitLocOpBuilder &b, scf::For
     SmallVector<Value> accs(args.begin(), args.begin() + tiles);
     SmallVector<ChunkLoads> queue;
     for (int64_t d = 0; d < kAhead; ++d)
-      queue.push_back(
-          ChunkLoads::from(args.slice(tiles + d * perChunk, perChunk), nWords));
+      queue.push_back(ChunkLoads::from(args.slice(tiles + d * perChunk, perChunk), nWords));
     Value ahead = arith::MinUIOp::create(b, idxAdd(b, forOp.getInductionVar(), kAhead), last);
     ChunkLoads next = fetch(ahead);
     compute(queue.front(), accs);
