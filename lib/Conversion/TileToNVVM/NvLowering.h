@@ -207,6 +207,12 @@ private:
   /// The barrier of decode group `group`'s threads (the workgroup's with
   /// one group).
   void groupBarrier(mlir::ImplicitLocOpBuilder &b, mlir::Value group);
+  /// This lane's two 16-byte units (halves h = 0, 1) of 16-row weight tile
+  /// `tile`'s 128-K chunk `chunk` (of `rowChunks`), loaded from `words` (the
+  /// sm90-mma16 layout as vector<4xi32>), appended to `out`.
+  void loadWeightFragments(mlir::ImplicitLocOpBuilder &b, mlir::Value words, mlir::Value tile,
+                           int64_t rowChunks, mlir::Value chunk,
+                           llvm::SmallVectorImpl<mlir::Value> &out);
   /// This thread's weight words and scales of K step `st` of `loop`, read
   /// from global memory (the decode variant; st < the loop's steps).
   WeightRegs fetchWeights(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop,

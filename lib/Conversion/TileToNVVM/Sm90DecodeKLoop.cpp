@@ -69,6 +69,15 @@ static constexpr int64_t kBatchChunks = 4;
 /// K steps up to which the decode loop of BN 64 x BK 128 is unrolled whole.
 static constexpr int64_t kMaxUnrolledSteps = 16;
 
+void Sm90Emitter::loadWeightFragments(ImplicitLocOpBuilder &b, Value words, Value tile,
+                                      int64_t rowChunks, Value chunk,
+                                      SmallVectorImpl<Value> &out) {
+  Value base = idxMul(b, idxAdd(b, idxMul(b, tile, rowChunks), chunk), sm90::kTileChunkWords / 4);
+  for (int64_t h = 0; h < 2; ++h)
+    out.push_back(
+        memref::LoadOp::create(b, words, ValueRange{idxAdd(b, base, idxAdd(b, lane, h * 32))}));
+}
+
 WeightRegs Sm90Emitter::fetchWeights(ImplicitLocOpBuilder &b, scf::ForOp loop,
                                      tile::LoadWeightOp weight, tile::LoadScalesOp scales,
                                      Value st) {
@@ -85,13 +94,8 @@ WeightRegs Sm90Emitter::fetchWeights(ImplicitLocOpBuilder &b, scf::ForOp loop,
   WeightRegs r;
   for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc) {
     Value chunk = idxAdd(b, chunk0, kc);
-    for (int64_t i = 0; i < tiles; ++i) {
-      Value base = idxMul(b, idxAdd(b, idxMul(b, idxAdd(b, tile0, i), rowChunks), chunk),
-                          sm90::kTileChunkWords / 4);
-      for (int64_t h = 0; h < 2; ++h)
-        r.words.push_back(
-            memref::LoadOp::create(b, words, ValueRange{idxAdd(b, base, idxAdd(b, lane, h * 32))}));
-    }
+    for (int64_t i = 0; i < tiles; ++i)
+      loadWeightFragments(b, words, idxAdd(b, tile0, i), rowChunks, chunk, r.words);
     Value at = idxAdd(
         b, idxMul(b, idxAdd(b, idxMul(b, group, rowChunks), chunk), sm90::kGroupScaleWords), lane);
     r.scales.push_back(memref::LoadOp::create(b, scaleWords, ValueRange{at}));

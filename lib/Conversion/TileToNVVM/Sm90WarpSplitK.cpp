@@ -117,14 +117,8 @@ LogicalResult Sm90Emitter::lowerWarpSplitKLoop(ImplicitLocOpBuilder &b, scf::For
 
   auto fetch = [&](Value chunk) {
     ChunkLoads c;
-    for (int64_t i = 0; i < tiles; ++i) {
-      // 16-byte units of tile (tile0 + i)'s chunk: 64 per chunk, half h at 32 h.
-      Value base = idxMul(b, idxAdd(b, idxMul(b, idxAdd(b, tile0, i), chunks), chunk),
-                          sm90::kTileChunkWords / 4);
-      for (int64_t h = 0; h < 2; ++h)
-        c.words.push_back(
-            memref::LoadOp::create(b, words, ValueRange{idxAdd(b, base, idxAdd(b, lane, h * 32))}));
-    }
+    for (int64_t i = 0; i < tiles; ++i)
+      loadWeightFragments(b, words, idxAdd(b, tile0, i), chunks, chunk, c.words);
     // The 32-row group's scale word: rows g, g + 8 of tile (tile0 + i).
     Value group = idxDiv(b, tile0, 2);
     c.scales = memref::LoadOp::create(
