@@ -69,7 +69,9 @@ int64_t expectMatchesQdqMode(const std::vector<uint16_t> &a, const HostWeights &
 
 TEST_F(GemmWarpSplit, MatchesQdqReferenceAndRepeats) {
   // BN 32 and 16; warps taking equal and unequal shares of the chunks
-  // (56 / 8, 33 / 11, 56 / 14, 6 / 4, 8 / 3, 33 / 16, 16 / 16); M 1..8.
+  // (56 / 8, 33 / 11, 56 / 14, 6 / 4, 8 / 3, 33 / 16, 16 / 16); M 1..9
+  // (one token: the loop's pass of 8 chunks, once or twice a warp; M = 9:
+  // a second M tile of one row).
   OPEN_DEVICE_OR_SKIP(dev);
   struct Case {
     int64_t n, k, m, bn, warps;
@@ -77,7 +79,8 @@ TEST_F(GemmWarpSplit, MatchesQdqReferenceAndRepeats) {
   for (const Case &c :
        {Case{8448, 7168, 1, 32, 8}, Case{8448, 7168, 8, 32, 8}, Case{7168, 4224, 5, 32, 11},
         Case{1536, 7168, 3, 16, 14}, Case{7168, 768, 7, 16, 4}, Case{4096, 1024, 2, 32, 3},
-        Case{1536, 4224, 6, 16, 16}, Case{2048, 2048, 4, 32, 16}}) {
+        Case{1536, 4224, 6, 16, 16}, Case{2048, 2048, 4, 32, 16}, Case{1536, 7168, 1, 16, 5},
+        Case{7168, 4224, 1, 32, 11}, Case{4096, 1024, 9, 32, 3}}) {
     SCOPED_TRACE(testing::Message() << "N=" << c.n << " K=" << c.k << " M=" << c.m << " BN=" << c.bn
                                     << " warps=" << c.warps << " seed=" << seed);
     HostWeights w = randomWeights(rng, c.n, c.k);

@@ -115,7 +115,7 @@ LogicalResult Sm90Emitter::lowerWarpSplitKLoop(ImplicitLocOpBuilder &b, scf::For
       idxAdd(b, mapping.lookup(load.getRow()), arith::MinUIOp::create(b, g, idxAdd(b, valid, -1)));
   Value actRow = idxAdd(b, arith::MulIOp::create(b, row, units), idxMul(b, t, 4));
 
-  auto fetch = [&](Value chunk) {
+  auto fetch = [&](Value chunk, bool withAct = true) {
     ChunkLoads c;
     for (int64_t i = 0; i < tiles; ++i)
       loadWeightFragments(b, words, idxAdd(b, tile0, i), chunks, chunk, c.words);
@@ -127,7 +127,7 @@ LogicalResult Sm90Emitter::lowerWarpSplitKLoop(ImplicitLocOpBuilder &b, scf::For
             idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, group, chunks), chunk), sm90::kGroupScaleWords),
                    lane)});
     Value at = idxAdd(b, actRow, idxMul(b, chunk, 16));
-    for (int64_t p = 0; p < 4; ++p)
+    for (int64_t p = 0; withAct && p < 4; ++p)
       c.act.push_back(memref::LoadOp::create(b, act, ValueRange{idxAdd(b, at, p)}));
     return c;
   };
@@ -139,28 +139,38 @@ LogicalResult Sm90Emitter::lowerWarpSplitKLoop(ImplicitLocOpBuilder &b, scf::For
     return arith::IndexCastUIOp::create(b, i32, idxAdd(b, idxMul(b, parity, 2), h)).getResult();
   };
 
-  auto compute = [&](const ChunkLoads &c, MutableArrayRef<Value> accs) {
-    // Token g's block t of the chunk: one E8M0 code, four 8-element pieces.
+  // One 32-block (4 x 8 bf16, zeros unless `ok`) quantized and
+  // dequantized: its 16 words, word 4p + w holding elements w and w + 4
+  // of piece p.
+  auto quantizeBlock = [&](ArrayRef<Value> loaded, Value ok) {
     auto v8 = VectorType::get({8}, b.getBF16Type());
     Value zero = arith::ConstantOp::create(b, v8, DenseElementsAttr::get(v8, 0.0f));
     SmallVector<Value> pieces;
-    for (Value x : c.act)
-      pieces.push_back(arith::SelectOp::create(b, rowOk, x, zero));
+    for (Value x : loaded)
+      pieces.push_back(arith::SelectOp::create(b, ok, x, zero));
     Value amax = chunkAmax(b, pieces[0]);
     for (int64_t p = 1; p < 4; ++p)
       amax = arith::MaxUIOp::create(b, amax, chunkAmax(b, pieces[p]));
     Value code = emitScaleFromAmax(
         b, b.getLoc(), arith::ShLIOp::create(b, amax, arith::ConstantIntOp::create(b, 16, 32)),
         quant.getRounding());
-    SmallVector<SmallVector<Value>> bw =
-        qdqChunks(b, pieces, SmallVector<Value>(4, code), SmallVector<Value>(4, rowOk));
+    SmallVector<Value> flat;
+    for (const SmallVector<Value> &words :
+         qdqChunks(b, pieces, SmallVector<Value>(4, code), SmallVector<Value>(4, ok)))
+      llvm::append_range(flat, words);
+    return flat;
+  };
+
+  // The chunk's 8 MMA steps on its weights and B words `bw` (token g's
+  // block t, as quantizeBlock gives them).
+  auto mmaChunk = [&](const ChunkLoads &c, ArrayRef<Value> bw, MutableArrayRef<Value> accs) {
     Value sc[2][2];
     for (int64_t i = 0; i < tiles; ++i)
       for (int64_t h = 0; h < 2; ++h)
         sc[i][h] = scalePair(b, c.scales, scaleByte(i, h), cfg.foldedScales);
     for (int64_t s = 0; s < 8; ++s) {
       const int j0 = int(s % 2) * 2;
-      Value b0 = bw[s / 2][j0], b1 = bw[s / 2][j0 + 1];
+      Value b0 = bw[(s / 2) * 4 + j0], b1 = bw[(s / 2) * 4 + j0 + 1];
       for (int64_t i = 0; i < tiles; ++i) {
         Value w0 = vector::ExtractOp::create(b, c.words[i * 2], ArrayRef<int64_t>{s / 2});
         Value w1 = vector::ExtractOp::create(b, c.words[i * 2 + 1], ArrayRef<int64_t>{s / 2});
@@ -177,6 +187,9 @@ LogicalResult Sm90Emitter::lowerWarpSplitKLoop(ImplicitLocOpBuilder &b, scf::For
       }
     }
   };
+  auto compute = [&](const ChunkLoads &c, MutableArrayRef<Value> accs) {
+    mmaChunk(c, quantizeBlock(c.act, rowOk), accs);
+  };
 
   SmallVector<Value> partial(init->second.begin(), init->second.end());
   if (chunks == warps) {
@@ -185,34 +198,90 @@ LogicalResult Sm90Emitter::lowerWarpSplitKLoop(ImplicitLocOpBuilder &b, scf::For
     return sumWarpTiles(b, loop, partial);
   }
   // Loop-carried: the accumulators, then kAhead chunks of loads (a queue;
-  // loads past the warp's last chunk are clamped to it, harmless).
-  SmallVector<Value> inits(init->second.begin(), init->second.end());
-  size_t perChunk = 0, nWords = 0;
-  for (int64_t d = 0; d < kAhead; ++d) {
-    ChunkLoads c = fetch(arith::MinUIOp::create(b, idxAdd(b, first, d), last));
-    perChunk = c.size();
-    nWords = c.words.size();
-    c.appendTo(inits);
-  }
-  auto forOp = scf::ForOp::create(b, first, end, idxConst(b, 1), inits);
-  {
+  // loads past the warp's last chunk are clamped to it, harmless). With
+  // one token (`single`: M = 1, or a last M tile of one row) most lanes
+  // would quantize rows past M: instead every 8 chunks one pass quantizes
+  // token 0's blocks of 8 chunks, lane (g, t) chunk c + g's block t, and
+  // each chunk's B words come from lanes 4 j + t by shuffles (lanes of
+  // tokens g > 0 take zeros). The pass's words are carried too.
+  auto runLoop = [&](bool single) {
+    SmallVector<Value> inits(init->second.begin(), init->second.end());
+    size_t perChunk = 0, nWords = 0;
+    for (int64_t d = 0; d < kAhead; ++d) {
+      ChunkLoads c = fetch(arith::MinUIOp::create(b, idxAdd(b, first, d), last), !single);
+      perChunk = c.size();
+      nWords = c.words.size();
+      c.appendTo(inits);
+    }
+    const int64_t passWords = single ? 16 : 0;
+    inits.append(passWords, arith::ConstantIntOp::create(b, 0, 32).getResult());
+    auto forOp = scf::ForOp::create(b, first, end, idxConst(b, 1), inits);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forOp.getBody());
     ValueRange args = forOp.getRegionIterArgs();
+    Value iv = forOp.getInductionVar();
     SmallVector<Value> accs(args.begin(), args.begin() + tiles);
     SmallVector<ChunkLoads> queue;
     for (int64_t d = 0; d < kAhead; ++d)
       queue.push_back(ChunkLoads::from(args.slice(tiles + d * perChunk, perChunk), nWords));
-    Value ahead = arith::MinUIOp::create(b, idxAdd(b, forOp.getInductionVar(), kAhead), last);
-    ChunkLoads next = fetch(ahead);
-    compute(queue.front(), accs);
+    Value ahead = arith::MinUIOp::create(b, idxAdd(b, iv, kAhead), last);
+    ChunkLoads next = fetch(ahead, !single);
+    SmallVector<Value> pass;
+    if (!single) {
+      compute(queue.front(), accs);
+    } else {
+      Value j = idxRem(b, arith::SubIOp::create(b, iv, first), 8);
+      Value begins = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, j, idxConst(b, 0));
+      auto passIf = scf::IfOp::create(b, SmallVector<Type>(16, i32), begins, /*withElse=*/true);
+      {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(passIf.thenBlock());
+        Value chunk = arith::MinUIOp::create(b, idxAdd(b, iv, g), last);
+        Value at = idxAdd(b,
+                          idxAdd(b,
+                                 arith::MulIOp::create(b, mapping.lookup(load.getRow()), units),
+                                 idxMul(b, t, 4)),
+                          idxMul(b, chunk, 16));
+        SmallVector<Value> loaded;
+        for (int64_t p = 0; p < 4; ++p)
+          loaded.push_back(memref::LoadOp::create(b, act, ValueRange{idxAdd(b, at, p)}));
+        scf::YieldOp::create(b, quantizeBlock(loaded, arith::ConstantIntOp::create(b, 1, 1)));
+        b.setInsertionPointToStart(passIf.elseBlock());
+        scf::YieldOp::create(b, ValueRange(args.take_back(16)));
+      }
+      pass.assign(passIf.getResults().begin(), passIf.getResults().end());
+      Value src = arith::IndexCastUIOp::create(b, i32, idxAdd(b, idxMul(b, j, 4), t));
+      Value width = arith::ConstantIntOp::create(b, 32, 32);
+      Value tokenZero = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, g, idxConst(b, 0));
+      Value zero = arith::ConstantIntOp::create(b, 0, 32);
+      SmallVector<Value> bw;
+      for (Value w : pass) {
+        Value got = gpu::ShuffleOp::create(b, w, src, width, gpu::ShuffleMode::IDX)
+                        .getShuffleResult();
+        bw.push_back(arith::SelectOp::create(b, tokenZero, got, zero));
+      }
+      mmaChunk(queue.front(), bw, accs);
+    }
     SmallVector<Value> yields(accs);
     for (int64_t d = 1; d < kAhead; ++d)
       queue[d].appendTo(yields);
     next.appendTo(yields);
+    llvm::append_range(yields, pass);
     scf::YieldOp::create(b, yields);
+    return SmallVector<Value>(forOp.getResults().begin(), forOp.getResults().begin() + tiles);
+  };
+  // One token or several: a uniform branch, each with its own loop.
+  Value one = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, valid, idxConst(b, 1));
+  auto v4f32 = VectorType::get({4}, b.getF32Type());
+  auto which = scf::IfOp::create(b, SmallVector<Type>(tiles, v4f32), one, /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(which.thenBlock());
+    scf::YieldOp::create(b, runLoop(true));
+    b.setInsertionPointToStart(which.elseBlock());
+    scf::YieldOp::create(b, runLoop(false));
   }
-  partial.assign(forOp.getResults().begin(), forOp.getResults().begin() + tiles);
+  partial.assign(which.getResults().begin(), which.getResults().end());
   return sumWarpTiles(b, loop, partial);
 }
 

@@ -226,12 +226,13 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
       return weight.emitOpError() << "on sm_90a weights must use the sm90_mma16 layout";
     cfg.foldedScales = kernel->hasAttr(tile::kWeightScalesBelow128Attr);
     // The workgroup's registers fit one SM: its warps spread over the four
-    // schedulers' 16384 registers each (ptxas takes at most 255 a thread),
-    // in whole multiples of 8. 14 warps at 65536 / 448 = 144 failed to
-    // launch (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES): four of them share one
-    // scheduler's file.
+    // schedulers' 16384 registers each, in whole multiples of 8. 14 warps
+    // at 65536 / 448 = 144 failed to launch (CUDA_ERROR_LAUNCH_OUT_OF_
+    // RESOURCES): four of them share one scheduler's file. At most 128, so
+    // that two workgroups of 8 warps share an SM (the loop with a pass for
+    // one token takes 158 uncapped, 128 without spills).
     const int64_t warpsPerScheduler = (cfg.warpSplitK + 3) / 4;
-    cfg.maxRegisters = std::min<int64_t>(16384 / (32 * warpsPerScheduler), 255) / 8 * 8;
+    cfg.maxRegisters = std::min<int64_t>(16384 / (32 * warpsPerScheduler), 128) / 8 * 8;
     return cfg;
   }
   if (cfg.bn != sm90::kTileRows && cfg.bn != sm90::kNarrowTileRows && cfg.bn != sm90::kWideTileRows)
