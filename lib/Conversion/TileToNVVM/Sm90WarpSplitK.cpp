@@ -238,8 +238,7 @@ LogicalResult Sm90Emitter::lowerWarpSplitKLoop(ImplicitLocOpBuilder &b, scf::For
         b.setInsertionPointToStart(passIf.thenBlock());
         Value chunk = arith::MinUIOp::create(b, idxAdd(b, iv, g), last);
         Value at = idxAdd(b,
-                          idxAdd(b,
-                                 arith::MulIOp::create(b, mapping.lookup(load.getRow()), units),
+                          idxAdd(b, arith::MulIOp::create(b, mapping.lookup(load.getRow()), units),
                                  idxMul(b, t, 4)),
                           idxMul(b, chunk, 16));
         SmallVector<Value> loaded;
@@ -256,8 +255,8 @@ LogicalResult Sm90Emitter::lowerWarpSplitKLoop(ImplicitLocOpBuilder &b, scf::For
       Value zero = arith::ConstantIntOp::create(b, 0, 32);
       SmallVector<Value> bw;
       for (Value w : pass) {
-        Value got = gpu::ShuffleOp::create(b, w, src, width, gpu::ShuffleMode::IDX)
-                        .getShuffleResult();
+        Value got =
+            gpu::ShuffleOp::create(b, w, src, width, gpu::ShuffleMode::IDX).getShuffleResult();
         bw.push_back(arith::SelectOp::create(b, tokenZero, got, zero));
       }
       mmaChunk(queue.front(), bw, accs);
