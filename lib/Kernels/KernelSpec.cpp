@@ -494,6 +494,10 @@ Error verifyKernelSpec(const KernelSpec &s) {
     return fail(toString(s.op), " quantizes nothing: the quantization dump (epilogue bf16dq) does "
                 "not apply");
   if (s.arch == Arch::SM90A) {
+    // The step counts below divide by BK: an invalid one gets the common
+    // checks' message instead (a name with "bk0" divided by zero).
+    if (s.bk != 128 && s.bk != 256)
+      return verifyCommon(s, WeightLayout::Sm90Mma16, ScaleLayout::Sm90Mma16);
     if (s.bn != sm90::kTileRows && s.bn != sm90::kNarrowTileRows && s.bn != sm90::kWideTileRows &&
         !s.warpSplitK)
       return fail("gemm_a4w4 on sm_90a: BN must be 128 or 64 (4 warps x 32 or 16 weight rows), "

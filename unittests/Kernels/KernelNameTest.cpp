@@ -441,6 +441,14 @@ TEST(KernelName, StreamK) {
   EXPECT_ERROR_CONTAINS(parseKernelName(q->name() + "_sk"), "no tile loop");
 }
 
+TEST(KernelName, ZeroKTileIsAnErrorNotADivision) {
+  // Found by MutatedNamesNeverCrash (MXFP4_TEST_SEED=242): sm_90a's step
+  // counts divided by BK before the K tile was checked.
+  EXPECT_ERROR_CONTAINS(parseKernelName("gemm_a4w4_sm90a_n7680_k1024_bm16_bn128_bk0_ks1_nearest_"
+                                        "wsm90mma16_ssm90mma16_anone_ebf16"),
+                        "BK must be 128 or 256");
+}
+
 TEST(KernelName, MutatedNamesNeverCrash) {
   uint64_t seed = test::freshSeed();
   std::mt19937_64 rng(seed);
