@@ -167,9 +167,9 @@ private:
   /// One K step of a pipelined loop: given the induction variable, the trip
   /// number, this step's weight registers and the accumulators (updated in
   /// place), emits the step and returns the next step's weight registers.
-  using StepBody = llvm::function_ref<WeightRegs(mlir::Value iv, mlir::Value trip,
-                                                 const WeightRegs &regs,
-                                                 llvm::MutableArrayRef<mlir::Value> accs)>;
+  using StepBody =
+      llvm::function_ref<WeightRegs(mlir::Value iv, mlir::Value trip, const WeightRegs &regs,
+                                    llvm::MutableArrayRef<mlir::Value> accs)>;
   /// The do-while loop (scf.while) both K loops share: accumulators and the
   /// weights read one step ahead are loop-carried; one wgmma wait_group 0
   /// after it. Returns the final accumulators.
@@ -364,9 +364,8 @@ private:
                   StageParts parts = StageParts::All, StageTarget target = {});
   /// Starts the copies of the stream-K workgroup's step `j` (counted from
   /// its first, whole tiles first) into stage j % S, if it has that many.
-  void issueStreamStep(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop,
-                       tile::LoadWeightOp w, tile::LoadQdqOp act, mlir::Value j,
-                       StageParts parts = StageParts::All);
+  void issueStreamStep(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop, tile::LoadWeightOp w,
+                       tile::LoadQdqOp act, mlir::Value j, StageParts parts = StageParts::All);
   /// Waits for step `st`'s stage to land and reads this thread's fragments.
   WeightRegs loadWeights(mlir::ImplicitLocOpBuilder &b, mlir::Value st);
   /// A pointer to byte `offset` of shared memory.
@@ -442,6 +441,13 @@ llvm::SmallVector<llvm::SmallVector<mlir::Value>> qdqChunks(mlir::ImplicitLocOpB
                                                             llvm::ArrayRef<mlir::Value> chunks,
                                                             llvm::ArrayRef<mlir::Value> codes,
                                                             llvm::ArrayRef<mlir::Value> rowOk);
+
+/// The A fragment (a0..a3) of one m16 weight tile for nibble pairs j0 and
+/// j0 + 1: words `w0` / `w1` of its rows g / g + 8, scaled by `sc0` / `sc1`
+/// (Sm90Mma.cpp; the wgmma and mma.sync K loops share it).
+llvm::SmallVector<mlir::Value> weightFragment(mlir::ImplicitLocOpBuilder &b, mlir::Value w0,
+                                              mlir::Value w1, int j0, mlir::Value sc0,
+                                              mlir::Value sc1, bool folded);
 
 /// The activation image's slab of MMA step 0 of 128-K chunk `chunk` of
 /// 128-row block `block`, the image's K being `ld` (Kernels/Sm90Pipeline.h:

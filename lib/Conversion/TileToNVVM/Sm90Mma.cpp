@@ -101,13 +101,12 @@ Value nv::dequantPair(ImplicitLocOpBuilder &b, Value word, int j, Value scale, b
   // signs at bit 15 (31); the copies' bits never overlap, so the product is
   // their OR, and one mask keeps those fields.
   Value pair = o.band(word, int64_t(0x000F000F) << (4 * j));
-  Value spread = arith::MulIOp::create(b, pair, o.c((int64_t(1) << (6 - 4 * j)) +
-                                                    (int64_t(1) << (12 - 4 * j))));
+  Value spread = arith::MulIOp::create(
+      b, pair, o.c((int64_t(1) << (6 - 4 * j)) + (int64_t(1) << (12 - 4 * j))));
   return scaleFields(b, o.band(spread, int64_t(kSm90PairFields)), scale, folded);
 }
 
-Value nv::dequantWeightPair(ImplicitLocOpBuilder &b, Value word, int j, Value scale,
-                            bool folded) {
+Value nv::dequantWeightPair(ImplicitLocOpBuilder &b, Value word, int j, Value scale, bool folded) {
   // Format/Sm90WeightBits.cpp (sm90WeightPairBits) is the host model.
   I32Ops o{b};
   const int64_t fields = kSm90PairFields;
@@ -128,4 +127,11 @@ Value nv::dequantWeightPair(ImplicitLocOpBuilder &b, Value word, int j, Value sc
     break;
   }
   return scaleFields(b, bits, scale, folded);
+}
+
+SmallVector<Value> nv::weightFragment(ImplicitLocOpBuilder &b, Value w0, Value w1, int j0,
+                                      Value sc0, Value sc1, bool folded) {
+  return {dequantWeightPair(b, w0, j0, sc0, folded), dequantWeightPair(b, w1, j0, sc1, folded),
+          dequantWeightPair(b, w0, j0 + 1, sc0, folded),
+          dequantWeightPair(b, w1, j0 + 1, sc1, folded)};
 }

@@ -115,6 +115,14 @@ LogicalResult Sm90Emitter::lowerWarpSplitKLoop(ImplicitLocOpBuilder &b, scf::For
       idxAdd(b, mapping.lookup(load.getRow()), arith::MinUIOp::create(b, g, idxAdd(b, valid, -1)));
   Value actRow = idxAdd(b, arith::MulIOp::create(b, row, units), idxMul(b, t, 4));
 
+  // Token g's block t of `chunk` (with one token, token 0's), 4 x 8 bf16.
+  auto loadBlock = [&](Value chunk) {
+    Value at = idxAdd(b, actRow, idxMul(b, chunk, 16));
+    SmallVector<Value> loaded;
+    for (int64_t p = 0; p < 4; ++p)
+      loaded.push_back(memref::LoadOp::create(b, act, ValueRange{idxAdd(b, at, p)}));
+    return loaded;
+  };
   auto fetch = [&](Value chunk, bool withAct = true) {
     ChunkLoads c;
     for (int64_t i = 0; i < tiles; ++i)
@@ -126,9 +134,8 @@ LogicalResult Sm90Emitter::lowerWarpSplitKLoop(ImplicitLocOpBuilder &b, scf::For
         ValueRange{
             idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, group, chunks), chunk), sm90::kGroupScaleWords),
                    lane)});
-    Value at = idxAdd(b, actRow, idxMul(b, chunk, 16));
-    for (int64_t p = 0; withAct && p < 4; ++p)
-      c.act.push_back(memref::LoadOp::create(b, act, ValueRange{idxAdd(b, at, p)}));
+    if (withAct)
+      c.act = loadBlock(chunk);
     return c;
   };
 
@@ -174,11 +181,7 @@ LogicalResult Sm90Emitter::lowerWarpSplitKLoop(ImplicitLocOpBuilder &b, scf::For
       for (int64_t i = 0; i < tiles; ++i) {
         Value w0 = vector::ExtractOp::create(b, c.words[i * 2], ArrayRef<int64_t>{s / 2});
         Value w1 = vector::ExtractOp::create(b, c.words[i * 2 + 1], ArrayRef<int64_t>{s / 2});
-        const bool fold = cfg.foldedScales;
-        SmallVector<Value> a{dequantWeightPair(b, w0, j0, sc[i][0], fold),
-                             dequantWeightPair(b, w1, j0, sc[i][1], fold),
-                             dequantWeightPair(b, w0, j0 + 1, sc[i][0], fold),
-                             dequantWeightPair(b, w1, j0 + 1, sc[i][1], fold)};
+        SmallVector<Value> a = weightFragment(b, w0, w1, j0, sc[i][0], sc[i][1], cfg.foldedScales);
         SmallVector<Value> acc;
         for (int64_t q = 0; q < 4; ++q)
           acc.push_back(vector::ExtractOp::create(b, accs[i], ArrayRef<int64_t>{q}));
@@ -236,14 +239,8 @@ LogicalResult Sm90Emitter::lowerWarpSplitKLoop(ImplicitLocOpBuilder &b, scf::For
       {
         OpBuilder::InsertionGuard inner(b);
         b.setInsertionPointToStart(passIf.thenBlock());
-        Value chunk = arith::MinUIOp::create(b, idxAdd(b, iv, g), last);
-        Value at = idxAdd(b,
-                          idxAdd(b, arith::MulIOp::create(b, mapping.lookup(load.getRow()), units),
-                                 idxMul(b, t, 4)),
-                          idxMul(b, chunk, 16));
-        SmallVector<Value> loaded;
-        for (int64_t p = 0; p < 4; ++p)
-          loaded.push_back(memref::LoadOp::create(b, act, ValueRange{idxAdd(b, at, p)}));
+        // With one row, actRow is token 0's: lane (g, t) takes chunk iv + g.
+        SmallVector<Value> loaded = loadBlock(arith::MinUIOp::create(b, idxAdd(b, iv, g), last));
         scf::YieldOp::create(b, quantizeBlock(loaded, arith::ConstantIntOp::create(b, 1, 1)));
         b.setInsertionPointToStart(passIf.elseBlock());
         scf::YieldOp::create(b, ValueRange(args.take_back(16)));

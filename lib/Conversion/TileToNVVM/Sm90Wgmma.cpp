@@ -126,11 +126,8 @@ void Sm90Emitter::mmaStep(ImplicitLocOpBuilder &b, const WeightRegs &regs, Value
                                                ArrayRef<int64_t>{word});
           Value w1 = vector::ExtractOp::create(b, regs.words[(kc * tiles + i) * 2 + 1],
                                                ArrayRef<int64_t>{word});
-          const bool fold = cfg.foldedScales;
-          a.append({dequantWeightPair(b, w0, j0, scales[i][0], fold),
-                    dequantWeightPair(b, w1, j0, scales[i][1], fold),
-                    dequantWeightPair(b, w0, j0 + 1, scales[i][0], fold),
-                    dequantWeightPair(b, w1, j0 + 1, scales[i][1], fold)});
+          llvm::append_range(
+              a, weightFragment(b, w0, w1, j0, scales[i][0], scales[i][1], cfg.foldedScales));
         }
       }
       // The A registers were just written: fence before the wgmmas read them.
