@@ -42,6 +42,13 @@ LaunchGeometry CompiledKernel::geometry(int64_t m) const {
   g.grid[0] = unsigned(isQuantizer(spec.op) ? spec.k / spec.bk : spec.n / spec.bn);
   g.grid[1] = unsigned((m + spec.bm - 1) / spec.bm);
   g.grid[2] = unsigned(spec.splitK);
+  // The streamed image's quantizer loops over its pieces: at most a few
+  // workgroups per SM (the launch sets how many; Ops/QuantizeMx.cpp).
+  if (isQuantizer(spec.op) && spec.imageStream) {
+    g.grid[0] *= g.grid[1];
+    g.grid[1] = 1;
+    g.persistentPerSm = 2;
+  }
   // gfx950: 4 waves of 64; gfx1250: 4 waves of 32; sm_90a: a warpgroup or
   // two (Sm90Pipeline.h); sm_90a GEMMs keep activations and weight stages in dynamic
   // shared memory.

@@ -33,6 +33,9 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
   mlir::Value descriptors = spec.arch == Arch::SM90A ? tb.bufferArg(tb.i8()) : mlir::Value();
   mlir::Value c = tb.bufferArg(tb.bf16());
   dsl::Index m = tb.i32Arg();
+  // The streamed image's flags (KernelSpec::imageStream): right after M.
+  if (spec.imageStream)
+    tb.bufferArg(tb.builder().getI32Type());
   mlir::Value dumpData, dumpScales;
   if (spec.epilogue == Epilogue::BF16DumpQuant) {
     dumpData = tb.bufferArg(tb.i8());
@@ -111,6 +114,10 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
     kernel->setAttr(tile::kStreamKAttr,
                     mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64),
                                            spec.n / spec.bn));
+  if (spec.imageStream)
+    kernel->setAttr(
+        tile::kImageStreamAttr,
+        mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64), spec.imageStream));
   if (spec.stages)
     kernel->setAttr(tile::kStagesAttr,
                     mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64),
@@ -126,12 +133,21 @@ void buildQuantizeMx(mlir::ModuleOp module, const KernelSpec &spec) {
   mlir::Value scales = qdq ? mlir::Value() : tb.bufferArg(tb.i8());
   mlir::Value out = qdq ? tb.bufferArg(tb.bf16()) : mlir::Value();
   dsl::Index m = tb.i32Arg();
-  // One BM x BK block per workgroup: x = K / BK blocks, y = M / BM rows.
+  // The streamed image's flags (KernelSpec::imageStream): right after M.
+  if (spec.imageStream)
+    tb.bufferArg(tb.builder().getI32Type());
+  // One BM x BK block per workgroup: x = K / BK blocks, y = M / BM rows
+  // (streamed: a loop over the blocks, which maps the same ids).
   dsl::Index k0 = tb.tileId(0) * spec.bk;
   dsl::Index m0 = tb.tileId(1) * spec.bm;
   dsl::Tile x = tb.load(a, m0, k0, tb.constant(spec.k), m - m0, spec.bm, spec.bk);
   tb.quantize(x, spec.rounding, codes, scales, out);
   tb.finish();
+  if (spec.imageStream)
+    module.lookupSymbol(spec.name())
+        ->setAttr(tile::kImageStreamAttr,
+                  mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64),
+                                         spec.imageStream));
 }
 
 void buildKernel(mlir::ModuleOp module, const KernelSpec &spec) {

@@ -100,6 +100,8 @@ std::string KernelSpec::name() const {
     s += decodeGroups > 1 ? strCat("_dec", decodeGroups) : std::string("_dec");
   if (warpSplitK)
     s += strCat("_wk", warpSplitK);
+  if (imageStream)
+    s += strCat("_is", imageStream);
   if (persistent)
     s += "_ps";
   if (streamK)
@@ -310,11 +312,11 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
   else if (*ep != "bf16")
     return p.error("unknown epilogue '", *ep, "'; expected bf16 or bf16dq");
   // Optional variants, in this order: "fold", "st<N>", "wg2", "dec" or
-  // "dec<G>", "wk<W>", "ps" or "sk".
+  // "dec<G>", "wk<W>", "is<N>", "ps" or "sk".
   bool stagesSeen = false;
   while (!p.done()) {
     Expected<std::string_view> flag =
-        p.next("'fold', 'st<N>', 'wg2', 'dec', 'dec<G>', 'wk<W>', 'ps' or 'sk'");
+        p.next("'fold', 'st<N>', 'wg2', 'dec', 'dec<G>', 'wk<W>', 'is<N>', 'ps' or 'sk'");
     if (!flag)
       return flag.takeError();
     if (s.persistent || s.streamK)
@@ -322,6 +324,14 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
                      "'");
     if (*flag == "ps" || *flag == "sk") {
       (*flag == "ps" ? s.persistent : s.streamK) = true;
+      continue;
+    }
+    if (s.imageStream)
+      return p.error("has trailing fields after 'is", s.imageStream, "': '", *flag, "'");
+    std::string_view streamed = *flag;
+    std::optional<int64_t> is;
+    if (consumeFront(streamed, "is") && (is = canonicalNumber(streamed)) && *is > 0) {
+      s.imageStream = *is;
       continue;
     }
     if (s.warpSplitK)
@@ -361,7 +371,8 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
       continue;
     }
     return p.error("has trailing fields after the epilogue: '", *flag,
-                   "' (only 'fold', then 'st<N>', then 'wg2', then 'ps' or 'sk', may follow it)");
+                   "' (only 'fold', then 'st<N>', then 'wg2', then 'dec' or 'dec<G>', then "
+                   "'wk<W>', then 'is<N>', then 'ps' or 'sk', may follow it)");
   }
   if (Error e = verifyKernelSpec(s))
     return p.error(e.message());
@@ -423,6 +434,16 @@ static Error verifyQuantizeMx(const KernelSpec &s) {
     return fail("has no K loop: '_wk' does not apply");
   if (s.persistent || s.streamK)
     return fail("has no tile loop: '", s.persistent ? "_ps" : "_sk", "' does not apply");
+  if (s.imageStream < 0)
+    return fail("the streamed image (_is<S>) takes S >= 1 splits, got ", s.imageStream);
+  // Streamed pieces are BM x 128 and stored directly (BM 64 stages its
+  // block for bulk copies, whose completion is no release).
+  if (s.imageStream &&
+      (s.op != OpKind::QdqMx || s.bk != 128 || s.bm > 32 || (s.k / 128) % s.imageStream != 0))
+    return fail("the streamed image (_is<S>) is a variant of qdq_mxfp4 with BM 8, 16 or 32 and "
+                "BK 128 whose K steps (K / 128 = ",
+                s.k / 128, ") the S splits divide; got ", toString(s.op), " with BM ", s.bm,
+                ", BK ", s.bk, ", S = ", s.imageStream);
   return Error::success();
 }
 
@@ -486,6 +507,15 @@ Error verifyKernelSpec(const KernelSpec &s) {
                 "tiles), not of ",
                 toString(s.op), " on ", arch, " with BM ", s.bm, ", split-K ", s.splitK,
                 s.persistent ? ", persistent" : "");
+  if (s.imageStream &&
+      (s.arch != Arch::SM90A || s.op != OpKind::GemmQdqA4W4 || s.bm != 128 || s.persistent ||
+       s.streamK || (s.imageStream != 8 && s.imageStream != 16 && s.imageStream != 32)))
+    return fail("the streamed image (_is<R>) is a variant of the sm_90a gemm_qdqa4w4 with BM 128 "
+                "(one image block a tile), one tile per workgroup (no persistent grid or "
+                "stream-K), after a "
+                "quantizer of R = 8, 16 or 32 rows; got ",
+                toString(s.op), " on ", arch, " with BM ", s.bm, ", R = ", s.imageStream,
+                s.persistent ? ", persistent" : "", s.streamK ? ", stream-K" : "");
   const bool preQuantized = s.op == OpKind::GemmMxA4W4 || s.op == OpKind::GemmQdqA4W4;
   if (preQuantized && s.arch != Arch::SM90A)
     return fail(toString(s.op), " (pre-quantized activations) is implemented for sm_90a only, got ",

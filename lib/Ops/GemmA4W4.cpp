@@ -87,6 +87,17 @@ Expected<void *> PreparedWeight::qdqScratch(int64_t m, void *stream) const {
   return s->first;
 }
 
+Expected<void *> PreparedWeight::imageFlagsScratch(int64_t m, void *stream) const {
+  // One flag per 128-K chunk for every row (a 128-row block's are its first
+  // row's): the index math stays the image's.
+  Expected<std::pair<void *, void *>> s =
+      grow(&StreamScratch::imageFlags, (m + 127) / 128, size_t(cols / 128) * 4, 0,
+           /*zeroed=*/true, stream, "streamed image flag");
+  if (!s)
+    return s.takeError();
+  return s->first;
+}
+
 Expected<std::pair<void *, void *>> PreparedWeight::splitKScratch(int64_t m, int64_t splits,
                                                                   void *stream) const {
   // An f32 per output element and split; one i32 counter per output tile is
@@ -277,6 +288,8 @@ static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W
       tile.bn = 0;
     }
   }
+  if (o.imageStream)
+    tile.imageStream = *o.imageStream;
   if (o.streamK) {
     tile.streamK = *o.streamK;
     // Stream-K replaces the table's split-K unless that is forced too.
@@ -382,7 +395,8 @@ static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
 /// (gemm_mxa4w4 or gemm_qdqa4w4): the rounding was the quantizer's.
 static Expected<KernelSpec> preQuantizedSpec(OpKind op, const PreparedWeight &w,
                                              const GemmA4W4Tile &tile,
-                                             const GemmA4W4Options &options) {
+                                             const GemmA4W4Options &options,
+                                             int64_t streamRows = 0) {
   // BM 256 exists on the image only; the MXFP4-activation GEMM (also what a
   // quantization dump runs) takes the same tile at BM 128.
   const int64_t bm = op == OpKind::GemmQdqA4W4 ? tile.bm : std::min<int64_t>(tile.bm, 128);
@@ -410,6 +424,7 @@ static Expected<KernelSpec> preQuantizedSpec(OpKind op, const PreparedWeight &w,
   if (tile.bn && (tile.bn != sm90::kWideTileRows || op == OpKind::GemmQdqA4W4 || options.bn) &&
       (!tile.warpSplitK || options.bn))
     spec->bn = tile.bn;
+  spec->imageStream = streamRows;
   if (Error e = chooseFold(*spec, w, options))
     return e;
   if (Error e = verifyKernelSpec(*spec))
@@ -433,6 +448,35 @@ Error gemmMxA4W4(Device &dev, void *stream, const void *aCodes, const void *aSca
     return spec.takeError();
   return launchGemm(dev, stream, *spec, {const_cast<void *>(aCodes), const_cast<void *>(aScales)},
                     w, out, m, {});
+}
+
+/// The streamed image (KernelSpec::imageStream): qdq_mxfp4 publishing its
+/// pieces, and the GEMM launched as its dependent copying each once it is
+/// in. A failed GEMM launch zeroes the flags the quantizer counted into.
+static Error launchStreamed(Device &dev, void *stream, const void *a, int64_t m,
+                            const PreparedWeight &w, void *out, void *image,
+                            const GemmA4W4Tile &tile, const GemmA4W4Options &options) {
+  Expected<void *> flags = w.imageFlagsScratch(m, stream);
+  if (!flags)
+    return flags.takeError();
+  ImageStream s;
+  s.flags = *flags;
+  // The pieces follow the splits' K order where they split K evenly.
+  s.splits = (w.k() / 128) % tile.splitK == 0 ? tile.splitK : 1;
+  s.workgroupsPerSm = tile.imageStream;
+  const int64_t rows = options.quantizerBm.value_or(streamedQuantizerRows(m));
+  Expected<KernelSpec> spec = preQuantizedSpec(OpKind::GemmQdqA4W4, w, tile, options, rows);
+  if (!spec)
+    return spec.takeError();
+  if (Error e =
+          qdqMxfp4Streamed(dev, stream, a, m, w.k(), image, s, options.rounding, w.arch(), rows))
+    return e;
+  Error e = launchGemm(dev, stream, *spec, {image}, w, out, m, {*flags});
+  if (e)
+    if (Error z = dev.fill(*flags, 0, size_t((m + 127) / 128) * size_t(w.k() / 128) * 4, stream))
+      return fail(e.message(),
+                  "; zeroing the streamed image's flags after it also failed: ", z.message());
+  return e;
 }
 
 Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const PreparedWeight &w,
@@ -467,6 +511,21 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
     Expected<void *> q = w.qdqScratch(m, stream);
     if (!q)
       return q.takeError();
+    // The streamed image: BM 128 tiles, one a workgroup, one launch (the
+    // table's gives way to other forced variants; forced, it must fit).
+    const bool streamable = tile.bm == 128 && tile.splitM == 0 && !tile.persistent &&
+                            !tile.streamK && options.quantizerBm.value_or(0) <= 32;
+    if (tile.imageStream && !streamable && options.imageStream)
+      return fail("gemmA4W4: imageStream streams the activation image to a BM 128 GEMM of one "
+                  "tile per workgroup, no split M, after a quantizer of at most 32 rows; this "
+                  "call has BM ",
+                  tile.bm, tile.persistent ? ", a persistent grid" : "",
+                  tile.streamK ? ", stream-K" : "", tile.splitM ? ", a split M" : "");
+    if (tile.imageStream < 0 || tile.imageStream > 16)
+      return fail("gemmA4W4: imageStream takes 1 to 16 quantizer workgroups per SM (0: off), got ",
+                  tile.imageStream);
+    if (tile.imageStream && streamable)
+      return launchStreamed(dev, stream, a, m, w, out, *q, tile, options);
     if (Error e = qdqMxfp4(dev, stream, a, m, w.k(), *q, options.rounding, w.arch(),
                            options.quantizerBm.value_or(0)))
       return e;

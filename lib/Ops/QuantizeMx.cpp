@@ -20,11 +20,17 @@ int64_t selectQuantizeMxBm(int64_t m, int64_t k) {
   return bm;
 }
 
+int64_t streamedQuantizerRows(int64_t m) {
+  // A few chunks a thread per piece; no idle rows below M = 32.
+  return m <= 8 ? 8 : m <= 16 ? 16 : 32;
+}
+
 /// Launches quant_mxfp4 (outputs: codes, scales) or qdq_mxfp4 (output: the
 /// activation image) after the checks both share.
 static Error launchQuantizer(const char *api, OpKind op, Device &dev, void *stream, const void *a,
                              int64_t m, int64_t k, std::vector<void *> outputs,
-                             ScaleRounding rounding, std::optional<Arch> archOpt, int64_t bm = 0) {
+                             ScaleRounding rounding, std::optional<Arch> archOpt, int64_t bm = 0,
+                             const ImageStream *streamed = nullptr) {
   auto fail = [&](const auto &...parts) { return makeError(api, ": ", parts...); };
   if (m < 1)
     return fail("M must be >= 1, got ", m);
@@ -49,6 +55,16 @@ static Error launchQuantizer(const char *api, OpKind op, Device &dev, void *stre
       makeQuantizeMxSpec(*arch, k, bm ? bm : selectQuantizeMxBm(m, k), rounding, op);
   if (!spec)
     return spec.takeError();
+  if (streamed) {
+    if (!streamed->flags)
+      return fail("the streamed image's flags pointer must not be null");
+    if (streamed->workgroupsPerSm < 1 || streamed->workgroupsPerSm > 16)
+      return fail("the streamed image takes 1 to 16 quantizer workgroups per SM, got ",
+                  streamed->workgroupsPerSm);
+    spec->imageStream = streamed->splits;
+    if (Error e = verifyKernelSpec(*spec))
+      return fail(e.message());
+  }
   Expected<std::shared_ptr<const CompiledKernel>> kernel = Jit::global().get(*spec);
   if (!kernel)
     return kernel.takeError();
@@ -58,7 +74,13 @@ static Error launchQuantizer(const char *api, OpKind op, Device &dev, void *stre
   for (void *&p : outputs)
     args.push_back(&p);
   args.push_back(&m32);
-  return dev.launch(**kernel, (*kernel)->geometry(m), args.data(), stream);
+  LaunchGeometry g = (*kernel)->geometry(m);
+  void *flags = streamed ? streamed->flags : nullptr;
+  if (streamed) {
+    args.push_back(&flags);
+    g.persistentPerSm = unsigned(streamed->workgroupsPerSm);
+  }
+  return dev.launch(**kernel, g, args.data(), stream);
 }
 
 Error quantizeMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t k, void *codes,
@@ -71,6 +93,13 @@ Error qdqMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t k, v
                ScaleRounding rounding, std::optional<Arch> arch, int64_t bm) {
   return launchQuantizer("qdqMxfp4", OpKind::QdqMx, dev, stream, a, m, k, {out}, rounding, arch,
                          bm);
+}
+
+Error qdqMxfp4Streamed(Device &dev, void *stream, const void *a, int64_t m, int64_t k, void *out,
+                       const ImageStream &s, ScaleRounding rounding, std::optional<Arch> arch,
+                       int64_t bm) {
+  return launchQuantizer("qdqMxfp4Streamed", OpKind::QdqMx, dev, stream, a, m, k, {out}, rounding,
+                         arch, bm ? bm : streamedQuantizerRows(m), &s);
 }
 
 } // namespace mxfp4

@@ -75,6 +75,11 @@ static cl::opt<std::string> wkOpt("warp-split-k",
                                            "variant with W warps (0: off; sm_90a inline "
                                            "quantization, M <= 8)"),
                                   cl::init(""));
+static cl::opt<std::string> isOpt("image-stream",
+                                  cl::desc("comma-separated quantizer workgroups per SM: force "
+                                           "the streamed activation image (0: off; sm_90a "
+                                           "dequantize-once, BM 128)"),
+                                  cl::init(""));
 static cl::opt<std::string> skOpt("stream-k",
                                   cl::desc("comma-separated 0/1: force stream-K off/on (sm_90a "
                                            "gemm_qdqa4w4, BM 128/256, without split-K)"),
@@ -143,7 +148,7 @@ int main(int argc, char **argv) {
                              wgs = parseList(wgOpt), pss = parseList(psOpt),
                              qbms = parseList(qbmOpt), decs = parseList(decOpt),
                              sks = parseList(skOpt), splitMs = parseList(splitMOpt),
-                             wks = parseList(wkOpt);
+                             wks = parseList(wkOpt), iss = parseList(isOpt);
   std::vector<std::array<int64_t, 3>> points;
   using Shape = std::pair<int64_t, int64_t>;
   // ../shared/reference/semantics.md section 8: (N, K) of dense FP4 layers.
@@ -262,6 +267,7 @@ int main(int argc, char **argv) {
       for (int64_t qbm : qbms.empty() ? std::vector<int64_t>{0} : qbms)
         for (int64_t dec : decs.empty() ? std::vector<int64_t>{-1} : decs)
         for (int64_t wk : wks.empty() ? std::vector<int64_t>{-1} : wks)
+        for (int64_t is : iss.empty() ? std::vector<int64_t>{-1} : iss)
           for (int64_t streamK : sks.empty() ? std::vector<int64_t>{-1} : sks)
             for (int64_t splitM : splitMs.empty() ? std::vector<int64_t>{-1} : splitMs)
               for (int64_t bn : bns.empty() ? std::vector<int64_t>{0} : bns)
@@ -271,7 +277,7 @@ int main(int argc, char **argv) {
                       if (bms.empty() && splits.empty() && bks.empty() && bns.empty() &&
                           pres.empty() && stageList.empty() && wgs.empty() && pss.empty() &&
                           qbms.empty() && decs.empty() && sks.empty() && splitMs.empty() &&
-                          wks.empty())
+                          wks.empty() && iss.empty())
                         break;
                       GemmA4W4Options o;
                       if (pre >= 0)
@@ -302,17 +308,19 @@ int main(int argc, char **argv) {
                         o.streamK = streamK != 0;
                       if (wk >= 0)
                         o.warpSplitK = wk;
+                      if (is >= 0)
+                        o.imageStream = is;
                       if (splitM >= 0)
                         o.splitM = splitM;
                       double us =
                           timeIt([&] { return gemmA4W4(dev, nullptr, da, m, **prepared, dc, o); });
                       llvm::outs() << llvm::format(
                           "  tune N=%lld K=%lld M=%lld prequant=%lld stages=%lld wg=%lld ps=%lld "
-                          "qbm=%lld dec=%lld wk=%lld sk=%lld "
+                          "qbm=%lld dec=%lld wk=%lld is=%lld sk=%lld "
                           "split-m=%lld bn=%lld bk=%lld bm=%lld split-k=%lld: %.1f us\n",
                           (long long)n, (long long)k, (long long)m, (long long)pre, (long long)st,
                           (long long)wg, (long long)ps, (long long)qbm, (long long)dec,
-                          (long long)wk, (long long)streamK, (long long)splitM, (long long)bn, (long long)bk,
+                          (long long)wk, (long long)is, (long long)streamK, (long long)splitM, (long long)bn, (long long)bk,
                           (long long)bm, (long long)sk, us);
                       llvm::outs().flush(); // a sweep killed by a timeout keeps its lines
                     }

@@ -60,6 +60,11 @@ static cl::opt<int64_t> warpSplitKOpt("warp-split-k",
                                       cl::desc("sm_90a gemm_a4w4 at BM 8, BN 16 or 32: warps "
                                                "splitting K with mma.sync (0: off)"),
                                       cl::init(0));
+static cl::opt<int64_t> imageStreamOpt(
+    "image-stream",
+    cl::desc("sm_90a streamed activation image: on qdq_mxfp4 the GEMM's split count, on "
+             "gemm_qdqa4w4 (BM 128) the quantizer's rows per piece (0: off)"),
+    cl::init(0));
 static cl::opt<bool> streamKOpt("stream-k",
                                 cl::desc("sm_90a gemm_qdqa4w4 of BM 128 or 256: stream-K"),
                                 cl::init(false));
@@ -138,6 +143,7 @@ int main(int argc, char **argv) {
     spec->decodeGroups = decodeGroupsOpt;
     spec->streamK = streamKOpt;
     spec->warpSplitK = warpSplitKOpt;
+    spec->imageStream = imageStreamOpt;
     spec->foldedScales = foldOpt;
     if (Error e = verifyKernelSpec(*spec))
       return fail(e.message());

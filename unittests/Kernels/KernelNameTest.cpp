@@ -441,6 +441,58 @@ TEST(KernelName, StreamK) {
   EXPECT_ERROR_CONTAINS(parseKernelName(q->name() + "_sk"), "no tile loop");
 }
 
+TEST(KernelName, ImageStream) {
+  // The streamed image ("_is<N>", after where "_wk" would be): on
+  // qdq_mxfp4 the GEMM's split count (it must split K's 128-K steps
+  // evenly), on gemm_qdqa4w4 at BM 128 the quantizer's rows per piece.
+  auto q = makeQuantizeMxSpec(Arch::SM90A, 7168, 32, kDefaultScaleRounding, OpKind::QdqMx);
+  ASSERT_OK(q);
+  q->imageStream = 2;
+  const std::string qName = q->name();
+  EXPECT_EQ(qName.substr(qName.size() - 4), "_is2") << qName;
+  auto qBack = parseKernelName(qName);
+  ASSERT_OK(qBack);
+  EXPECT_EQ(qBack->imageStream, 2);
+  EXPECT_EQ(qBack->name(), qName);
+  EXPECT_ERROR_CONTAINS(parseKernelName(qName + "_is2"), "trailing fields after 'is2'");
+  q->imageStream = 3; // 56 steps
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*q), "K / 128 = 56");
+  q->imageStream = 4;
+  ASSERT_OK(verifyKernelSpec(*q));
+  q->bm = 64; // stages its block for bulk copies
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*q), "BM 8, 16 or 32");
+  auto quant = makeQuantizeMxSpec(Arch::SM90A, 7168, 32);
+  ASSERT_OK(quant);
+  quant->imageStream = 1;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*quant), "got quant_mxfp4");
+
+  auto g = makeGemmA4W4Spec(Arch::SM90A, 1536, 7168, 128, kDefaultScaleRounding, Activation::None,
+                            {0.0f, 0.0f}, OpKind::GemmQdqA4W4);
+  ASSERT_OK(g);
+  g->splitK = 2;
+  g->foldedScales = true;
+  g->imageStream = 32;
+  const std::string name = g->name();
+  EXPECT_EQ(name.substr(name.size() - 10), "_fold_is32") << name;
+  auto back = parseKernelName(name);
+  ASSERT_OK(back);
+  EXPECT_EQ(back->imageStream, 32);
+  EXPECT_EQ(back->name(), name);
+  g->imageStream = 64;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "R = 8, 16 or 32");
+  g->imageStream = 8;
+  g->bm = 256;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "with BM 256");
+  g->bm = 128;
+  g->splitK = 1;
+  g->persistent = true;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "persistent");
+  auto inlineQ = makeGemmA4W4Spec(Arch::SM90A, 1536, 7168, 128);
+  ASSERT_OK(inlineQ);
+  inlineQ->imageStream = 32;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*inlineQ), "got gemm_a4w4");
+}
+
 TEST(KernelName, ZeroKTileIsAnErrorNotADivision) {
   // Found by MutatedNamesNeverCrash (MXFP4_TEST_SEED=242): sm_90a's step
   // counts divided by BK before the K tile was checked.

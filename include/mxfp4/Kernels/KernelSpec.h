@@ -119,6 +119,16 @@ struct KernelSpec {
   /// memory, summed in warp order. No split-K. 0: not this variant. Named
   /// by a trailing "_wk<W>".
   int64_t warpSplitK = 0;
+  /// The streamed activation image (sm_90a, Ops/GemmA4W4.cpp): qdq_mxfp4
+  /// and the gemm_qdqa4w4 after it run at the same time, the GEMM copying
+  /// each (128-row block, 128-K chunk) of the image once the quantizer's
+  /// workgroups have written it and counted themselves in a flag per piece
+  /// (the kernels' argument after M). qdq_mxfp4: S >= 1, a grid of
+  /// workgroups looping over BM x 128 pieces in the order the GEMM's S
+  /// splits read them (one K step of every split, then the next). The
+  /// GEMM: the quantizer's BM (8, 16 or 32), which says how many pieces
+  /// make a block. 0: not streamed. Named by a trailing "_is<N>".
+  int64_t imageStream = 0;
 
   /// The canonical name (see the file comment).
   std::string name() const;

@@ -72,6 +72,9 @@ public:
   /// Scratch for the activation image of M rows (what qdq_mxfp4 writes,
   /// Kernels/Sm90Pipeline.h), grown like the others.
   Expected<void *> qdqScratch(int64_t m, void *stream = nullptr) const;
+  /// The streamed image's flags for M rows (one i32 per 128-row block and
+  /// 128-K chunk; zeroed when allocated, kernels leave them zero).
+  Expected<void *> imageFlagsScratch(int64_t m, void *stream = nullptr) const;
 
 private:
   Device *dev;
@@ -90,7 +93,7 @@ private:
     int64_t rows = 0;
   };
   struct StreamScratch {
-    RowScratch splitK, activations, qdq;
+    RowScratch splitK, activations, qdq, imageFlags;
   };
   Expected<std::pair<void *, void *>> grow(RowScratch StreamScratch::*which, int64_t m,
                                            size_t firstPerRow, size_t secondPerRow, bool zeroed,
@@ -145,6 +148,12 @@ struct GemmA4W4Options {
   /// M tile), BN 32 unless `bn` says 16, no split-K; 0: the table's tile
   /// without it.
   std::optional<int64_t> warpSplitK;
+  /// Override the streamed activation image (sm_90a dequantize-once at BM
+  /// 128, one tile per workgroup, no split M): qdq_mxfp4 and the GEMM run
+  /// at once, the GEMM copying each piece of the image as soon as it is
+  /// written; the value is the quantizer's workgroups per SM (1..16). 0:
+  /// the quantizer ends before the GEMM reads the image.
+  std::optional<int64_t> imageStream;
   /// Override whether sm_90a dequantize-once GEMMs of BM 128 or 256 without
   /// split-K run stream-K (every SM an equal share of the tiles' K steps).
   std::optional<bool> streamK;
@@ -194,6 +203,9 @@ struct GemmA4W4Tile {
   /// sm_90a inline quantization at BM 8, BN 16 or 32: warps splitting K
   /// (KernelSpec::warpSplitK); 0: not this variant.
   int64_t warpSplitK = 0;
+  /// sm_90a dequantize-once at BM 128: the streamed image, its quantizer's
+  /// workgroups per SM (GemmA4W4Options::imageStream); 0: not streamed.
+  int64_t imageStream = 0;
 };
 
 /// The tile for (arch, N, K, M): the one table later tuning replaces.

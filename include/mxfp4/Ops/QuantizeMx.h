@@ -42,6 +42,29 @@ Error qdqMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t k, v
                ScaleRounding rounding = kDefaultScaleRounding,
                std::optional<Arch> arch = std::nullopt, int64_t bm = 0);
 
+/// How qdqMxfp4Streamed publishes its image to the gemm_qdqa4w4 launched
+/// right after it on the same stream (KernelSpec::imageStream).
+struct ImageStream {
+  /// i32 per (128-row block, 128-K chunk), zero before the call; the GEMM
+  /// leaves them zero.
+  void *flags = nullptr;
+  /// The GEMM's split-K: the quantizer's pieces follow its K order.
+  int64_t splits = 1;
+  /// Quantizer workgroups per SM (the grid loops over the pieces).
+  int64_t workgroupsPerSm = 2;
+};
+
+/// The streamed quantizer's rows per piece for M rows: 32, or the least of
+/// 8 / 16 that covers a smaller M.
+int64_t streamedQuantizerRows(int64_t m);
+
+/// qdqMxfp4 as the streamed image's producer: BM x 128 pieces (BM 8, 16 or
+/// 32, 0: streamedQuantizerRows) counted into `s.flags` as they are written. Only a
+/// gemm_qdqa4w4 with the same imageStream rows reads them (Ops/GemmA4W4.cpp).
+Error qdqMxfp4Streamed(Device &dev, void *stream, const void *a, int64_t m, int64_t k, void *out,
+                       const ImageStream &s, ScaleRounding rounding = kDefaultScaleRounding,
+                       std::optional<Arch> arch = std::nullopt, int64_t bm = 0);
+
 } // namespace mxfp4
 
 #endif // MXFP4_OPS_QUANTIZEMX_H

@@ -93,6 +93,15 @@ struct Config {
   /// warps, which divide the K loop's chunks among themselves and sum their
   /// partial tiles in shared memory. 0: not this variant.
   int64_t warpSplitK = 0;
+  /// The streamed activation image (mxtile.image_stream;
+  /// Sm90ImageStream.cpp): on the quantizer the GEMM's split count, on the
+  /// GEMM the quantizer's rows per piece; 0: not streamed.
+  int64_t imageStream = 0;
+  /// The streamed image's 128-K chunks per row (K / 128), and on the GEMM
+  /// the workgroups that read each chunk of a block (its N tiles).
+  int64_t imageSteps = 0, imageReaders = 0;
+  /// The quantizer loops over its pieces, publishing each (streamed image).
+  bool streamsImage() const { return quantizeOnly && imageStream; }
   bool persistent() const { return persistentTilesX != 0 && !streamK; }
   /// The kernel body runs inside a loop over tiles (persistent or stream-K).
   bool tileLoop() const { return persistentTilesX != 0; }
@@ -151,8 +160,17 @@ public:
   /// The stream-K kernel (Sm90StreamK.cpp): the body of `kernel` lowered
   /// inside the loop over this workgroup's segments.
   mlir::LogicalResult lowerStreamK(mlir::ImplicitLocOpBuilder &b, mlir::func::FuncOp kernel);
+  /// The streamed quantizer (Sm90ImageStream.cpp): the body of `kernel`
+  /// lowered inside the loop over this workgroup's pieces of the image,
+  /// each published in its flag once written.
+  mlir::LogicalResult lowerStreamedQuantizer(mlir::ImplicitLocOpBuilder &b,
+                                             mlir::func::FuncOp kernel);
 
   mlir::IRMapping mapping;
+  /// The streamed image's flags (Config::imageStream): i32 per (128-row
+  /// block, 128-K chunk), block * K / 128 + chunk; and the kernel's M
+  /// argument (index) their counts derive from.
+  mlir::Value imageFlags, rowsArg;
 
 private:
   /// Lowers the ops of `kernel`'s body but its return (inside a tile loop).
@@ -259,6 +277,15 @@ private:
   /// thread load them.
   void waitForArrivals(mlir::ImplicitLocOpBuilder &b, mlir::Value counters, mlir::Value counter,
                        int64_t arrivals);
+  /// The streamed GEMM's leader, before it copies chunk `chunk` of image
+  /// block `block`: waits until the quantizer's pieces of it are published,
+  /// acquires them for its bulk copies, and counts itself in, the last of
+  /// the N tiles' workgroups zeroing the flag for the next launch
+  /// (Sm90ImageStream.cpp).
+  void waitImageChunk(mlir::ImplicitLocOpBuilder &b, mlir::Value block, mlir::Value chunk);
+  /// Coordinate `id` (K block or row tile) of the streamed quantizer's piece.
+  mlir::Value streamedCoordinate(mlir::ImplicitLocOpBuilder &b, tile::TileIdOp id,
+                                 mlir::Value piece);
   /// The leader zeroes counters[counter] for the next launch.
   void resetCounter(mlir::ImplicitLocOpBuilder &b, mlir::Value counters, mlir::Value counter);
   /// Stores the bf16 tile `tiles` through shared memory (Sm90Store.cpp):
@@ -403,6 +430,9 @@ private:
   /// Persistent kernels: this workgroup's tile iteration, its linear tile,
   /// the next one it takes, and the number of tiles.
   mlir::Value tileIter, currentTile, nextTile, tileCount;
+  /// The streamed quantizer: its row tiles (ceil(M / BM)); its piece is
+  /// currentTile.
+  mlir::Value streamRowTiles;
   /// Stream-K (Sm90StreamK.cpp): the K steps of a tile; the waves of whole
   /// tiles every workgroup takes first (one tile each); the first iteration
   /// of the stream-K part and its number of iterations (split evenly over

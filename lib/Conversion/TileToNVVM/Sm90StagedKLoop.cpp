@@ -89,7 +89,9 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
   auto prologue = [&] {
     for (int64_t st = 0; st + 1 < stages; ++st)
       issue(idxConst(b, st), StageParts::Weights);
-    NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
+    // The streamed image waits for each chunk instead (Sm90ImageStream.cpp).
+    if (!cfg.imageStream)
+      NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
     for (int64_t st = 0; st + 1 < stages; ++st)
       issue(idxConst(b, st), StageParts::Activations);
   };

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 namespace mxfp4::tile {
@@ -63,8 +64,9 @@ Value Sm90Emitter::valueAtStep(ImplicitLocOpBuilder &b, Value v, scf::ForOp loop
 LogicalResult Sm90Emitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
   b.setLoc(op->getLoc());
   if (auto id = dyn_cast<tile::TileIdOp>(op)) {
-    mapping.map(id.getResult(),
-                cfg.tileLoop() ? tileCoordinate(b, id, currentTile) : lowerTileId(b, id));
+    mapping.map(id.getResult(), cfg.streamsImage() ? streamedCoordinate(b, id, currentTile)
+                                : cfg.tileLoop()   ? tileCoordinate(b, id, currentTile)
+                                                   : lowerTileId(b, id));
     return success();
   }
   if (auto z = dyn_cast<tile::ZeroOp>(op)) {
@@ -191,6 +193,19 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
     // qdq_mxfp4's BM 64 blocks (large M: throughput) leave through shared
     // memory and bulk copies; smaller ones (latency) store directly.
     cfg.stagesImage = quant.getQdq() && cfg.bm == 64;
+    if (auto splits = kernel->getAttrOfType<IntegerAttr>(tile::kImageStreamAttr)) {
+      // The streamed image (Sm90ImageStream.cpp): pieces of BM x 128 stored
+      // directly, in the K order of the GEMM's splits.
+      auto load = quant.getInput().getDefiningOp<tile::LoadOp>();
+      std::optional<int64_t> ld = load ? getConstantIntValue(load.getLd()) : std::nullopt;
+      cfg.imageStream = splits.getInt();
+      cfg.imageSteps = ld ? *ld / 128 : 0;
+      if (!quant.getQdq() || cfg.stagesImage || cfg.bk != 128 || !ld || *ld % 128 != 0 ||
+          cfg.imageStream < 1 || cfg.imageSteps % cfg.imageStream != 0)
+        return kernel.emitError() << "the streamed image's quantizer writes the image (qdq) in "
+                                     "BM 8..32 x 128 pieces of rows of a constant K that its "
+                                     "split count divides into whole 128-K steps";
+    }
     return cfg;
   }
   if (!mma || !weight)
@@ -337,6 +352,21 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
                                  "over one warpgroup";
   if (cfg.stagedActivations && cfg.bm == 128 && sm90::workgroupsPerSm(cfg.shared()) >= 2)
     cfg.maxRegisters = 128;
+  if (auto rows = kernel->getAttrOfType<IntegerAttr>(tile::kImageStreamAttr)) {
+    // The streamed image (Sm90ImageStream.cpp): each chunk of a block is
+    // read once by one workgroup of every N column.
+    tile::StoreOp store;
+    kernel.walk([&](tile::StoreOp op) { store = op; });
+    std::optional<int64_t> n = store ? getConstantIntValue(store.getLd()) : std::nullopt;
+    cfg.imageStream = rows.getInt();
+    cfg.imageSteps = weight.getK() / 128;
+    cfg.imageReaders = n ? *n / cfg.bn : 0;
+    if (!cfg.stagedActivations || cfg.bm != sm90::kImageBlockRows || cfg.tileLoop() || !n ||
+        (cfg.imageStream != 8 && cfg.imageStream != 16 && cfg.imageStream != 32))
+      return kernel.emitError() << "the streamed image takes the activation image "
+                                   "(mxtile.load_qdq) at BM 128, one tile per workgroup, "
+                                   "a constant N and quantizer pieces of 8, 16 or 32 rows";
+  }
   return cfg;
 }
 
@@ -450,7 +480,20 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
     // second part of a split M, Ops/GemmA4W4.cpp).
     if (cfg->quantizeOnly || cfg->stagedActivations)
       NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::launch_dependents);
-    if (cfg->tileLoop()) {
+    if (cfg->imageStream) {
+      // M (the one i32 argument), then the streamed image's flags.
+      for (auto [i, arg] : llvm::enumerate(func.getArguments()))
+        if (arg.getType().isSignlessInteger(32) && i + 1 < func.getNumArguments()) {
+          emitter.rowsArg = arith::IndexCastUIOp::create(b, b.getIndexType(), arg);
+          emitter.imageFlags = func.getArgument(i + 1);
+        }
+    }
+    if (cfg->streamsImage()) {
+      if (failed(emitter.lowerStreamedQuantizer(b, kernel))) {
+        func.erase();
+        return failure();
+      }
+    } else if (cfg->tileLoop()) {
       if (failed(cfg->streamK ? emitter.lowerStreamK(b, kernel)
                               : emitter.lowerPersistent(b, kernel))) {
         func.erase();

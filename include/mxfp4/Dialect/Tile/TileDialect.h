@@ -37,6 +37,11 @@ inline constexpr llvm::StringLiteral kStreamKAttr = "mxtile.stream_k";
 /// variant (KernelSpec::warpSplitK); the value (i64) is its warps, which
 /// split the K loop among themselves (mma.sync, Sm90WarpSplitK.cpp).
 inline constexpr llvm::StringLiteral kWarpSplitKAttr = "mxtile.warp_split_k";
+/// The streamed activation image (KernelSpec::imageStream); the flags are
+/// the kernel's buffer argument right after M. On qdq_mxfp4 the value (i64)
+/// is the GEMM's split count, whose K order its pieces follow; on
+/// gemm_qdqa4w4 the quantizer's rows per piece (Sm90ImageStream.cpp).
+inline constexpr llvm::StringLiteral kImageStreamAttr = "mxtile.image_stream";
 } // namespace mxfp4::tile
 
 #endif // MXFP4_DIALECT_TILE_TILEDIALECT_H
