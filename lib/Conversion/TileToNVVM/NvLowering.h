@@ -278,11 +278,19 @@ private:
   void waitForArrivals(mlir::ImplicitLocOpBuilder &b, mlir::Value counters, mlir::Value counter,
                        int64_t arrivals);
   /// The streamed GEMM's leader, before it copies chunk `chunk` of image
-  /// block `block`: waits until the quantizer's pieces of it are published,
-  /// acquires them for its bulk copies, and counts itself in, the last of
-  /// the N tiles' workgroups zeroing the flag for the next launch
+  /// block `block`: polls (from `seen`, if read ahead) until the quantizer's
+  /// pieces of it are published, and acquires them for its bulk copies
   /// (Sm90ImageStream.cpp).
-  void waitImageChunk(mlir::ImplicitLocOpBuilder &b, mlir::Value block, mlir::Value chunk);
+  void waitImageChunk(mlir::ImplicitLocOpBuilder &b, mlir::Value block, mlir::Value chunk,
+                      mlir::Value seen = {});
+  /// The leader's relaxed read of that flag ahead of the wait (0 elsewhere).
+  mlir::Value peekImageChunk(mlir::ImplicitLocOpBuilder &b, mlir::Value block, mlir::Value chunk);
+  /// After the K loop of `steps` steps: the workgroup counts itself into
+  /// the flags of the chunks it read, the last reader zeroing each.
+  void countImageReads(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop,
+                       tile::LoadWeightOp weight, tile::LoadQdqOp act, mlir::Value steps);
+  /// The global address of flag (block, chunk).
+  mlir::Value imageFlag(mlir::ImplicitLocOpBuilder &b, mlir::Value block, mlir::Value chunk);
   /// Coordinate `id` (K block or row tile) of the streamed quantizer's piece.
   mlir::Value streamedCoordinate(mlir::ImplicitLocOpBuilder &b, tile::TileIdOp id,
                                  mlir::Value piece);
@@ -433,6 +441,9 @@ private:
   /// The streamed quantizer: its row tiles (ceil(M / BM)); its piece is
   /// currentTile.
   mlir::Value streamRowTiles;
+  /// The streamed GEMM's leader: the flag of the step this iteration issues,
+  /// read at its start (peekImageChunk); null elsewhere.
+  mlir::Value imageSeen;
   /// Stream-K (Sm90StreamK.cpp): the K steps of a tile; the waves of whole
   /// tiles every workgroup takes first (one tile each); the first iteration
   /// of the stream-K part and its number of iterations (split evenly over

@@ -13,13 +13,19 @@
 // step j + 1 (piece p: order p / R of the R = ceil(M / BM) row tiles, row
 // tile p % R). After a piece's stores, each thread fences them for the
 // async proxy (the GEMM reads them with bulk copies), a barrier, and the
-// leader releases them by adding 1 to the flag of (128-row block, chunk).
+// leader releases them (red.release) into the flag of (128-row block,
+// chunk).
 //
-// The GEMM's leader, before a chunk's bulk copies: polls the flag until the
-// block's pieces (min(128 / BM, R - 128 b / BM)) are in, acquires them
-// (fence, then the proxy fence), and adds 1 for itself. The flag's last
-// reader, N / BN of them (one tile of each N column reads each chunk of its
-// block once), takes everything back out: the next launch finds zero.
+// The GEMM's leader reads the flag of the step it will issue at the end of
+// an iteration at its start (a relaxed load, in flight under the MMAs);
+// before the chunk's bulk copies it polls on until the block's pieces
+// (min(128 / BM, R - 128 b / BM)) are in, then acquires them (fence, then
+// the proxy fence). After its K loop every workgroup counts itself into
+// the flags it read, one thread a flag (no round trip in the loop); the
+// last of their N / BN readers (one tile of each N column reads each chunk
+// of its block once) takes everything back out: the next launch finds
+// zero. (A first version polled and counted in with atomics inside the
+// loop, two round trips a step on the MMA warps' critical path: 2x slower.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,13 +40,20 @@ using namespace mlir;
 using namespace mxfp4;
 using namespace mxfp4::nv;
 
+/// Inline PTX with side effects (kept in spin loops) and its result, if any.
+static Value ptx(ImplicitLocOpBuilder &b, Type result, ValueRange operands, StringRef code,
+                 StringRef constraints) {
+  auto op = LLVM::InlineAsmOp::create(b, result ? TypeRange{result} : TypeRange{}, operands,
+                                      b.getStringAttr(code), b.getStringAttr(constraints),
+                                      b.getUnitAttr(), UnitAttr(), LLVM::TailCallKindAttr(),
+                                      LLVM::AsmDialectAttr(), ArrayAttr());
+  return result ? op.getRes() : Value();
+}
+
 /// Orders this thread's global stores (generic proxy) before bulk copies
 /// that read them (async proxy), or its acquire before its own copies.
 static void fenceProxyAsyncGlobal(ImplicitLocOpBuilder &b) {
-  LLVM::InlineAsmOp::create(b, /*res=*/Type(), ValueRange{},
-                            b.getStringAttr("fence.proxy.async.global;"), b.getStringAttr(""),
-                            b.getUnitAttr(), UnitAttr(), LLVM::TailCallKindAttr(),
-                            LLVM::AsmDialectAttr(), ArrayAttr());
+  ptx(b, Type(), {}, "fence.proxy.async.global;", "");
 }
 
 /// The K step of piece order `order` when S splits each read T / S steps
@@ -53,6 +66,13 @@ Value Sm90Emitter::streamedCoordinate(ImplicitLocOpBuilder &b, tile::TileIdOp id
   if (id.getDim() == 1)
     return idxRem(b, piece, streamRowTiles);
   return streamedStep(b, idxDiv(b, piece, streamRowTiles), cfg.imageStream, cfg.imageSteps);
+}
+
+Value Sm90Emitter::imageFlag(ImplicitLocOpBuilder &b, Value block, Value chunk) {
+  Value at = arith::IndexCastUIOp::create(b, b.getI64Type(),
+                                          idxAdd(b, idxMul(b, block, cfg.imageSteps), chunk));
+  return LLVM::GEPOp::create(b, imageFlags.getType(), b.getI32Type(), imageFlags,
+                             ArrayRef<LLVM::GEPArg>{at});
 }
 
 LogicalResult Sm90Emitter::lowerStreamedQuantizer(ImplicitLocOpBuilder &b, func::FuncOp kernel) {
@@ -75,51 +95,77 @@ LogicalResult Sm90Emitter::lowerStreamedQuantizer(ImplicitLocOpBuilder &b, func:
     fenceProxyAsyncGlobal(b);
     gpu::BarrierOp::create(b);
     inLeader(b, [&] {
-      releaseArrival(b, imageFlags, idxAdd(b, idxMul(b, block, cfg.imageSteps), step));
+      ptx(b, Type(), {imageFlag(b, block, step)}, "red.release.gpu.global.add.u32 [$0], 1;", "l");
     });
   }
   gpu::ReturnOp::create(b);
   return success();
 }
 
-void Sm90Emitter::waitImageChunk(ImplicitLocOpBuilder &b, Value block, Value chunk) {
-  auto i32 = b.getI32Type();
-  auto c32 = [&](Value v) { return arith::IndexCastUIOp::create(b, i32, v).getResult(); };
-  // The quantizer's pieces in this block: 128 / R, fewer in the last one.
-  const int64_t rows = cfg.imageStream, perBlock = sm90::kImageBlockRows / rows;
+/// The quantizer's pieces in image block `block`: 128 / R, fewer in the last.
+static Value piecesIn(ImplicitLocOpBuilder &b, Value rowsArg, Value block, int64_t rows) {
+  const int64_t perBlock = sm90::kImageBlockRows / rows;
   Value rowTiles = idxDiv(b, idxAdd(b, rowsArg, rows - 1), rows);
-  Value pieces = arith::MinUIOp::create(
-      b, idxConst(b, perBlock), arith::SubIOp::create(b, rowTiles, idxMul(b, block, perBlock)));
-  Value flag = idxAdd(b, idxMul(b, block, cfg.imageSteps), chunk);
-  auto poll = scf::WhileOp::create(b, TypeRange{}, ValueRange{});
-  b.createBlock(&poll.getBefore());
-  Value seen = memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
-                                           arith::ConstantIntOp::create(b, 0, 32), imageFlags,
-                                           ValueRange{flag});
-  Value pending = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, seen, c32(pieces));
-  scf::ConditionOp::create(b, pending, ValueRange{});
-  b.createBlock(&poll.getAfter());
+  return arith::MinUIOp::create(b, idxConst(b, perBlock),
+                                arith::SubIOp::create(b, rowTiles, idxMul(b, block, perBlock)));
+}
+
+Value Sm90Emitter::peekImageChunk(ImplicitLocOpBuilder &b, Value block, Value chunk) {
+  auto i32 = b.getI32Type();
+  Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
+  auto ifOp = scf::IfOp::create(b, TypeRange{i32}, isLeader, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  scf::YieldOp::create(
+      b, ptx(b, i32, {imageFlag(b, block, chunk)}, "ld.relaxed.gpu.global.b32 $0, [$1];", "=r,l"));
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  scf::YieldOp::create(b, ValueRange{arith::ConstantIntOp::create(b, 0, 32)});
+  return ifOp.getResult(0);
+}
+
+void Sm90Emitter::waitImageChunk(ImplicitLocOpBuilder &b, Value block, Value chunk, Value seen) {
+  auto i32 = b.getI32Type();
+  Value flag = imageFlag(b, block, chunk);
+  auto load = [&] { return ptx(b, i32, {flag}, "ld.relaxed.gpu.global.b32 $0, [$1];", "=r,l"); };
+  Value pieces = arith::IndexCastUIOp::create(b, i32, piecesIn(b, rowsArg, block, cfg.imageStream));
+  auto poll = scf::WhileOp::create(b, TypeRange{i32}, ValueRange{seen ? seen : load()});
+  Block *before = b.createBlock(&poll.getBefore(), {}, {i32}, {b.getLoc()});
+  Value pending =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, before->getArgument(0), pieces);
+  scf::ConditionOp::create(b, pending, before->getArguments());
+  b.createBlock(&poll.getAfter(), {}, {i32}, {b.getLoc()});
   // Back off between polls: a wave of waiting leaders would otherwise keep
-  // L2's atomic units from the quantizer's own.
-  LLVM::InlineAsmOp::create(b, /*res=*/Type(), ValueRange{}, b.getStringAttr("nanosleep.u32 64;"),
-                            b.getStringAttr(""), b.getUnitAttr(), UnitAttr(),
-                            LLVM::TailCallKindAttr(), LLVM::AsmDialectAttr(), ArrayAttr());
-  scf::YieldOp::create(b, ValueRange{});
+  // L2 busy with the flag.
+  ptx(b, Type(), {}, "nanosleep.u32 64;", "");
+  scf::YieldOp::create(b, ValueRange{load()});
   b.setInsertionPointAfter(poll);
   LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
   fenceProxyAsyncGlobal(b);
-  // Count this reader in; the last of the N columns' takes all back out.
-  Value old = memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
-                                          arith::ConstantIntOp::create(b, 1, 32), imageFlags,
-                                          ValueRange{flag});
-  Value all = c32(idxAdd(b, pieces, cfg.imageReaders));
-  Value last = arith::CmpIOp::create(
-      b, arith::CmpIPredicate::eq,
-      arith::AddIOp::create(b, old, arith::ConstantIntOp::create(b, 1, 32)), all);
-  auto ifLast = scf::IfOp::create(b, last, /*withElseRegion=*/false);
+}
+
+void Sm90Emitter::countImageReads(ImplicitLocOpBuilder &b, scf::ForOp loop,
+                                  tile::LoadWeightOp weight, tile::LoadQdqOp act, Value steps) {
+  auto i32 = b.getI32Type();
+  auto c32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 32).getResult(); };
+  Value block = idxDiv(b, mapping.lookup(act.getRow()), sm90::kImageBlockRows);
+  Value all = arith::IndexCastUIOp::create(
+      b, i32, idxAdd(b, piecesIn(b, rowsArg, block, cfg.imageStream), cfg.imageReaders));
+  // Thread j counts in chunk j % chunksPerStep of step j / chunksPerStep.
+  const int64_t perStep = cfg.chunksPerStep();
+  auto each = scf::ForOp::create(b, tid, idxMul(b, steps, perStep), idxConst(b, cfg.threads()));
   OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(each.getBody());
+  Value j = each.getInductionVar();
+  Value chunk =
+      idxAdd(b, idxDiv(b, valueAtStep(b, weight.getCol(), loop, idxDiv(b, j, perStep)), 128),
+             idxRem(b, j, perStep));
+  Value flag = imageFlag(b, block, chunk);
+  Value old = LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::add, flag, c32(1),
+                                        LLVM::AtomicOrdering::monotonic);
+  Value last = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                     arith::AddIOp::create(b, old, c32(1)), all);
+  auto ifLast = scf::IfOp::create(b, last, /*withElseRegion=*/false);
   b.setInsertionPointToStart(ifLast.thenBlock());
-  memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
-                              arith::SubIOp::create(b, arith::ConstantIntOp::create(b, 0, 32), all),
-                              imageFlags, ValueRange{flag});
+  LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::add, flag, arith::SubIOp::create(b, c32(0), all),
+                            LLVM::AtomicOrdering::monotonic);
 }

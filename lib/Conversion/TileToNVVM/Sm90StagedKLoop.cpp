@@ -115,6 +115,14 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
     Value stageWords =
         idxAdd(b, idxMul(b, idxRem(b, slot(trip), stages), l.stageBytes() / 4),
                l.stagesOffset() / 4);
+    // The streamed image: the flag of the step issued below, read now so
+    // that its latency passes under the MMAs (Sm90ImageStream.cpp).
+    imageSeen = Value();
+    if (cfg.imageStream) {
+      Value ahead = arith::MinUIOp::create(b, idxAdd(b, trip, stages - 1), idxAdd(b, steps, -1));
+      imageSeen = peekImageChunk(b, idxDiv(b, mapping.lookup(act.getRow()), sm90::kImageBlockRows),
+                                 idxDiv(b, valueAtStep(b, weight.getCol(), loop, ahead), 128));
+    }
     // Once it has issued step ks's wgmmas, step ks-1's, the last readers
     // of their stage, have completed (Sm90Wgmma.cpp).
     mmaStep(b, regs, stageWords, accs);
@@ -134,6 +142,9 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
   };
   accumulators[loop.getResult(0)] =
       tileAccumulators(b, emitStepLoop(b, lb, ub, step, init, first, body));
+  imageSeen = Value();
+  if (cfg.imageStream)
+    countImageReads(b, loop, weight, act, steps);
   if (streamK) // the last step's stage: every wgmma that read it has completed
     outputRegion = idxAdd(
         b, idxMul(b, idxRem(b, slot(idxAdd(b, steps, -1)), stages), l.stageBytes()),

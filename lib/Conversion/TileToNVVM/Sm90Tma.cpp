@@ -140,7 +140,7 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
   // has published it.
   if (cfg.imageStream)
     for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc)
-      waitImageChunk(b, block0, idxAdd(b, chunk0, kc));
+      waitImageChunk(b, block0, idxAdd(b, chunk0, kc), kc == 0 ? imageSeen : Value());
   Value groupBytes = idxMul(b, idxDiv(b, idxRem(b, m0, sm90::kImageBlockRows), 8), 256);
   const int64_t slabBytes = cfg.slabBytes(), imageSlabBytes = sm90::kImageBlockRows * 32;
   auto copy = [&](Value block, int64_t kc, int64_t s, Value offset, Value to, Value bytes) {

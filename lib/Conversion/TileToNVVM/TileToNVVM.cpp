@@ -392,9 +392,21 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
       return failure();
     MLIRContext *ctx = &getContext();
     SmallVector<Type> argTypes;
+    // The streamed image's flags follow M (the one i32 argument): a plain
+    // pointer, like the image (Sm90ImageStream.cpp).
+    int64_t flagsArg = -1;
+    if (cfg->imageStream)
+      for (BlockArgument arg : kernel.getArguments())
+        if (arg.getType().isSignlessInteger(32))
+          flagsArg = arg.getArgNumber() + 1;
+    if (cfg->imageStream && (flagsArg < 1 || flagsArg >= int64_t(kernel.getNumArguments()) ||
+                             !isa<MemRefType>(kernel.getArgument(flagsArg).getType())))
+      return kernel.emitError() << "the streamed image's flags must be the buffer after M";
     for (BlockArgument arg : kernel.getArguments()) {
       Type t = arg.getType();
-      if (isa<MemRefType>(t)) {
+      if (int64_t(arg.getArgNumber()) == flagsArg) {
+        argTypes.push_back(LLVM::LLVMPointerType::get(ctx));
+      } else if (isa<MemRefType>(t)) {
         FailureOr<Type> elem = argElementType(kernel, arg);
         if (failed(elem))
           return failure();
@@ -481,12 +493,10 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
     if (cfg->quantizeOnly || cfg->stagedActivations)
       NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::launch_dependents);
     if (cfg->imageStream) {
-      // M (the one i32 argument), then the streamed image's flags.
-      for (auto [i, arg] : llvm::enumerate(func.getArguments()))
-        if (arg.getType().isSignlessInteger(32) && i + 1 < func.getNumArguments()) {
-          emitter.rowsArg = arith::IndexCastUIOp::create(b, b.getIndexType(), arg);
-          emitter.imageFlags = func.getArgument(i + 1);
-        }
+      emitter.rowsArg =
+          arith::IndexCastUIOp::create(b, b.getIndexType(), func.getArgument(flagsArg - 1));
+      emitter.imageFlags = LLVM::AddrSpaceCastOp::create(b, LLVM::LLVMPointerType::get(ctx, 1),
+                                                         func.getArgument(flagsArg));
     }
     if (cfg->streamsImage()) {
       if (failed(emitter.lowerStreamedQuantizer(b, kernel))) {
