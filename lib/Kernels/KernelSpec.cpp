@@ -584,6 +584,12 @@ Error verifyKernelSpec(const KernelSpec &s) {
                     sm90::kMaxSharedBytes / 1024, " KiB of shared memory; ", s.stages,
                     " stages of this tile take ", bytes, " bytes");
     }
+    // The default stage count can overflow too (BM 128 x BK 256 on the
+    // image: its launch failed in cuFuncSetAttribute).
+    if (layout.totalBytes() > sm90::kMaxSharedBytes)
+      return fail("gemm_a4w4 on sm_90a: BM ", s.bm, " x BK ", s.bk, " on ", layout.stages,
+                  " stages takes ", layout.totalBytes(), " bytes of shared memory, over the ",
+                  sm90::kMaxSharedBytes / 1024, " KiB of an SM; use fewer stages or BK 128");
     return verifyCommon(s, WeightLayout::Sm90Mma16, ScaleLayout::Sm90Mma16);
   }
   if (s.epilogue == Epilogue::BF16DumpQuant)

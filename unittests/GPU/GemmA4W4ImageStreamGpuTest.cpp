@@ -46,18 +46,18 @@ std::vector<int32_t> flagsOf(Device &dev, const PreparedWeight &w, int64_t m) {
 TEST_F(ImageStream, AgreesBitForBitWithTheWholeImage) {
   OPEN_DEVICE_OR_SKIP(dev);
   struct Case {
-    int64_t n, k, m, splitK, bn, bk, perSm;
+    int64_t n, k, m, splitK, bn, bk, perSm, stages = 0;
   };
   // The table's points (1536x7168 M = 512 / 128, 7168x768 M = 128), then
   // ragged M (pieces of 8 / 16 / 32 rows, a last block of 1 / 44 / 127
   // rows), three splits of 11 steps in a cluster (BN 128) and through the
   // workspace (BN 192), BK 256 (two chunks a step) and many quantizer
-  // workgroups.
+  // workgroups. BK 256 at BM 128 fits two stages.
   for (const Case &c : {Case{1536, 7168, 512, 2, 128, 0, 2}, Case{1536, 7168, 128, 4, 64, 0, 2},
                         Case{7168, 768, 128, 1, 64, 0, 1}, Case{1536, 7168, 300, 2, 128, 0, 4},
                         Case{2048, 4224, 129, 3, 128, 0, 2}, Case{7168, 768, 5, 1, 128, 0, 2},
                         Case{4096, 1024, 12, 2, 64, 0, 3}, Case{1536, 4224, 2047, 3, 192, 0, 16},
-                        Case{2048, 2048, 255, 1, 128, 256, 1}}) {
+                        Case{2048, 2048, 255, 1, 128, 256, 1, 2}}) {
     SCOPED_TRACE(testing::Message()
                  << "N=" << c.n << " K=" << c.k << " M=" << c.m << " split-K=" << c.splitK
                  << " BN=" << c.bn << " BK=" << c.bk << " per SM=" << c.perSm << " seed=" << seed);
@@ -74,6 +74,8 @@ TEST_F(ImageStream, AgreesBitForBitWithTheWholeImage) {
     o.bn = c.bn;
     if (c.bk)
       o.bk = c.bk;
+    if (c.stages)
+      o.stages = c.stages;
     o.imageStream = 0;
     auto whole = poisonedGemm(dev, da, dc, c.m, c.n, **prepared, o, 0x3C);
     ASSERT_OK(whole);

@@ -493,6 +493,18 @@ TEST(KernelName, ImageStream) {
   EXPECT_ERROR_CONTAINS(verifyKernelSpec(*inlineQ), "got gemm_a4w4");
 }
 
+TEST(KernelName, DefaultStagesMustFitSharedMemory) {
+  // BM 128 x BK 256 on the image at its default 5 stages needs 405 KiB; the
+  // launch used to fail in cuFuncSetAttribute. Two stages fit.
+  auto g = makeGemmA4W4Spec(Arch::SM90A, 2048, 2048, 128, kDefaultScaleRounding, Activation::None,
+                            {0.0f, 0.0f}, OpKind::GemmQdqA4W4);
+  ASSERT_OK(g);
+  g->bk = 256;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(*g), "use fewer stages or BK 128");
+  g->stages = 2;
+  ASSERT_OK(verifyKernelSpec(*g));
+}
+
 TEST(KernelName, ZeroKTileIsAnErrorNotADivision) {
   // Found by MutatedNamesNeverCrash (MXFP4_TEST_SEED=242): sm_90a's step
   // counts divided by BK before the K tile was checked.
