@@ -92,8 +92,21 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
     // The streamed image waits for each chunk instead (Sm90ImageStream.cpp).
     if (!cfg.imageStream)
       NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
-    for (int64_t st = 0; st + 1 < stages; ++st)
+    // Streamed, the flags of the first steps are read together, then
+    // waited on in turn (Sm90ImageStream.cpp).
+    SmallVector<Value> seen;
+    for (int64_t st = 0; cfg.imageStream && st + 1 < stages; ++st)
+      seen.push_back(peekImageChunk(
+          b, idxDiv(b, mapping.lookup(act.getRow()), sm90::kImageBlockRows),
+          idxDiv(b,
+                 valueAtStep(b, weight.getCol(), loop,
+                             arith::MinUIOp::create(b, idxConst(b, st), idxAdd(b, steps, -1))),
+                 128)));
+    for (int64_t st = 0; st + 1 < stages; ++st) {
+      imageSeen = cfg.imageStream ? seen[st] : Value();
       issue(idxConst(b, st), StageParts::Activations);
+    }
+    imageSeen = Value();
   };
   if (cfg.tileLoop()) {
     auto firstTile = scf::IfOp::create(
