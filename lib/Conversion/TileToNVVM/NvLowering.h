@@ -277,14 +277,15 @@ private:
   /// thread load them.
   void waitForArrivals(mlir::ImplicitLocOpBuilder &b, mlir::Value counters, mlir::Value counter,
                        int64_t arrivals);
-  /// The streamed GEMM's leader, before it copies chunk `chunk` of image
-  /// block `block`: polls (from `seen`, if read ahead) until the quantizer's
-  /// pieces of it are published, and acquires them for its bulk copies
-  /// (Sm90ImageStream.cpp).
-  void waitImageChunk(mlir::ImplicitLocOpBuilder &b, mlir::Value block, mlir::Value chunk,
-                      mlir::Value seen = {});
-  /// The leader's relaxed read of that flag ahead of the wait (0 elsewhere).
-  mlir::Value peekImageChunk(mlir::ImplicitLocOpBuilder &b, mlir::Value block, mlir::Value chunk);
+  /// The streamed GEMM's leader, before it issues step `first`'s copies
+  /// when `first` starts a group of imageGroup() steps: waits until the
+  /// quantizer's pieces of the group's chunks are published and acquires
+  /// them for its bulk copies (Sm90ImageStream.cpp).
+  void waitImageSteps(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop,
+                      tile::LoadWeightOp weight, tile::LoadQdqOp act, mlir::Value first,
+                      mlir::Value steps);
+  /// The K steps whose image one wait acquires: the prologue's S - 1.
+  int64_t imageGroup() const { return std::max<int64_t>(cfg.shared().stages - 1, 1); }
   /// After the K loop of `steps` steps: the workgroup counts itself into
   /// the flags of the chunks it read, the last reader zeroing each.
   void countImageReads(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop,
@@ -441,9 +442,6 @@ private:
   /// The streamed quantizer: its row tiles (ceil(M / BM)); its piece is
   /// currentTile.
   mlir::Value streamRowTiles;
-  /// The streamed GEMM's leader: the flag of the step this iteration issues,
-  /// read at its start (peekImageChunk); null elsewhere.
-  mlir::Value imageSeen;
   /// Stream-K (Sm90StreamK.cpp): the K steps of a tile; the waves of whole
   /// tiles every workgroup takes first (one tile each); the first iteration
   /// of the stream-K part and its number of iterations (split evenly over

@@ -16,16 +16,19 @@
 // leader releases them (red.release) into the flag of (128-row block,
 // chunk).
 //
-// The GEMM's leader reads the flag of the step it will issue at the end of
-// an iteration at its start (a relaxed load, in flight under the MMAs);
-// before the chunk's bulk copies it polls on until the block's pieces
-// (min(128 / BM, R - 128 b / BM)) are in, then acquires them (fence, then
-// the proxy fence). After its K loop every workgroup counts itself into
-// the flags it read, one thread a flag (no round trip in the loop); the
-// last of their N / BN readers (one tile of each N column reads each chunk
-// of its block once) takes everything back out: the next launch finds
-// zero. (A first version polled and counted in with atomics inside the
-// loop, two round trips a step on the MMA warps' critical path: 2x slower.)
+// The GEMM's leader acquires the image a group of G = S - 1 K steps at a
+// time (the prologue's steps, then every G-th step it issues): it reads
+// the group's flags at once, polls on each until the block's pieces
+// (min(128 / BM, R - 128 b / BM)) are in, then fences once (fence.acq_rel,
+// then the proxy fence) for all the group's bulk copies. After its K loop
+// every workgroup counts itself into the flags it read, one thread a flag;
+// the last of their N / BN readers (one tile of each N column reads each
+// chunk of its block once) takes everything back out: the next launch
+// finds zero. Each wait is on the MMA warps' path (thread 0 issues the
+// copies and is in the first warpgroup): the first version polled, fenced
+// and counted in with atomics every step, 2x slower; reading the step's
+// flag ahead under the MMAs but fencing every step, still 1.5x
+// (docs/Performance.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -110,35 +113,47 @@ static Value piecesIn(ImplicitLocOpBuilder &b, Value rowsArg, Value block, int64
                                 arith::SubIOp::create(b, rowTiles, idxMul(b, block, perBlock)));
 }
 
-Value Sm90Emitter::peekImageChunk(ImplicitLocOpBuilder &b, Value block, Value chunk) {
+void Sm90Emitter::waitImageSteps(ImplicitLocOpBuilder &b, scf::ForOp loop,
+                                 tile::LoadWeightOp weight, tile::LoadQdqOp act, Value first,
+                                 Value steps) {
   auto i32 = b.getI32Type();
-  Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0));
-  auto ifOp = scf::IfOp::create(b, TypeRange{i32}, isLeader, /*withElseRegion=*/true);
+  const int64_t group = imageGroup(), perStep = cfg.chunksPerStep();
+  Value start = arith::AndIOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, idxConst(b, 0)),
+      arith::AndIOp::create(b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, first, steps),
+                            arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                                  idxRem(b, first, group), idxConst(b, 0))));
+  auto ifStart = scf::IfOp::create(b, start, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(ifOp.thenBlock());
-  scf::YieldOp::create(
-      b, ptx(b, i32, {imageFlag(b, block, chunk)}, "ld.relaxed.gpu.global.b32 $0, [$1];", "=r,l"));
-  b.setInsertionPointToStart(ifOp.elseBlock());
-  scf::YieldOp::create(b, ValueRange{arith::ConstantIntOp::create(b, 0, 32)});
-  return ifOp.getResult(0);
-}
-
-void Sm90Emitter::waitImageChunk(ImplicitLocOpBuilder &b, Value block, Value chunk, Value seen) {
-  auto i32 = b.getI32Type();
-  Value flag = imageFlag(b, block, chunk);
-  auto load = [&] { return ptx(b, i32, {flag}, "ld.relaxed.gpu.global.b32 $0, [$1];", "=r,l"); };
+  b.setInsertionPointToStart(ifStart.thenBlock());
+  Value block = idxDiv(b, mapping.lookup(act.getRow()), sm90::kImageBlockRows);
+  Value chunk0 = idxDiv(b, valueAtStep(b, weight.getCol(), loop, first), 128);
+  // The group's chunks, those past the split's last step read as its last.
+  Value lastChunk = idxAdd(b, idxMul(b, arith::SubIOp::create(b, steps, first), perStep), -1);
   Value pieces = arith::IndexCastUIOp::create(b, i32, piecesIn(b, rowsArg, block, cfg.imageStream));
-  auto poll = scf::WhileOp::create(b, TypeRange{i32}, ValueRange{seen ? seen : load()});
-  Block *before = b.createBlock(&poll.getBefore(), {}, {i32}, {b.getLoc()});
-  Value pending =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, before->getArgument(0), pieces);
-  scf::ConditionOp::create(b, pending, before->getArguments());
-  b.createBlock(&poll.getAfter(), {}, {i32}, {b.getLoc()});
-  // Back off between polls: a wave of waiting leaders would otherwise keep
-  // L2 busy with the flag.
-  ptx(b, Type(), {}, "nanosleep.u32 64;", "");
-  scf::YieldOp::create(b, ValueRange{load()});
-  b.setInsertionPointAfter(poll);
+  auto load = [&](Value flag) {
+    return ptx(b, i32, {flag}, "ld.relaxed.gpu.global.b32 $0, [$1];", "=r,l");
+  };
+  // All the group's flags are read at once (one round trip), then each
+  // polled on (with a back-off) only if its pieces are not all in.
+  SmallVector<Value> flags, seen;
+  for (int64_t j = 0; j < group * perStep; ++j) {
+    flags.push_back(imageFlag(
+        b, block, idxAdd(b, chunk0, arith::MinUIOp::create(b, idxConst(b, j), lastChunk))));
+    seen.push_back(load(flags.back()));
+  }
+  for (auto [flag, first] : llvm::zip(flags, seen)) {
+    auto poll = scf::WhileOp::create(b, TypeRange{i32}, ValueRange{first});
+    Block *before = b.createBlock(&poll.getBefore(), {}, {i32}, {b.getLoc()});
+    Value pending =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, before->getArgument(0), pieces);
+    scf::ConditionOp::create(b, pending, before->getArguments());
+    b.createBlock(&poll.getAfter(), {}, {i32}, {b.getLoc()});
+    // A wave of waiting leaders would otherwise keep L2 busy with flags.
+    ptx(b, Type(), {}, "nanosleep.u32 64;", "");
+    scf::YieldOp::create(b, ValueRange{load(flag)});
+    b.setInsertionPointAfter(poll);
+  }
   LLVM::FenceOp::create(b, LLVM::AtomicOrdering::acq_rel, "device");
   fenceProxyAsyncGlobal(b);
 }

@@ -92,21 +92,12 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
     // The streamed image waits for each chunk instead (Sm90ImageStream.cpp).
     if (!cfg.imageStream)
       NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
-    // Streamed, the flags of the first steps are read together, then
-    // waited on in turn (Sm90ImageStream.cpp).
-    SmallVector<Value> seen;
-    for (int64_t st = 0; cfg.imageStream && st + 1 < stages; ++st)
-      seen.push_back(peekImageChunk(
-          b, idxDiv(b, mapping.lookup(act.getRow()), sm90::kImageBlockRows),
-          idxDiv(b,
-                 valueAtStep(b, weight.getCol(), loop,
-                             arith::MinUIOp::create(b, idxConst(b, st), idxAdd(b, steps, -1))),
-                 128)));
-    for (int64_t st = 0; st + 1 < stages; ++st) {
-      imageSeen = cfg.imageStream ? seen[st] : Value();
+    // Streamed: the image of the prologue's steps, acquired in one wait
+    // (Sm90ImageStream.cpp).
+    if (cfg.imageStream)
+      waitImageSteps(b, loop, weight, act, idxConst(b, 0), steps);
+    for (int64_t st = 0; st + 1 < stages; ++st)
       issue(idxConst(b, st), StageParts::Activations);
-    }
-    imageSeen = Value();
   };
   if (cfg.tileLoop()) {
     auto firstTile = scf::IfOp::create(
@@ -125,17 +116,8 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
                   MutableArrayRef<Value> accs) -> WeightRegs {
     // The stage's activations start at its first byte (a word offset from
     // shared byte 0, as mmaStep wants).
-    Value stageWords =
-        idxAdd(b, idxMul(b, idxRem(b, slot(trip), stages), l.stageBytes() / 4),
-               l.stagesOffset() / 4);
-    // The streamed image: the flag of the step issued below, read now so
-    // that its latency passes under the MMAs (Sm90ImageStream.cpp).
-    imageSeen = Value();
-    if (cfg.imageStream) {
-      Value ahead = arith::MinUIOp::create(b, idxAdd(b, trip, stages - 1), idxAdd(b, steps, -1));
-      imageSeen = peekImageChunk(b, idxDiv(b, mapping.lookup(act.getRow()), sm90::kImageBlockRows),
-                                 idxDiv(b, valueAtStep(b, weight.getCol(), loop, ahead), 128));
-    }
+    Value stageWords = idxAdd(b, idxMul(b, idxRem(b, slot(trip), stages), l.stageBytes() / 4),
+                              l.stagesOffset() / 4);
     // Once it has issued step ks's wgmmas, step ks-1's, the last readers
     // of their stage, have completed (Sm90Wgmma.cpp).
     mmaStep(b, regs, stageWords, accs);
@@ -145,17 +127,20 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
       // start now, and is waited for at once (two workgroups per SM hide
       // each other's waits).
       gpu::BarrierOp::create(b);
+      if (cfg.imageStream)
+        waitImageSteps(b, loop, weight, act, idxAdd(b, trip, 1), steps);
       issueAhead(idxAdd(b, trip, 1));
       return loadWeights(b, slot(nextTrip));
     }
     WeightRegs nextRegs = loadWeights(b, slot(nextTrip));
     gpu::BarrierOp::create(b);
+    if (cfg.imageStream)
+      waitImageSteps(b, loop, weight, act, idxAdd(b, trip, stages - 1), steps);
     issueAhead(idxAdd(b, trip, stages - 1));
     return nextRegs;
   };
   accumulators[loop.getResult(0)] =
       tileAccumulators(b, emitStepLoop(b, lb, ub, step, init, first, body));
-  imageSeen = Value();
   if (cfg.imageStream)
     countImageReads(b, loop, weight, act, steps);
   if (streamK) // the last step's stage: every wgmma that read it has completed

@@ -136,11 +136,6 @@ void Sm90Emitter::issueStage(ImplicitLocOpBuilder &b, scf::ForOp loop, tile::Loa
   auto global = LLVM::LLVMPointerType::get(b.getContext(), 1);
   Value image = LLVM::AddrSpaceCastOp::create(b, global, mapping.lookup(act.getData()));
   Value block0 = idxDiv(b, m0, sm90::kImageBlockRows);
-  // The streamed image (BM 128, one block): each chunk once the quantizer
-  // has published it.
-  if (cfg.imageStream)
-    for (int64_t kc = 0; kc < cfg.chunksPerStep(); ++kc)
-      waitImageChunk(b, block0, idxAdd(b, chunk0, kc), kc == 0 ? imageSeen : Value());
   Value groupBytes = idxMul(b, idxDiv(b, idxRem(b, m0, sm90::kImageBlockRows), 8), 256);
   const int64_t slabBytes = cfg.slabBytes(), imageSlabBytes = sm90::kImageBlockRows * 32;
   auto copy = [&](Value block, int64_t kc, int64_t s, Value offset, Value to, Value bytes) {
