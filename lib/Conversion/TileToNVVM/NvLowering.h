@@ -277,10 +277,10 @@ private:
   /// thread load them.
   void waitForArrivals(mlir::ImplicitLocOpBuilder &b, mlir::Value counters, mlir::Value counter,
                        int64_t arrivals);
-  /// The streamed GEMM's leader, before it issues step `first`'s copies
-  /// when `first` starts a group of imageGroup() steps: waits until the
-  /// quantizer's pieces of the group's chunks are published and acquires
-  /// them for its bulk copies (Sm90ImageStream.cpp).
+  /// The streamed GEMM's last thread, before the barrier ahead of step
+  /// `first`'s copies when `first` starts a group of imageGroup() steps:
+  /// waits until the quantizer's pieces of the group's chunks are published
+  /// and acquires them for the bulk copies (Sm90ImageStream.cpp).
   void waitImageSteps(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp loop,
                       tile::LoadWeightOp weight, tile::LoadQdqOp act, mlir::Value first,
                       mlir::Value steps);

@@ -94,8 +94,10 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
       NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::wait);
     // Streamed: the image of the prologue's steps, acquired in one wait
     // (Sm90ImageStream.cpp).
-    if (cfg.imageStream)
+    if (cfg.imageStream) {
       waitImageSteps(b, loop, weight, act, idxConst(b, 0), steps);
+      gpu::BarrierOp::create(b);
+    }
     for (int64_t st = 0; st + 1 < stages; ++st)
       issue(idxConst(b, st), StageParts::Activations);
   };
@@ -126,16 +128,16 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
       // Step ks+1 goes into the stage step ks-1 just left: it can only
       // start now, and is waited for at once (two workgroups per SM hide
       // each other's waits).
-      gpu::BarrierOp::create(b);
       if (cfg.imageStream)
         waitImageSteps(b, loop, weight, act, idxAdd(b, trip, 1), steps);
+      gpu::BarrierOp::create(b);
       issueAhead(idxAdd(b, trip, 1));
       return loadWeights(b, slot(nextTrip));
     }
     WeightRegs nextRegs = loadWeights(b, slot(nextTrip));
-    gpu::BarrierOp::create(b);
     if (cfg.imageStream)
       waitImageSteps(b, loop, weight, act, idxAdd(b, trip, stages - 1), steps);
+    gpu::BarrierOp::create(b);
     issueAhead(idxAdd(b, trip, stages - 1));
     return nextRegs;
   };
