@@ -21,17 +21,14 @@
 // the group's flags at once, polls on each until the block's pieces
 // (min(128 / BM, R - 128 b / BM)) are in, then fences once (fence.acq_rel,
 // then the proxy fence); the workgroup barrier before the copies passes
-// that on to thread 0, which issues them. Not thread 0 itself: its fence
-// waited for the stages' copies in flight (the streamed GEMM alone, every
-// flag set, took 41 us under ncu against 25). After its K loop
-// every workgroup counts itself into the flags it read, one thread a flag;
-// the last of their N / BN readers (one tile of each N column reads each
-// chunk of its block once) takes everything back out: the next launch
-// finds zero. Each wait is on the MMA warps' path (thread 0 issues the
-// copies and is in the first warpgroup): the first version polled, fenced
-// and counted in with atomics every step, 2x slower; reading the step's
-// flag ahead under the MMAs but fencing every step, still 1.5x
-// (docs/Performance.md).
+// that on to thread 0, which issues them. Not thread 0 itself: its fences
+// waited for its stages' copies in flight. After its K loop every
+// workgroup counts itself into the flags it read, one thread a flag; the
+// last of their N / BN readers (one tile of each N column reads each chunk
+// of its block once) takes everything back out: the next launch finds
+// zero. Slower so far than waiting for the whole grid (docs/Performance.md:
+// polling and counting in with atomics every step was 2x; one acquire per
+// group, in the last thread, still ~1.25x at 1536x7168 M = 512).
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,7 +37,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 using namespace mlir;
 using namespace mxfp4;
