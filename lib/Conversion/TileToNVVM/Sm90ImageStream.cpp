@@ -142,8 +142,8 @@ void Sm90Emitter::waitImageSteps(ImplicitLocOpBuilder &b, scf::ForOp loop,
         b, block, idxAdd(b, chunk0, arith::MinUIOp::create(b, idxConst(b, j), lastChunk))));
     seen.push_back(load(flags.back()));
   }
-  for (auto [flag, first] : llvm::zip(flags, seen)) {
-    auto poll = scf::WhileOp::create(b, TypeRange{i32}, ValueRange{first});
+  for (auto [flag, read] : llvm::zip(flags, seen)) {
+    auto poll = scf::WhileOp::create(b, TypeRange{i32}, ValueRange{read});
     Block *before = b.createBlock(&poll.getBefore(), {}, {i32}, {b.getLoc()});
     Value pending =
         arith::CmpIOp::create(b, arith::CmpIPredicate::ult, before->getArgument(0), pieces);

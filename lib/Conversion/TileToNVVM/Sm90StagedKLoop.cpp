@@ -124,21 +124,23 @@ LogicalResult Sm90Emitter::lowerStagedKLoop(ImplicitLocOpBuilder &b, scf::ForOp 
     // of their stage, have completed (Sm90Wgmma.cpp).
     mmaStep(b, regs, stageWords, accs);
     Value nextTrip = arith::MinUIOp::create(b, idxAdd(b, trip, 1), idxAdd(b, steps, -1));
-    if (stages == 2) {
-      // Step ks+1 goes into the stage step ks-1 just left: it can only
-      // start now, and is waited for at once (two workgroups per SM hide
-      // each other's waits).
+    // Step ks+S-1 goes into the stage step ks-1 just left, after the
+    // barrier (and, streamed, once its image is published).
+    Value ahead = idxAdd(b, trip, stages - 1);
+    auto refill = [&] {
       if (cfg.imageStream)
-        waitImageSteps(b, loop, weight, act, idxAdd(b, trip, 1), steps);
+        waitImageSteps(b, loop, weight, act, ahead, steps);
       gpu::BarrierOp::create(b);
-      issueAhead(idxAdd(b, trip, 1));
+      issueAhead(ahead);
+    };
+    if (stages == 2) {
+      // That is step ks+1: it can only start now, and is waited for at
+      // once (two workgroups per SM hide each other's waits).
+      refill();
       return loadWeights(b, slot(nextTrip));
     }
     WeightRegs nextRegs = loadWeights(b, slot(nextTrip));
-    if (cfg.imageStream)
-      waitImageSteps(b, loop, weight, act, idxAdd(b, trip, stages - 1), steps);
-    gpu::BarrierOp::create(b);
-    issueAhead(idxAdd(b, trip, stages - 1));
+    refill();
     return nextRegs;
   };
   accumulators[loop.getResult(0)] =
