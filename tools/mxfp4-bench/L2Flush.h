@@ -8,8 +8,7 @@
 // finds the L2 clean and idle, as after a layer that only read its weights.
 // The memset stays the default: the reference numbers were taken that
 // way. The tax is per byte read, so it weighs on cuBLAS BF16 (4x our weight
-// bytes) most: 8448x7168 M = 1 40.5 -> 32.2 us clean, ours 18.8 -> 16.6
-// (docs/Performance.md).
+// bytes) most (docs/Performance.md, "Method").
 //
 //===----------------------------------------------------------------------===//
 

@@ -88,19 +88,18 @@ TEST(TileTable, EveryChoiceVerifies) {
 }
 
 // The rule's split-K for BM 128 tiles reproduces the measured winners of
-// docs/results/2026-11-30-h200-cluster-splitk-sweep-28d54bb.log, where no
-// measured entry speaks for the shape.
+// the split-K sweep (mxfp4-bench --split-k=), where no measured entry
+// speaks for the shape.
 TEST(TileTable, Bm128SplitsMatchTheSweep) {
   struct Want {
     int64_t n, k, m, bm, splitK, splitM = 0, bn = 0;
   };
-  // BM 256 where it won (...-bm256-sweep-*.log), on the first 1792 rows of
-  // 7168x4224 M = 2048 (...-split-m-*.log); BN 64 tiles instead of splits
-  // or a persistent grid at M = 128 of N = 7168 (...-bn64-sweep-32a34fd.log);
-  // 1536x7168 and 1536x4224 M = 65..128: BN 64 x 4 splits on 4 stages
-  // (...-model-shapes-sweep-59e28d8.log; before, 8 splits of BN 128);
-  // 1536x7168 M = 1024 / 2048, 1536x4224 and 9216x7168 M = 2048: BN 192 x BM
-  // 128 on 4 stages (...-bn192-sweep-e174bed.log).
+  // BM 256 where it won (--bm=256), on the first 1792 rows of 7168x4224 M =
+  // 2048 (--split-m=); BN 64 tiles instead of splits or a persistent grid
+  // at M = 128 of N = 7168 (--bn=64); 1536x7168 and 1536x4224 M = 65..128:
+  // BN 64 x 4 splits on 4 stages (before, 8 splits of BN 128); 1536x7168 M
+  // = 1024 / 2048, 1536x4224 and 9216x7168 M = 2048: BN 192 x BM 128 on 4
+  // stages (--bn=192).
   for (Want w : {Want{1536, 7168, 128, 128, 4, 0, 64},
                  {1536, 7168, 96, 128, 4, 0, 64},
                  {1536, 4224, 128, 128, 4, 0, 64},
@@ -128,27 +127,26 @@ TEST(TileTable, Bm128SplitsMatchTheSweep) {
     EXPECT_EQ(t.splitM, w.splitM);
     EXPECT_EQ(t.bn, w.bn);
     EXPECT_TRUE(t.preQuantize);
-    // A persistent grid where BN 128 tiles have few K steps
-    // (...-persistent-sweep-53ed2ea.log), and the measured 8448x7168 M = 1024
-    // and 2048.
+    // A persistent grid where BN 128 tiles have few K steps (--persistent=),
+    // and the measured 8448x7168 M = 1024 and 2048.
     EXPECT_EQ(t.persistent, (w.k == 768 && w.bm == 128 && w.bn == 0) ||
                                 (w.n == 8448 && (w.m == 1024 || w.m == 2048)));
-    // Stream-K won nowhere after BM 192 (...-bm192-sweep-e72a3bd.log).
+    // Stream-K won nowhere after BM 192 (--stream-k=).
     EXPECT_FALSE(t.streamK);
     if (w.bn == 192 || (w.bn == 64 && w.splitK == 4))
       EXPECT_EQ(t.stages, 4);
   }
 }
 
-// From M = 33 one BM 128 row block, whatever N (...-bm128-mid-m-sweep-7067eee.log),
+// From M = 33 one BM 128 row block, whatever N (--bm=128 at M = 33..127),
 // split over K by the rule's cost where the tiles are few; no persistent
 // grid for a single round.
 TEST(TileTable, Bm128FromM33) {
   struct Want {
     int64_t n, k, m, splitK;
   };
-  // 9216x7168: 3 splits in two rounds, as at M = 128 (41.1-41.4 us there;
-  // 1 / 2 splits at M = 48-96: 42.1-43.0 / 50.2-51.3).
+  // 9216x7168: 3 splits in two rounds, as at M = 128 (1 / 2 splits measured
+  // slower at M = 48-96).
   for (Want w : {Want{9216, 7168, 48, 3},
                  {9216, 7168, 96, 3},
                  {7168, 4608, 64, 2},
@@ -164,14 +162,14 @@ TEST(TileTable, Bm128FromM33) {
   for (int64_t m : {33, 48, 64}) {
     GemmA4W4Tile shortK = selectGemmA4W4Tile(Arch::SM90A, 7168, 768, m);
     EXPECT_EQ(shortK.bm, 128) << "M=" << m;
-    EXPECT_TRUE(shortK.preQuantize) << "M=" << m; // inline at BM 128: 2.7x slower
+    EXPECT_TRUE(shortK.preQuantize) << "M=" << m; // inline at BM 128: far slower
     EXPECT_FALSE(shortK.persistent) << "M=" << m;
   }
 }
 
 // Stream-K where more than a round of BM 128 tiles leaves the last round at
 // most half full, in at most 4 rounds (9216x7168 M = 512: 288 tiles,
-// ...-model-shapes-sweep-59e28d8.log); not where rounds are whole or nearly.
+// --stream-k=); not where rounds are whole or nearly.
 TEST(TileTable, StreamKEvensBadRounds) {
   GemmA4W4Tile t = selectGemmA4W4Tile(Arch::SM90A, 9216, 7168, 512);
   EXPECT_TRUE(t.streamK);
@@ -183,10 +181,10 @@ TEST(TileTable, StreamKEvensBadRounds) {
 }
 
 // Short K at M <= 8: the warp-split variant, one 128-K chunk a warp (K /
-// 128 warps), BN 32, where its warps fit about a wave
-// (...-warp-split-table-f409a7ee2e6a.log); M 9..16 the decode variant at BK 128
-// in G warpgroups of two or three K steps each, at BM 16 where the N tiles
-// fit one workgroup a SM (...-decode-groups-sweep-0e70b78.log).
+// 128 warps), BN 32, where its warps fit about a wave (--warp-split-k=); M
+// 9..16 the decode variant at BK 128 in G warpgroups of two or three K
+// steps each, at BM 16 where the N tiles fit one workgroup a SM
+// (--decode=G).
 TEST(TileTable, ShortKDecodeTakesWarpgroups) {
   struct Want {
     int64_t n, k, groups;
@@ -247,7 +245,7 @@ TEST(TileTable, ShortKDecodeTakesWarpgroups) {
 
 // BN 64 where N / 128 tiles (times the splits) would fill at most half of
 // the H200's 132 SMs with short K; never with long K, BM 256 or two
-// warpgroups (...-bn64-sweep-32a34fd.log).
+// warpgroups (--bn=64).
 TEST(TileTable, NarrowTilesWhereSmsWouldIdle) {
   for (int64_t m : {32, 128})
     EXPECT_EQ(selectGemmA4W4Tile(Arch::SM90A, 7168, 768, m).bn, 64) << "M=" << m;
@@ -266,7 +264,7 @@ TEST(TileTable, NarrowTilesWhereSmsWouldIdle) {
 // 8 < M <= 32 with long K, where no entry speaks for the shape: the image
 // in two warpgroups, about two workgroups a SM (the splits divide the K
 // steps), and as many stages as two of them fit, at most a split's steps + 1
-// (...-small-m-sweep-e8112a4.log).
+// (--bm= --split-k= --stages= --warpgroups=).
 TEST(TileTable, SmallBatchesOnTheImage) {
   struct Want {
     int64_t n, k, m, bm, splitK, stages;
@@ -314,7 +312,7 @@ static void expectDecodeTile(int64_t n, int64_t k, int64_t m, int64_t bm, int64_
 
 // M <= 8 where no entry speaks for the shape: the decode variant at BN 64,
 // 4 K steps a split where they divide so, else 3 (the model shapes'
-// sweep: ...-decode-rule-sweep-59e28d8.log); short K takes the warp-split
+// sweep, --preset=model-dense --split-k=); short K takes the warp-split
 // variant (ShortKDecodeTakesWarpgroups).
 TEST(TileTable, DecodeWhereNoEntrySpeaks) {
   struct Want {

@@ -66,8 +66,8 @@ inline constexpr int64_t kSmSharedBytes = 228 * 1024;
 /// shared memory; other tiles go through a global workspace. A cluster's
 /// workgroups must share a GPC: clusters of small tiles, several per SM,
 /// fit fewer of them at once than the plain grid (8448x7168 M = 1, BM 8 x 8
-/// splits: 28.1 us clustered, 21.9 not; BM 128 x 2 splits at M = 128: 31.6
-/// vs 35.4; docs/PerformanceHistory.md).
+/// splits, ran slower clustered; BM 128 x 2 splits at M = 128 faster:
+/// measured with mxfp4-bench --split-k=, see docs/Performance.md).
 /// BN 192 (one workgroup a SM) clusters only pairs: clusters of four fill
 /// a GPC's SMs only in fours, and 32 of them (1536x7168 M = 512, 4 splits)
 /// ran as two waves.

@@ -19,11 +19,12 @@
 // 64 x BK 128 with up to kMaxUnrolledSteps steps (the table's 7168x4224
 // and 1536x7168 tiles take 3-4) the steps are unrolled: a loop carries the
 // slots as a queue, and shifting it is a register move of the load just
-// issued, which waits for that load (ncu: 12.5 % of the stall samples on
-// such a move at one split). Unrolled, those two points ran 0.3-0.5 us
-// faster; BK 256 (7168x768, 3 steps) 0.3-0.4 us slower and BN 128 spilled
-// under its register cap, so other tiles keep the queue, the loads clamped
-// to the last step (the tail reloads it, harmless). No barrier: shared
+// issued, which waits for that load (ncu showed stall samples on such a
+// move at one split). Unrolled, those two points ran faster; BK 256
+// (7168x768, 3 steps) slower and BN 128 spilled under its register cap
+// (mxfp4-bench --preset=seed-dense; see docs/Performance.md), so other
+// tiles keep the queue, the loads clamped to the last step (the tail
+// reloads it, harmless). No barrier: shared
 // memory is not written again before the epilogue, whose first barrier
 // follows the last wgmmas' wait. With inline quantization in the K loop
 // instead (Sm90KLoop.cpp) each decode step waits for the one warp whose
@@ -54,17 +55,17 @@ using namespace mxfp4::nv;
 /// K steps whose weights are in flight per warp (at most; fewer when the
 /// workgroup has fewer steps): with the table's 3-4 steps a split, every
 /// step's weights start before the activations are quantized. Against 2
-/// ahead, 0.2-0.8 us faster at every decode point of the seed (8448x7168 M =
-/// 8 20.2-20.4 -> 19.5 us), at an 80-register cap (TileToNVVM.cpp; at 72 the
-/// fourth step spilled and ptxas serialized the wgmmas, C7512):
-/// docs/results/2026-12-02-h200-decode-ahead-sweep-5db4e46.log.
+/// ahead, faster at every decode point of the seed, at an 80-register cap
+/// (TileToNVVM.cpp; at 72 the fourth step spilled and ptxas serialized the
+/// wgmmas, C7512): measured with mxfp4-bench --preset=seed-dense; see
+/// docs/Performance.md.
 static constexpr int64_t kMaxAhead = 4;
 /// Activation chunks (16-byte loads) a thread has in flight while the
 /// prologue quantizes. At 8 the 8 steps of BM 8 x 7 splits (8448x7168)
 /// spilled under the then 72-register cap and ptxas serialized the wgmmas
 /// (C7512); at 4 they do not (nor under today's 80 with four steps ahead),
-/// and the table's tiles (3-4 steps) ran the same
-/// (docs/results/2026-12-02-h200-decode-batch4-sweep-bae3467.log).
+/// and the table's tiles (3-4 steps) ran the same (mxfp4-bench
+/// --preset=seed-dense / model-dense; see docs/Performance.md).
 static constexpr int64_t kBatchChunks = 4;
 /// K steps up to which the decode loop of BN 64 x BK 128 is unrolled whole.
 static constexpr int64_t kMaxUnrolledSteps = 16;

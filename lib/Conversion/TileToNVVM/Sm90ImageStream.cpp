@@ -26,9 +26,9 @@
 // workgroup counts itself into the flags it read, one thread a flag; the
 // last of their N / BN readers (one tile of each N column reads each chunk
 // of its block once) takes everything back out: the next launch finds
-// zero. Slower so far than waiting for the whole grid (docs/Performance.md:
-// polling and counting in with atomics every step was 2x; one acquire per
-// group, in the last thread, still ~1.25x at 1536x7168 M = 512).
+// zero. Slower so far than waiting for the whole grid, whether polling
+// and counting in with atomics every step or acquiring once per group in
+// the last thread (mxfp4-bench --image-stream=; see docs/Performance.md).
 //
 //===----------------------------------------------------------------------===//
 

@@ -17,8 +17,8 @@
 // so the barrier and its copies come before its weights are read.
 // The barrier also keeps the two warpgroups in step, which feeds the
 // shared tensor cores best: releasing stages by mbarrier arrivals or
-// bar.arrive instead, so they drift apart, was 10-19 % slower at large M
-// (docs/PerformanceHistory.md, a937c86).
+// bar.arrive instead, so they drift apart, was slower at large M
+// (measured with mxfp4-bench --preset=seed-dense; see docs/Performance.md).
 // After the loop one wait drains the last wgmmas. A persistent kernel
 // (Sm90Persistent.cpp) counts stages across its tiles and, once a tile's
 // steps run out, issues the next tile's first steps instead.
