@@ -4,7 +4,9 @@
 #include "mxfp4/Format/Layout.h"
 #include "mxfp4/JIT/Jit.h"
 #include "mxfp4/Kernels/Sm90Pipeline.h"
+#include "mxfp4/Ops/GemmA4W4Plan.h"
 #include "mxfp4/Ops/QuantizeMx.h"
+#include "QuantizeMxLaunch.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -214,125 +216,6 @@ static Error checkGemmArgs(const char *api, Device &dev, int64_t m, const Prepar
   return Error::success();
 }
 
-/// The tile the table picks for M, with the caller's overrides.
-static GemmA4W4Tile chooseTile(const PreparedWeight &w, int64_t m, const GemmA4W4Options &o) {
-  GemmA4W4Tile tile = selectGemmA4W4Tile(w.arch(), w.n(), w.k(), m, o.warpSplitK.value_or(1) != 0);
-  const bool otherBm = o.bm && *o.bm != tile.bm;
-  const bool otherPath = o.preQuantize && *o.preQuantize != tile.preQuantize;
-  // The table's stage count belongs to its tile and kernel: another BM, the
-  // other activation path or the decode variant (which has no stages) takes
-  // its own default unless the stages are forced too.
-  if (otherBm || otherPath || (o.decode && *o.decode))
-    tile.stages = 0;
-  // So do its variants: another BM, split-K, split M or activation path
-  // leaves the decode variant (and the BK it came with) and stream-K, and a
-  // forced persistent grid leaves stream-K, unless those are forced too.
-  const bool reshaped = otherBm || otherPath || (o.splitK && *o.splitK != tile.splitK) ||
-                        (o.splitM && *o.splitM != tile.splitM);
-  if (tile.decode && !o.decode && reshaped) {
-    tile.decode = false;
-    tile.bk = 0;
-    tile.decodeGroups = 1;
-  }
-  if (tile.streamK && !o.streamK && (reshaped || (o.persistent && *o.persistent)))
-    tile.streamK = false;
-  // The warp-split variant (and the BN it came with) gives way to any other
-  // forced shape or variant, and to a quantization dump.
-  const bool dumps = o.dumpCodes || o.dumpScales;
-  if (tile.warpSplitK && !o.warpSplitK &&
-      (reshaped || dumps || (o.decode && *o.decode) || o.bn || o.bk || o.stages)) {
-    tile.warpSplitK = 0;
-    if (!o.bn)
-      tile.bn = 0;
-  }
-  if (o.bm) {
-    tile.bm = *o.bm;
-    tile.splitM = 0;
-  }
-  if (o.splitM)
-    tile.splitM = *o.splitM;
-  if (o.splitK)
-    tile.splitK = *o.splitK;
-  if (o.bk)
-    tile.bk = *o.bk;
-  if (o.bn)
-    tile.bn = *o.bn;
-  if (o.preQuantize)
-    tile.preQuantize = *o.preQuantize;
-  if (o.stages)
-    tile.stages = *o.stages;
-  if (o.twoWarpgroups)
-    tile.twoWarpgroups = *o.twoWarpgroups;
-  if (o.persistent)
-    tile.persistent = *o.persistent;
-  if (o.decode)
-    tile.decode = *o.decode;
-  if (o.decodeGroups)
-    tile.decodeGroups = *o.decodeGroups;
-  if (o.warpSplitK && *o.warpSplitK != tile.warpSplitK) {
-    tile.warpSplitK = *o.warpSplitK;
-    // Its tile, unless forced otherwise: BM 8, BN 32, BK 128, one split, no
-    // decode variant; turned off, the table's BN 16 / 32 goes with it.
-    if (tile.warpSplitK) {
-      if (!o.bm)
-        tile.bm = 8;
-      if (!o.bn)
-        tile.bn = 32;
-      if (!o.splitK)
-        tile.splitK = 1;
-      if (!o.bk)
-        tile.bk = 0;
-      if (!o.decode)
-        tile.decode = false;
-    } else if (!o.bn) {
-      tile.bn = 0;
-    }
-  }
-  if (o.imageStream)
-    tile.imageStream = *o.imageStream;
-  if (o.streamK) {
-    tile.streamK = *o.streamK;
-    // Stream-K replaces the table's split-K unless that is forced too.
-    if (tile.streamK && !o.splitK)
-      tile.splitK = 1;
-  }
-  // A forced BN 192 runs one tile per workgroup: it leaves the table's
-  // persistent grid and stream-K unless those are forced too. The table's
-  // BN 192 is a BM 128 x BK 128 tile on the image, one per workgroup: other
-  // forced variants take BN 128 unless BN is forced too (gemm_mxa4w4:
-  // preQuantizedSpec).
-  if (o.bn && *o.bn == sm90::kWideTileRows) {
-    if (!o.persistent)
-      tile.persistent = false;
-    if (!o.streamK)
-      tile.streamK = false;
-  }
-  if (!o.bn && tile.bn == sm90::kWideTileRows &&
-      (tile.bm != 128 || (tile.bk != 0 && tile.bk != 128) || !tile.preQuantize || tile.persistent ||
-       tile.streamK || tile.decode))
-    tile.bn = 0;
-  // The table's BN 64 runs one warpgroup without stream-K: a forced BM 256,
-  // second warpgroup or stream-K takes BN 128 unless BN is forced too.
-  if (!o.bn && tile.bn == sm90::kNarrowTileRows &&
-      (tile.bm > 128 || tile.twoWarpgroups || tile.streamK))
-    tile.bn = 0;
-  return tile;
-}
-
-/// Folds the weight scales into the dequantization when every one is below
-/// 128 (or as the caller forces, where allowed).
-static Error chooseFold(KernelSpec &spec, const PreparedWeight &w, const GemmA4W4Options &o) {
-  spec.foldedScales = w.arch() == Arch::SM90A && w.scalesBelow128();
-  if (!o.foldScales)
-    return Error::success();
-  if (*o.foldScales && !spec.foldedScales)
-    return fail("foldScales: only sm_90a kernels fold weight scales, and only when every scale "
-                "is below 128 (these weights: ",
-                w.arch() == Arch::SM90A ? "a scale is 128 or more" : "not sm_90a", ")");
-  spec.foldedScales = *o.foldScales;
-  return Error::success();
-}
-
 /// Gets `spec`'s kernel and launches it: `front` (the activation arguments),
 /// then W, its scales, C, M, the extra arguments and the split-K scratch.
 static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
@@ -391,45 +274,9 @@ static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
   return dev.launch(**kernel, (*kernel)->geometry(m), args.data(), stream);
 }
 
-/// The verified spec of a GEMM on activations quantized before it
-/// (gemm_mxa4w4 or gemm_qdqa4w4): the rounding was the quantizer's.
-static Expected<KernelSpec> preQuantizedSpec(OpKind op, const PreparedWeight &w,
-                                             const GemmA4W4Tile &tile,
-                                             const GemmA4W4Options &options,
-                                             int64_t streamRows = 0) {
-  // BM 256 exists on the image only; the MXFP4-activation GEMM (also what a
-  // quantization dump runs) takes the same tile at BM 128.
-  const int64_t bm = op == OpKind::GemmQdqA4W4 ? tile.bm : std::min<int64_t>(tile.bm, 128);
-  Expected<KernelSpec> spec = makeGemmA4W4Spec(w.arch(), w.n(), w.k(), bm, kDefaultScaleRounding,
-                                               Activation::None, {0.0f, 0.0f}, op);
-  if (!spec)
-    return spec.takeError();
-  spec->splitK = tile.splitK;
-  spec->stages = tile.stages;
-  // Two warpgroups are a variant of the kernel on the image only (a
-  // quantization dump takes gemm_mxa4w4 with the same tile).
-  spec->twoWarpgroups = tile.twoWarpgroups && op == OpKind::GemmQdqA4W4 && tile.bm < 128;
-  spec->persistent = tile.persistent && op == OpKind::GemmQdqA4W4 && tile.splitK == 1;
-  // Stream-K replaces the persistent grid where both are asked for.
-  spec->streamK = tile.streamK && op == OpKind::GemmQdqA4W4 && tile.splitK == 1 && bm >= 128;
-  if (spec->streamK)
-    spec->persistent = false;
-  if (tile.bk)
-    spec->bk = tile.bk;
-  // So does the table's BN 192: gemm_mxa4w4 takes BN 128 unless forced;
-  // and the warp-split variant's BN (it quantizes inline, so not here).
-  if (options.warpSplitK && *options.warpSplitK)
-    return fail(toString(op), ": warpSplitK = ", *options.warpSplitK,
-                " quantizes inline; it does not apply to pre-quantized activations");
-  if (tile.bn && (tile.bn != sm90::kWideTileRows || op == OpKind::GemmQdqA4W4 || options.bn) &&
-      (!tile.warpSplitK || options.bn))
-    spec->bn = tile.bn;
-  spec->imageStream = streamRows;
-  if (Error e = chooseFold(*spec, w, options))
-    return e;
-  if (Error e = verifyKernelSpec(*spec))
-    return e;
-  return spec;
+/// The facts of `w` dispatch decides on.
+static GemmWeightFacts factsOf(const PreparedWeight &w) {
+  return {w.arch(), w.n(), w.k(), w.scalesBelow128()};
 }
 
 Error gemmMxA4W4(Device &dev, void *stream, const void *aCodes, const void *aScales, int64_t m,
@@ -440,14 +287,11 @@ Error gemmMxA4W4(Device &dev, void *stream, const void *aCodes, const void *aSca
     return fail("gemmMxA4W4: the activation codes and scales pointers must not be null");
   if (reinterpret_cast<uintptr_t>(aCodes) % 4 != 0)
     return fail("gemmMxA4W4: the activation codes pointer must be 4-byte aligned");
-  if (options.dumpCodes || options.dumpScales)
-    return fail("gemmMxA4W4: the activations are already quantized; there is nothing to dump");
-  Expected<KernelSpec> spec =
-      preQuantizedSpec(OpKind::GemmMxA4W4, w, chooseTile(w, m, options), options);
-  if (!spec)
-    return spec.takeError();
-  return launchGemm(dev, stream, *spec, {const_cast<void *>(aCodes), const_cast<void *>(aScales)},
-                    w, out, m, {});
+  Expected<GemmA4W4Plan> plan = planGemmA4W4(factsOf(w), m, options, /*mxActivations=*/true);
+  if (!plan)
+    return plan.takeError();
+  return launchGemm(dev, stream, plan->gemms[0],
+                    {const_cast<void *>(aCodes), const_cast<void *>(aScales)}, w, out, m, {});
 }
 
 /// The streamed image (KernelSpec::imageStream): qdq_mxfp4 publishing its
@@ -455,23 +299,18 @@ Error gemmMxA4W4(Device &dev, void *stream, const void *aCodes, const void *aSca
 /// in. A failed GEMM launch zeroes the flags the quantizer counted into.
 static Error launchStreamed(Device &dev, void *stream, const void *a, int64_t m,
                             const PreparedWeight &w, void *out, void *image,
-                            const GemmA4W4Tile &tile, const GemmA4W4Options &options) {
+                            const GemmA4W4Plan &plan) {
   Expected<void *> flags = w.imageFlagsScratch(m, stream);
   if (!flags)
     return flags.takeError();
   ImageStream s;
   s.flags = *flags;
-  // The pieces follow the splits' K order where they split K evenly.
-  s.splits = (w.k() / 128) % tile.splitK == 0 ? tile.splitK : 1;
-  s.workgroupsPerSm = tile.imageStream;
-  const int64_t rows = options.quantizerBm.value_or(streamedQuantizerRows(m));
-  Expected<KernelSpec> spec = preQuantizedSpec(OpKind::GemmQdqA4W4, w, tile, options, rows);
-  if (!spec)
-    return spec.takeError();
-  if (Error e =
-          qdqMxfp4Streamed(dev, stream, a, m, w.k(), image, s, options.rounding, w.arch(), rows))
+  s.splits = plan.quantizer->imageStream;
+  s.workgroupsPerSm = plan.streamWorkgroupsPerSm;
+  if (Error e = launchQuantizerSpec("qdqMxfp4Streamed", dev, stream, *plan.quantizer, a, m,
+                                    {image}, &s))
     return e;
-  Error e = launchGemm(dev, stream, *spec, {image}, w, out, m, {*flags});
+  Error e = launchGemm(dev, stream, plan.gemms[0], {image}, w, out, m, {*flags});
   if (e)
     if (Error z = dev.fill(*flags, 0, size_t((m + 127) / 128) * size_t(w.k() / 128) * 4, stream))
       return fail(e.message(),
@@ -487,125 +326,54 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
     return fail("gemmA4W4: the activation pointer must not be null");
   if (reinterpret_cast<uintptr_t>(a) % 16 != 0)
     return fail("gemmA4W4: the activation pointer must be 16-byte aligned");
-  bool dump = options.dumpCodes || options.dumpScales;
-  if (dump && !(options.dumpCodes && options.dumpScales))
-    return fail("gemmA4W4: the quantization dump needs both dumpCodes and dumpScales");
-  GemmA4W4Tile tile = chooseTile(w, m, options);
-  if (options.decodeGroups && *options.decodeGroups != 1 && !tile.decode)
-    return fail("gemmA4W4: decodeGroups = ", *options.decodeGroups,
-                " splits the decode variant's K steps, which this call does not run (M = ", m,
-                "); force decode = true too, or leave decodeGroups unset");
-  if (tile.splitM != 0 && (tile.splitM % 256 != 0 || tile.splitM >= m || tile.splitM < 0))
-    return fail("gemmA4W4: splitM must be a positive multiple of 256 below M = ", m, ", got ",
-                tile.splitM);
-  if (tile.warpSplitK && tile.preQuantize)
-    return fail("gemmA4W4: warpSplitK = ", tile.warpSplitK,
-                " quantizes inline; it does not apply with preQuantize");
-  const bool image = tile.preQuantize && !dump && options.dequantizeOnce.value_or(true);
-  if (options.splitM.value_or(0) != 0 && !image)
-    return fail("gemmA4W4: splitM splits the dequantize-once path (qdq_mxfp4 + gemm_qdqa4w4); "
-                "it does not apply with inline quantization, a quantization dump or "
-                "dequantizeOnce = false");
-  if (image) {
-    // Quantize and dequantize once; the GEMM's K loop then only moves them.
-    Expected<void *> q = w.qdqScratch(m, stream);
-    if (!q)
-      return q.takeError();
-    // The streamed image: BM 128 tiles, one a workgroup, one launch (the
-    // table's gives way to other forced variants; forced, it must fit).
-    const bool streamable = tile.bm == 128 && tile.splitM == 0 && !tile.persistent &&
-                            !tile.streamK && options.quantizerBm.value_or(0) <= 32;
-    if (tile.imageStream && !streamable && options.imageStream)
-      return fail("gemmA4W4: imageStream streams the activation image to a BM 128 GEMM of one "
-                  "tile per workgroup, no split M, after a quantizer of at most 32 rows; this "
-                  "call has BM ",
-                  tile.bm, tile.persistent ? ", a persistent grid" : "",
-                  tile.streamK ? ", stream-K" : "", tile.splitM ? ", a split M" : "");
-    if (tile.imageStream < 0 || tile.imageStream > 16)
-      return fail("gemmA4W4: imageStream takes 1 to 16 quantizer workgroups per SM (0: off), got ",
-                  tile.imageStream);
-    if (tile.imageStream && streamable)
-      return launchStreamed(dev, stream, a, m, w, out, *q, tile, options);
-    if (Error e = qdqMxfp4(dev, stream, a, m, w.k(), *q, options.rounding, w.arch(),
-                           options.quantizerBm.value_or(0)))
-      return e;
-    if (tile.splitM == 0) {
-      Expected<KernelSpec> spec = preQuantizedSpec(OpKind::GemmQdqA4W4, w, tile, options);
-      if (!spec)
-        return spec.takeError();
-      return launchGemm(dev, stream, *spec, {*q}, w, out, m, {});
-    }
-    // Rows [0, splitM) with this tile, the rest with the table's tile for
-    // them: a grid of whole waves, then a smaller one (its image rows start
-    // at a 256-row pair).
-    const int64_t head = tile.splitM;
-    GemmA4W4Tile rest = selectGemmA4W4Tile(w.arch(), w.n(), w.k(), m - head);
-    rest.preQuantize = true;
-    rest.splitM = 0;
-    Expected<KernelSpec> first = preQuantizedSpec(OpKind::GemmQdqA4W4, w, tile, options);
-    if (!first)
-      return first.takeError();
-    Expected<KernelSpec> second = preQuantizedSpec(OpKind::GemmQdqA4W4, w, rest, options);
-    if (!second)
-      return second.takeError();
-    if (Error e = launchGemm(dev, stream, *first, {*q}, w, out, head, {}))
-      return e;
-    void *image = static_cast<uint16_t *>(*q) + sm90::activationImageElements(head, w.k());
-    void *outRest = static_cast<uint16_t *>(out) + head * w.n();
-    return launchGemm(dev, stream, *second, {image}, w, outRest, m - head, {});
+  Expected<GemmA4W4Plan> plan = planGemmA4W4(factsOf(w), m, options);
+  if (!plan)
+    return plan.takeError();
+  using Path = GemmA4W4Plan::Path;
+  switch (plan->path) {
+  case Path::Inline: {
+    std::vector<void *> extra;
+    if (options.dumpCodes)
+      extra = {options.dumpCodes, options.dumpScales};
+    return launchGemm(dev, stream, plan->gemms[0], {const_cast<void *>(a)}, w, out, m, extra);
   }
-  if (tile.preQuantize) {
+  case Path::MxActivations: {
     // Quantize once (into the dump buffers when asked: same format), then
     // the GEMM on MXFP4 activations.
     void *codes = options.dumpCodes, *scales = options.dumpScales;
-    if (!dump) {
+    if (!codes) {
       Expected<std::pair<void *, void *>> scratch = w.activationScratch(m, stream);
       if (!scratch)
         return scratch.takeError();
       std::tie(codes, scales) = *scratch;
     }
-    if (Error e =
-            quantizeMxfp4(dev, stream, a, m, w.k(), codes, scales, options.rounding, w.arch()))
+    if (Error e = launchQuantizerSpec("quantizeMxfp4", dev, stream, *plan->quantizer, a, m,
+                                      {codes, scales}))
       return e;
-    GemmA4W4Options rest = options;
-    rest.dumpCodes = rest.dumpScales = nullptr;
-    rest.preQuantize = true;
-    return gemmMxA4W4(dev, stream, codes, scales, m, w, out, rest);
+    return launchGemm(dev, stream, plan->gemms[0], {codes, scales}, w, out, m, {});
   }
-  // The table's BM 256 exists on the activation image only: quantizing
-  // inline (as forced) takes BM 128.
-  const int64_t bm = options.bm ? tile.bm : std::min<int64_t>(tile.bm, 128);
-  Expected<KernelSpec> spec = makeGemmA4W4Spec(w.arch(), w.n(), w.k(), bm, options.rounding);
-  if (!spec)
-    return spec.takeError();
-  if (tile.bn)
-    spec->bn = tile.bn;
-  spec->splitK = tile.splitK;
-  spec->stages = tile.stages;
-  if (tile.bk)
-    spec->bk = tile.bk;
-  if (dump)
-    spec->epilogue = Epilogue::BF16DumpQuant;
-  spec->decode = tile.decode;
-  spec->decodeGroups = tile.decode ? tile.decodeGroups : 1;
-  spec->warpSplitK = tile.warpSplitK;
-  if (Error e = chooseFold(*spec, w, options))
+  case Path::Image:
+  case Path::StreamedImage:
+    break;
+  }
+  // Quantize and dequantize once; the GEMM's K loop then only moves them.
+  Expected<void *> q = w.qdqScratch(m, stream);
+  if (!q)
+    return q.takeError();
+  if (plan->path == Path::StreamedImage)
+    return launchStreamed(dev, stream, a, m, w, out, *q, *plan);
+  if (Error e = launchQuantizerSpec("qdqMxfp4", dev, stream, *plan->quantizer, a, m, {*q}))
     return e;
-  // The table's decode variant gives way where forced options leave a spec
-  // it cannot run (uneven splits, too many activations for shared memory,
-  // a dump): first its warpgroups splitting K, then the variant; asked for
-  // explicitly, verifyKernelSpec below says why.
-  if (spec->decode && spec->decodeGroups > 1 && !options.decodeGroups && verifyKernelSpec(*spec))
-    spec->decodeGroups = 1;
-  if (spec->decode && !options.decode.value_or(false) && !options.decodeGroups &&
-      verifyKernelSpec(*spec))
-    spec->decode = false;
-  if (Error e = verifyKernelSpec(*spec))
+  if (plan->gemms.size() == 1)
+    return launchGemm(dev, stream, plan->gemms[0], {*q}, w, out, m, {});
+  // Rows [0, splitM) by the first GEMM, the rest by the second on the image
+  // from row splitM (a 256-row pair) on.
+  const int64_t head = plan->splitM;
+  if (Error e = launchGemm(dev, stream, plan->gemms[0], {*q}, w, out, head, {}))
     return e;
-  std::vector<void *> extra;
-  if (dump)
-    extra = {options.dumpCodes, options.dumpScales};
-  return launchGemm(dev, stream, *spec, {const_cast<void *>(a)}, w, out, m, extra);
+  void *image = static_cast<uint16_t *>(*q) + sm90::activationImageElements(head, w.k());
+  void *outRest = static_cast<uint16_t *>(out) + head * w.n();
+  return launchGemm(dev, stream, plan->gemms[1], {image}, w, outRest, m - head, {});
 }
 
 } // namespace mxfp4

@@ -1,6 +1,7 @@
 //===- QuantizeMx.cpp - The public MXFP4 quantizer op ---------------------===//
 
 #include "mxfp4/Ops/QuantizeMx.h"
+#include "QuantizeMxLaunch.h"
 #include "mxfp4/JIT/Jit.h"
 #include "mxfp4/Kernels/Sm90Pipeline.h"
 
@@ -13,7 +14,7 @@ namespace mxfp4 {
 int64_t selectQuantizeMxBm(int64_t m, int64_t k) {
   // No idle rows for small M, and at least ~4 workgroups per SM (132 on the
   // H200): each is a short latency-bound chain (load, block maximum, store).
-  // 8448x7168 M = 128: 5.9 us with BM 64 under ncu.
+  // Kernel times: scripts/device-profile.sh, see docs/Performance.md.
   int64_t bm = 8;
   while (bm < m && bm < 64 && (k / 128) * ((m + 2 * bm - 1) / (2 * bm)) >= 4 * 132)
     bm *= 2;
@@ -25,12 +26,9 @@ int64_t streamedQuantizerRows(int64_t m) {
   return m <= 8 ? 8 : m <= 16 ? 16 : 32;
 }
 
-/// Launches quant_mxfp4 (outputs: codes, scales) or qdq_mxfp4 (output: the
-/// activation image) after the checks both share.
-static Error launchQuantizer(const char *api, OpKind op, Device &dev, void *stream, const void *a,
-                             int64_t m, int64_t k, std::vector<void *> outputs,
-                             ScaleRounding rounding, std::optional<Arch> archOpt, int64_t bm = 0,
-                             const ImageStream *streamed = nullptr) {
+/// The checks every quantizer launch shares: M, the pointers, 32-bit indexing.
+static Error checkQuantizerArgs(const char *api, OpKind op, const void *a, int64_t m, int64_t k,
+                                const std::vector<void *> &outputs) {
   auto fail = [&](const auto &...parts) { return makeError(api, ": ", parts...); };
   if (m < 1)
     return fail("M must be >= 1, got ", m);
@@ -48,24 +46,23 @@ static Error launchQuantizer(const char *api, OpKind op, Device &dev, void *stre
   // The activation image is addressed in bytes (the GEMM's bulk copies).
   if (op == OpKind::QdqMx && sm90::activationImageElements(m, k) * 2 >= (int64_t(1) << 31))
     return fail("M = ", m, ", K = ", k, " is too large for 32-bit indexing of the image");
-  Expected<Arch> arch = archOpt ? Expected<Arch>(*archOpt) : targetArch(&dev);
-  if (!arch)
-    return arch.takeError();
-  Expected<KernelSpec> spec =
-      makeQuantizeMxSpec(*arch, k, bm ? bm : selectQuantizeMxBm(m, k), rounding, op);
-  if (!spec)
-    return spec.takeError();
+  return Error::success();
+}
+
+Error launchQuantizerSpec(const char *api, Device &dev, void *stream, const KernelSpec &spec,
+                          const void *a, int64_t m, std::vector<void *> outputs,
+                          const ImageStream *streamed) {
+  auto fail = [&](const auto &...parts) { return makeError(api, ": ", parts...); };
+  if (Error e = checkQuantizerArgs(api, spec.op, a, m, spec.k, outputs))
+    return e;
   if (streamed) {
     if (!streamed->flags)
       return fail("the streamed image's flags pointer must not be null");
     if (streamed->workgroupsPerSm < 1 || streamed->workgroupsPerSm > 16)
       return fail("the streamed image takes 1 to 16 quantizer workgroups per SM, got ",
                   streamed->workgroupsPerSm);
-    spec->imageStream = streamed->splits;
-    if (Error e = verifyKernelSpec(*spec))
-      return fail(e.message());
   }
-  Expected<std::shared_ptr<const CompiledKernel>> kernel = Jit::global().get(*spec);
+  Expected<std::shared_ptr<const CompiledKernel>> kernel = Jit::global().get(spec);
   if (!kernel)
     return kernel.takeError();
   void *aPtr = const_cast<void *>(a);
@@ -81,6 +78,30 @@ static Error launchQuantizer(const char *api, OpKind op, Device &dev, void *stre
     g.persistentPerSm = unsigned(streamed->workgroupsPerSm);
   }
   return dev.launch(**kernel, g, args.data(), stream);
+}
+
+/// Launches quant_mxfp4 (outputs: codes, scales) or qdq_mxfp4 (output: the
+/// activation image) after the checks both share.
+static Error launchQuantizer(const char *api, OpKind op, Device &dev, void *stream, const void *a,
+                             int64_t m, int64_t k, std::vector<void *> outputs,
+                             ScaleRounding rounding, std::optional<Arch> archOpt, int64_t bm = 0,
+                             const ImageStream *streamed = nullptr) {
+  auto fail = [&](const auto &...parts) { return makeError(api, ": ", parts...); };
+  if (Error e = checkQuantizerArgs(api, op, a, m, k, outputs))
+    return e;
+  Expected<Arch> arch = archOpt ? Expected<Arch>(*archOpt) : targetArch(&dev);
+  if (!arch)
+    return arch.takeError();
+  Expected<KernelSpec> spec =
+      makeQuantizeMxSpec(*arch, k, bm ? bm : selectQuantizeMxBm(m, k), rounding, op);
+  if (!spec)
+    return spec.takeError();
+  if (streamed) {
+    spec->imageStream = streamed->splits;
+    if (Error e = verifyKernelSpec(*spec))
+      return fail(e.message());
+  }
+  return launchQuantizerSpec(api, dev, stream, *spec, a, m, std::move(outputs), streamed);
 }
 
 Error quantizeMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t k, void *codes,

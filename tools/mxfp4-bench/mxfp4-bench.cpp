@@ -16,7 +16,7 @@
 
 #include "CublasPeer.h"
 #include "L2Flush.h"
-#include "mxfp4/Ops/GemmA4W4.h"
+#include "mxfp4/Ops/GemmA4W4Plan.h"
 #include "mxfp4/Support/BF16.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -150,23 +150,15 @@ int main(int argc, char **argv) {
                              sks = parseList(skOpt), splitMs = parseList(splitMOpt),
                              wks = parseList(wkOpt), iss = parseList(isOpt);
   std::vector<std::array<int64_t, 3>> points;
-  using Shape = std::pair<int64_t, int64_t>;
-  // ../shared/reference/semantics.md section 8: (N, K) of dense FP4 layers.
-  const std::vector<Shape> seedShapes{{8448, 7168}, {7168, 4224}, {1536, 7168}, {7168, 768}};
-  const std::vector<Shape> modelShapes{// DeepSeek-R1 FP4 (dsv3_a4w4_blockscale)
-                                       {7168, 4608},
-                                       {9216, 7168},
-                                       // Kimi-K3
-                                       {3584, 7168},
-                                       {7168, 3584},
-                                       // AITER's dense tests
-                                       {1536, 4224}};
-  if (presetOpt == "seed-dense" || presetOpt == "model-dense") {
-    for (auto [n, k] : presetOpt == "seed-dense" ? seedShapes : modelShapes)
-      for (int64_t m : {1, 8, 32, 128, 512, 2048})
+  if (!presetOpt.empty()) {
+    // The presets' points are dispatch's (Ops/GemmA4W4Plan.h): what
+    // mxfp4-jit-compile --preset compiles ahead of time.
+    Expected<std::vector<std::pair<int64_t, int64_t>>> shapes = presetShapes(presetOpt);
+    if (!shapes)
+      return fail("--preset: " + shapes.takeError().message());
+    for (auto [n, k] : *shapes)
+      for (int64_t m : kPresetMs)
         points.push_back({n, k, m});
-  } else if (!presetOpt.empty()) {
-    return fail("--preset=" + presetOpt + ": expected seed-dense or model-dense");
   } else {
     for (int64_t n : parseList(nOpt))
       for (int64_t k : parseList(kOpt))

@@ -13,7 +13,7 @@
 
 #include "mxfp4/Cache/DiskCache.h"
 #include "mxfp4/JIT/Jit.h"
-#include "mxfp4/Ops/GemmA4W4.h"
+#include "mxfp4/Ops/GemmA4W4Plan.h"
 #include "mxfp4/Ops/QuantizeMx.h"
 #include "mxfp4/Support/Parallel.h"
 #include "mxfp4/Target/Compile.h"
@@ -38,7 +38,9 @@ using namespace mxfp4;
 namespace cl = llvm::cl;
 
 static cl::opt<std::string>
-    presetOpt("preset", cl::desc("seed-dense: the kernels of the seed's 24 (N, K, M) points"),
+    presetOpt("preset",
+              cl::desc("seed-dense or model-dense: the kernels dispatch runs at the preset's "
+                       "(N, K, M) points"),
               cl::init(""));
 static cl::opt<std::string>
     shapesOpt("shapes", cl::desc("file of 'N K [BM]' lines or kernel names"), cl::init(""));
@@ -59,6 +61,9 @@ static cl::opt<bool> timeLookupsOpt(
     cl::desc("after compiling, time a first lookup in a fresh JIT (disk hit, as in a new "
              "process) and repeated in-memory lookups"),
     cl::init(false));
+static cl::opt<bool> listOpt("list",
+                             cl::desc("print the kernels' names, one a line, and compile nothing"),
+                             cl::init(false));
 static cl::opt<bool> fingerprintOpt("print-fingerprint", cl::desc("print the compiler fingerprint"),
                                     cl::init(false));
 
@@ -145,54 +150,30 @@ int main(int argc, char **argv) {
     return fail("unknown --rounding '" + roundingOpt + "'");
 
   std::vector<Item> items;
-  if (preset == "seed-dense") {
-    // Exactly the kernels gemmA4W4 asks for on the seed's 24 points: the
-    // tile table's pick for each M (deduplicated); on sm_90a both for weights
-    // with scales below 128 (folded, real checkpoints) and for any others.
-    std::set<std::string> seen;
-    for (Arch a : archs)
-      for (auto [n, k] :
-           {std::pair<int64_t, int64_t>{8448, 7168}, {7168, 4224}, {1536, 7168}, {7168, 768}})
-        for (int64_t m : {1, 8, 32, 128, 512, 2048}) {
-          GemmA4W4Tile tile = selectGemmA4W4Tile(a, n, k, m);
-          std::string label = strCat(toString(a), " n=", n, " k=", k, " m=", m);
-          auto addOne = [&](Expected<KernelSpec> spec) {
-            Item it;
-            it.label = label;
-            if (spec) {
-              spec->splitK = isQuantizer(spec->op) ? 1 : tile.splitK;
-              if (!seen.insert(spec->name()).second)
-                return;
-              it.spec = *spec;
-            } else {
-              it.error = spec.takeError().message();
-            }
-            items.push_back(std::move(it));
-          };
-          auto add = [&](Expected<KernelSpec> spec) {
-            if (spec && a == Arch::SM90A && !isQuantizer(spec->op)) {
-              KernelSpec folded = *spec;
-              folded.foldedScales = true;
-              addOne(folded);
-            }
-            addOne(std::move(spec));
-          };
-          if (tile.preQuantize) {
-            add(makeQuantizeMxSpec(a, k, selectQuantizeMxBm(m, k), *rounding, OpKind::QdqMx));
-            add(makeGemmA4W4Spec(a, n, k, tile.bm, kDefaultScaleRounding, Activation::None,
-                                 {0.0f, 0.0f}, OpKind::GemmQdqA4W4));
-          } else {
-            add(makeGemmA4W4Spec(a, n, k, tile.bm, *rounding));
-          }
-        }
-  } else if (!preset.empty()) {
-    return fail("unknown --preset '" + preset + "'; expected seed-dense");
+  if (!preset.empty()) {
+    // Exactly the kernels dispatch (planGemmA4W4) runs at the preset's
+    // points: on sm_90a for weights with scales below 128 and for others.
+    for (Arch a : archs) {
+      Expected<std::vector<PresetKernel>> kernels = presetKernels(preset, a, *rounding);
+      if (!kernels)
+        return fail("--preset: " + kernels.takeError().message());
+      for (PresetKernel &pk : *kernels)
+        items.push_back({std::move(pk.label), std::move(pk.spec), std::move(pk.error)});
+    }
   }
   if (!shapes.empty())
     if (llvm::Error e = readShapes(shapes, archs, *rounding, items))
       return fail(llvm::toString(std::move(e)));
   if (items.empty())
     return fail("nothing to compile: give --preset=seed-dense or --shapes=FILE");
+  if (listOpt) {
+    for (const Item &it : items)
+      if (it.spec)
+        llvm::outs() << it.spec->name() << "\n";
+      else
+        llvm::errs() << "mxfp4-jit-compile: error: " << it.label << ": " << it.error << "\n";
+    return llvm::any_of(items, [](const Item &it) { return !it.spec; }) ? 1 : 0;
+  }
 
   auto optsStart = std::chrono::steady_clock::now();
   Jit::Options opts = Jit::Options::fromEnv(); // computes the compiler fingerprint once

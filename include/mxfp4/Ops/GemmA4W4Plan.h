@@ -1,0 +1,97 @@
+//===- GemmA4W4Plan.h - The kernels one dense GEMM call runs -----*- C++ -*-===//
+//
+// planGemmA4W4 is dispatch: for a target, a weight shape, M and the
+// caller's options it decides which kernels gemmA4W4 launches, in order,
+// without touching a device. gemmA4W4 executes the plan it returns, and
+// mxfp4-jit-compile's presets compile exactly the kernels of the plans of
+// their points, so an AOT cache holds what dispatch asks for
+// (MXFP4_ASSERT_CACHE_HIT=1).
+//
+//===----------------------------------------------------------------------===//
+#ifndef MXFP4_OPS_GEMMA4W4PLAN_H
+#define MXFP4_OPS_GEMMA4W4PLAN_H
+
+#include "mxfp4/Kernels/KernelSpec.h"
+#include "mxfp4/Ops/GemmA4W4.h"
+
+#include <optional>
+#include <vector>
+
+namespace mxfp4 {
+
+/// What dispatch needs to know of the weights: the target they were
+/// prepared for, their shape, and whether every scale is below 128 (the
+/// sm_90a kernels then fold it; PreparedWeight::scalesBelow128).
+struct GemmWeightFacts {
+  Arch arch = Arch::GFX950;
+  int64_t n = 0, k = 0;
+  bool scalesBelow128 = false;
+};
+
+/// The kernels of one GEMM call, in launch order.
+struct GemmA4W4Plan {
+  enum class Path : uint8_t {
+    /// One GEMM quantizing its activations inline (gemm_a4w4).
+    Inline,
+    /// quant_mxfp4, then gemm_mxa4w4 on its codes and scales.
+    MxActivations,
+    /// qdq_mxfp4 writes the activation image, then gemm_qdqa4w4 (two of
+    /// them when M is split).
+    Image,
+    /// qdq_mxfp4 and gemm_qdqa4w4 at once, the GEMM copying each piece of
+    /// the image once it is published (KernelSpec::imageStream).
+    StreamedImage,
+  };
+  Path path = Path::Inline;
+  /// The quantizer ahead of the GEMMs; none on the inline path.
+  std::optional<KernelSpec> quantizer;
+  /// The streamed image: the quantizer's workgroups per SM.
+  int64_t streamWorkgroupsPerSm = 0;
+  /// One GEMM, or two when M is split: rows [0, splitM) by the first, the
+  /// rest by the second (on the image, from its row splitM on).
+  std::vector<KernelSpec> gemms;
+  int64_t splitM = 0;
+
+  /// Every kernel of the plan, quantizer first.
+  std::vector<KernelSpec> kernels() const;
+};
+
+/// Dispatch for gemmA4W4 (`mxActivations` false) or gemmMxA4W4 (true):
+/// the tile table's choice for M with the options' overrides, verified.
+/// The dump pointers of `options` only matter by being set or not.
+Expected<GemmA4W4Plan> planGemmA4W4(const GemmWeightFacts &weights, int64_t m,
+                                    const GemmA4W4Options &options = {},
+                                    bool mxActivations = false);
+
+/// The (N, K) points of the dense presets (../shared/reference/semantics.md
+/// section 8) and the M values they measure: "seed-dense" (the seed's 24
+/// points) and "model-dense" (DeepSeek-R1 FP4, Kimi-K3 and AITER's other
+/// dense shapes). mxfp4-bench measures them, mxfp4-jit-compile compiles them.
+inline constexpr std::pair<int64_t, int64_t> kSeedDenseShapes[] = {
+    {8448, 7168}, {7168, 4224}, {1536, 7168}, {7168, 768}};
+inline constexpr std::pair<int64_t, int64_t> kModelDenseShapes[] = {
+    {7168, 4608}, {9216, 7168}, // DeepSeek-R1 FP4 (dsv3_a4w4_blockscale)
+    {3584, 7168}, {7168, 3584}, // Kimi-K3
+    {1536, 4224}};              // AITER's dense tests
+inline constexpr int64_t kPresetMs[] = {1, 8, 32, 128, 512, 2048};
+
+/// The (N, K) points of a preset, or an error naming the known ones.
+Expected<std::vector<std::pair<int64_t, int64_t>>> presetShapes(std::string_view preset);
+
+/// One kernel of a preset: the first point whose plan runs it ("<arch>
+/// n=.. k=.. m=.."), and its spec, or why that point has no plan.
+struct PresetKernel {
+  std::string label;
+  std::optional<KernelSpec> spec;
+  std::string error;
+};
+
+/// The kernels gemmA4W4 runs at a preset's points on `arch` with default
+/// options but `rounding`, deduplicated in first-use order; on sm_90a for
+/// weights with scales below 128 (folded) and for any others.
+Expected<std::vector<PresetKernel>> presetKernels(std::string_view preset, Arch arch,
+                                                  ScaleRounding rounding);
+
+} // namespace mxfp4
+
+#endif // MXFP4_OPS_GEMMA4W4PLAN_H

@@ -1,0 +1,393 @@
+//===- GemmA4W4Plan.cpp - The kernels one dense GEMM call runs ------------===//
+//
+// Dispatch without a device: the tile table's choice for M, the caller's
+// overrides applied to it, and the verified specs of the kernels gemmA4W4
+// (Ops/GemmA4W4.cpp) launches. The AOT presets of mxfp4-jit-compile call
+// the same function.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mxfp4/Ops/GemmA4W4Plan.h"
+#include "mxfp4/Kernels/Sm90Pipeline.h"
+#include "mxfp4/Ops/QuantizeMx.h"
+
+#include <iterator>
+#include <set>
+
+namespace mxfp4 {
+
+template <typename... Parts> static Error fail(const Parts &...parts) {
+  return makeError(parts...);
+}
+
+std::vector<KernelSpec> GemmA4W4Plan::kernels() const {
+  std::vector<KernelSpec> all;
+  if (quantizer)
+    all.push_back(*quantizer);
+  all.insert(all.end(), gemms.begin(), gemms.end());
+  return all;
+}
+
+/// The tile the table picks for M, with the caller's overrides.
+static GemmA4W4Tile chooseTile(const GemmWeightFacts &w, int64_t m, const GemmA4W4Options &o) {
+  GemmA4W4Tile tile = selectGemmA4W4Tile(w.arch, w.n, w.k, m, o.warpSplitK.value_or(1) != 0);
+  const bool otherBm = o.bm && *o.bm != tile.bm;
+  const bool otherPath = o.preQuantize && *o.preQuantize != tile.preQuantize;
+  // The table's stage count belongs to its tile and kernel: another BM, the
+  // other activation path or the decode variant (which has no stages) takes
+  // its own default unless the stages are forced too.
+  if (otherBm || otherPath || (o.decode && *o.decode))
+    tile.stages = 0;
+  // So do its variants: another BM, split-K, split M or activation path
+  // leaves the decode variant (and the BK it came with) and stream-K, and a
+  // forced persistent grid leaves stream-K, unless those are forced too.
+  const bool reshaped = otherBm || otherPath || (o.splitK && *o.splitK != tile.splitK) ||
+                        (o.splitM && *o.splitM != tile.splitM);
+  if (tile.decode && !o.decode && reshaped) {
+    tile.decode = false;
+    tile.bk = 0;
+    tile.decodeGroups = 1;
+  }
+  if (tile.streamK && !o.streamK && (reshaped || (o.persistent && *o.persistent)))
+    tile.streamK = false;
+  // The warp-split variant (and the BN it came with) gives way to any other
+  // forced shape or variant, and to a quantization dump.
+  const bool dumps = o.dumpCodes || o.dumpScales;
+  if (tile.warpSplitK && !o.warpSplitK &&
+      (reshaped || dumps || (o.decode && *o.decode) || o.bn || o.bk || o.stages)) {
+    tile.warpSplitK = 0;
+    if (!o.bn)
+      tile.bn = 0;
+  }
+  if (o.bm) {
+    tile.bm = *o.bm;
+    tile.splitM = 0;
+  }
+  if (o.splitM)
+    tile.splitM = *o.splitM;
+  if (o.splitK)
+    tile.splitK = *o.splitK;
+  if (o.bk)
+    tile.bk = *o.bk;
+  if (o.bn)
+    tile.bn = *o.bn;
+  if (o.preQuantize)
+    tile.preQuantize = *o.preQuantize;
+  if (o.stages)
+    tile.stages = *o.stages;
+  if (o.twoWarpgroups)
+    tile.twoWarpgroups = *o.twoWarpgroups;
+  if (o.persistent)
+    tile.persistent = *o.persistent;
+  if (o.decode)
+    tile.decode = *o.decode;
+  if (o.decodeGroups)
+    tile.decodeGroups = *o.decodeGroups;
+  if (o.warpSplitK && *o.warpSplitK != tile.warpSplitK) {
+    tile.warpSplitK = *o.warpSplitK;
+    // Its tile, unless forced otherwise: BM 8, BN 32, BK 128, one split, no
+    // decode variant; turned off, the table's BN 16 / 32 goes with it.
+    if (tile.warpSplitK) {
+      if (!o.bm)
+        tile.bm = 8;
+      if (!o.bn)
+        tile.bn = 32;
+      if (!o.splitK)
+        tile.splitK = 1;
+      if (!o.bk)
+        tile.bk = 0;
+      if (!o.decode)
+        tile.decode = false;
+    } else if (!o.bn) {
+      tile.bn = 0;
+    }
+  }
+  if (o.imageStream)
+    tile.imageStream = *o.imageStream;
+  if (o.streamK) {
+    tile.streamK = *o.streamK;
+    // Stream-K replaces the table's split-K unless that is forced too.
+    if (tile.streamK && !o.splitK)
+      tile.splitK = 1;
+  }
+  // A forced BN 192 runs one tile per workgroup: it leaves the table's
+  // persistent grid and stream-K unless those are forced too. The table's
+  // BN 192 is a BM 128 x BK 128 tile on the image, one per workgroup: other
+  // forced variants take BN 128 unless BN is forced too (gemm_mxa4w4:
+  // preQuantizedSpec).
+  if (o.bn && *o.bn == sm90::kWideTileRows) {
+    if (!o.persistent)
+      tile.persistent = false;
+    if (!o.streamK)
+      tile.streamK = false;
+  }
+  if (!o.bn && tile.bn == sm90::kWideTileRows &&
+      (tile.bm != 128 || (tile.bk != 0 && tile.bk != 128) || !tile.preQuantize || tile.persistent ||
+       tile.streamK || tile.decode))
+    tile.bn = 0;
+  // The table's BN 64 runs one warpgroup without stream-K: a forced BM 256,
+  // second warpgroup or stream-K takes BN 128 unless BN is forced too.
+  if (!o.bn && tile.bn == sm90::kNarrowTileRows &&
+      (tile.bm > 128 || tile.twoWarpgroups || tile.streamK))
+    tile.bn = 0;
+  return tile;
+}
+
+/// Folds the weight scales into the dequantization when every one is below
+/// 128 (or as the caller forces, where allowed).
+static Error chooseFold(KernelSpec &spec, const GemmWeightFacts &w, const GemmA4W4Options &o) {
+  spec.foldedScales = w.arch == Arch::SM90A && w.scalesBelow128;
+  if (!o.foldScales)
+    return Error::success();
+  if (*o.foldScales && !spec.foldedScales)
+    return fail("foldScales: only sm_90a kernels fold weight scales, and only when every scale "
+                "is below 128 (these weights: ",
+                w.arch == Arch::SM90A ? "a scale is 128 or more" : "not sm_90a", ")");
+  spec.foldedScales = *o.foldScales;
+  return Error::success();
+}
+
+/// The verified spec of a GEMM on activations quantized before it
+/// (gemm_mxa4w4 or gemm_qdqa4w4): the rounding was the quantizer's.
+static Expected<KernelSpec> preQuantizedSpec(OpKind op, const GemmWeightFacts &w,
+                                             const GemmA4W4Tile &tile,
+                                             const GemmA4W4Options &options,
+                                             int64_t streamRows = 0) {
+  // BM 256 exists on the image only; the MXFP4-activation GEMM (also what a
+  // quantization dump runs) takes the same tile at BM 128.
+  const int64_t bm = op == OpKind::GemmQdqA4W4 ? tile.bm : std::min<int64_t>(tile.bm, 128);
+  Expected<KernelSpec> spec = makeGemmA4W4Spec(w.arch, w.n, w.k, bm, kDefaultScaleRounding,
+                                               Activation::None, {0.0f, 0.0f}, op);
+  if (!spec)
+    return spec.takeError();
+  spec->splitK = tile.splitK;
+  spec->stages = tile.stages;
+  // Two warpgroups are a variant of the kernel on the image only (a
+  // quantization dump takes gemm_mxa4w4 with the same tile).
+  spec->twoWarpgroups = tile.twoWarpgroups && op == OpKind::GemmQdqA4W4 && tile.bm < 128;
+  spec->persistent = tile.persistent && op == OpKind::GemmQdqA4W4 && tile.splitK == 1;
+  // Stream-K replaces the persistent grid where both are asked for.
+  spec->streamK = tile.streamK && op == OpKind::GemmQdqA4W4 && tile.splitK == 1 && bm >= 128;
+  if (spec->streamK)
+    spec->persistent = false;
+  if (tile.bk)
+    spec->bk = tile.bk;
+  // So does the table's BN 192: gemm_mxa4w4 takes BN 128 unless forced;
+  // and the warp-split variant's BN (it quantizes inline, so not here).
+  if (options.warpSplitK && *options.warpSplitK)
+    return fail(toString(op), ": warpSplitK = ", *options.warpSplitK,
+                " quantizes inline; it does not apply to pre-quantized activations");
+  if (tile.bn && (tile.bn != sm90::kWideTileRows || op == OpKind::GemmQdqA4W4 || options.bn) &&
+      (!tile.warpSplitK || options.bn))
+    spec->bn = tile.bn;
+  spec->imageStream = streamRows;
+  if (Error e = chooseFold(*spec, w, options))
+    return e;
+  if (Error e = verifyKernelSpec(*spec))
+    return e;
+  return spec;
+}
+
+
+/// gemm_mxa4w4 after quant_mxfp4 (its activations arrive as codes and
+/// scales, so the rounding and a dump do not apply).
+static Expected<GemmA4W4Plan> planMx(const GemmWeightFacts &w, int64_t m,
+                                     const GemmA4W4Options &options) {
+  if (options.dumpCodes || options.dumpScales)
+    return fail("gemmMxA4W4: the activations are already quantized; there is nothing to dump");
+  GemmA4W4Plan plan;
+  plan.path = GemmA4W4Plan::Path::MxActivations;
+  Expected<KernelSpec> spec =
+      preQuantizedSpec(OpKind::GemmMxA4W4, w, chooseTile(w, m, options), options);
+  if (!spec)
+    return spec.takeError();
+  plan.gemms.push_back(*spec);
+  return plan;
+}
+
+/// qdq_mxfp4 and gemm_qdqa4w4 (split in M, or streamed, as the tile says).
+static Expected<GemmA4W4Plan> planImage(const GemmWeightFacts &w, int64_t m,
+                                        const GemmA4W4Options &options,
+                                        const GemmA4W4Tile &tile) {
+  GemmA4W4Plan plan;
+  plan.path = GemmA4W4Plan::Path::Image;
+  // The streamed image: BM 128 tiles, one a workgroup, one launch (the
+  // table's gives way to other forced variants; forced, it must fit).
+  const bool streamable = tile.bm == 128 && tile.splitM == 0 && !tile.persistent &&
+                          !tile.streamK && options.quantizerBm.value_or(0) <= 32;
+  if (tile.imageStream && !streamable && options.imageStream)
+    return fail("gemmA4W4: imageStream streams the activation image to a BM 128 GEMM of one "
+                "tile per workgroup, no split M, after a quantizer of at most 32 rows; this "
+                "call has BM ",
+                tile.bm, tile.persistent ? ", a persistent grid" : "",
+                tile.streamK ? ", stream-K" : "", tile.splitM ? ", a split M" : "");
+  if (tile.imageStream < 0 || tile.imageStream > 16)
+    return fail("gemmA4W4: imageStream takes 1 to 16 quantizer workgroups per SM (0: off), got ",
+                tile.imageStream);
+  if (tile.imageStream && streamable) {
+    plan.path = GemmA4W4Plan::Path::StreamedImage;
+    plan.streamWorkgroupsPerSm = tile.imageStream;
+    const int64_t rows = options.quantizerBm.value_or(streamedQuantizerRows(m));
+    Expected<KernelSpec> gemm = preQuantizedSpec(OpKind::GemmQdqA4W4, w, tile, options, rows);
+    if (!gemm)
+      return gemm.takeError();
+    Expected<KernelSpec> quant =
+        makeQuantizeMxSpec(w.arch, w.k, rows, options.rounding, OpKind::QdqMx);
+    if (!quant)
+      return fail("qdqMxfp4Streamed: ", quant.takeError().message());
+    // The pieces follow the splits' K order where they split K evenly.
+    quant->imageStream = (w.k / 128) % tile.splitK == 0 ? tile.splitK : 1;
+    if (Error e = verifyKernelSpec(*quant))
+      return fail("qdqMxfp4Streamed: ", e.message());
+    plan.quantizer = *quant;
+    plan.gemms.push_back(*gemm);
+    return plan;
+  }
+  Expected<KernelSpec> quant =
+      makeQuantizeMxSpec(w.arch, w.k, options.quantizerBm.value_or(0) ? *options.quantizerBm
+                                                                       : selectQuantizeMxBm(m, w.k),
+                         options.rounding, OpKind::QdqMx);
+  if (!quant)
+    return quant.takeError();
+  plan.quantizer = *quant;
+  Expected<KernelSpec> first = preQuantizedSpec(OpKind::GemmQdqA4W4, w, tile, options);
+  if (!first)
+    return first.takeError();
+  plan.gemms.push_back(*first);
+  if (tile.splitM == 0)
+    return plan;
+  // Rows [0, splitM) with this tile, the rest with the table's tile for
+  // them: a grid of whole waves, then a smaller one (its image rows start
+  // at a 256-row pair).
+  plan.splitM = tile.splitM;
+  GemmA4W4Tile rest = selectGemmA4W4Tile(w.arch, w.n, w.k, m - tile.splitM);
+  rest.preQuantize = true;
+  rest.splitM = 0;
+  Expected<KernelSpec> second = preQuantizedSpec(OpKind::GemmQdqA4W4, w, rest, options);
+  if (!second)
+    return second.takeError();
+  plan.gemms.push_back(*second);
+  return plan;
+}
+
+/// One gemm_a4w4 quantizing inline.
+static Expected<GemmA4W4Plan> planInline(const GemmWeightFacts &w, const GemmA4W4Options &options,
+                                         const GemmA4W4Tile &tile, bool dump) {
+  // The table's BM 256 exists on the activation image only: quantizing
+  // inline (as forced) takes BM 128.
+  const int64_t bm = options.bm ? tile.bm : std::min<int64_t>(tile.bm, 128);
+  Expected<KernelSpec> spec = makeGemmA4W4Spec(w.arch, w.n, w.k, bm, options.rounding);
+  if (!spec)
+    return spec.takeError();
+  if (tile.bn)
+    spec->bn = tile.bn;
+  spec->splitK = tile.splitK;
+  spec->stages = tile.stages;
+  if (tile.bk)
+    spec->bk = tile.bk;
+  if (dump)
+    spec->epilogue = Epilogue::BF16DumpQuant;
+  spec->decode = tile.decode;
+  spec->decodeGroups = tile.decode ? tile.decodeGroups : 1;
+  spec->warpSplitK = tile.warpSplitK;
+  if (Error e = chooseFold(*spec, w, options))
+    return e;
+  // The table's decode variant gives way where forced options leave a spec
+  // it cannot run (uneven splits, too many activations for shared memory,
+  // a dump): first its warpgroups splitting K, then the variant; asked for
+  // explicitly, verifyKernelSpec below says why.
+  if (spec->decode && spec->decodeGroups > 1 && !options.decodeGroups && verifyKernelSpec(*spec))
+    spec->decodeGroups = 1;
+  if (spec->decode && !options.decode.value_or(false) && !options.decodeGroups &&
+      verifyKernelSpec(*spec))
+    spec->decode = false;
+  if (Error e = verifyKernelSpec(*spec))
+    return e;
+  GemmA4W4Plan plan;
+  plan.gemms.push_back(*spec);
+  return plan;
+}
+
+Expected<GemmA4W4Plan> planGemmA4W4(const GemmWeightFacts &w, int64_t m,
+                                    const GemmA4W4Options &options, bool mxActivations) {
+  if (m < 1)
+    return fail(mxActivations ? "gemmMxA4W4" : "gemmA4W4", ": M must be >= 1, got ", m);
+  if (mxActivations)
+    return planMx(w, m, options);
+  const bool dump = options.dumpCodes || options.dumpScales;
+  if (dump && !(options.dumpCodes && options.dumpScales))
+    return fail("gemmA4W4: the quantization dump needs both dumpCodes and dumpScales");
+  GemmA4W4Tile tile = chooseTile(w, m, options);
+  if (options.decodeGroups && *options.decodeGroups != 1 && !tile.decode)
+    return fail("gemmA4W4: decodeGroups = ", *options.decodeGroups,
+                " splits the decode variant's K steps, which this call does not run (M = ", m,
+                "); force decode = true too, or leave decodeGroups unset");
+  if (tile.splitM != 0 && (tile.splitM % 256 != 0 || tile.splitM >= m || tile.splitM < 0))
+    return fail("gemmA4W4: splitM must be a positive multiple of 256 below M = ", m, ", got ",
+                tile.splitM);
+  if (tile.warpSplitK && tile.preQuantize)
+    return fail("gemmA4W4: warpSplitK = ", tile.warpSplitK,
+                " quantizes inline; it does not apply with preQuantize");
+  const bool image = tile.preQuantize && !dump && options.dequantizeOnce.value_or(true);
+  if (options.splitM.value_or(0) != 0 && !image)
+    return fail("gemmA4W4: splitM splits the dequantize-once path (qdq_mxfp4 + gemm_qdqa4w4); "
+                "it does not apply with inline quantization, a quantization dump or "
+                "dequantizeOnce = false");
+  if (image)
+    return planImage(w, m, options, tile);
+  if (!tile.preQuantize)
+    return planInline(w, options, tile, dump);
+  // Quantize once (into the dump buffers when asked: same format), then the
+  // GEMM on MXFP4 activations, as gemmMxA4W4 plans it.
+  Expected<KernelSpec> quant = makeQuantizeMxSpec(w.arch, w.k, selectQuantizeMxBm(m, w.k),
+                                                  options.rounding, OpKind::QuantizeMx);
+  if (!quant)
+    return quant.takeError();
+  GemmA4W4Options rest = options;
+  rest.dumpCodes = rest.dumpScales = nullptr;
+  rest.preQuantize = true;
+  Expected<GemmA4W4Plan> plan = planMx(w, m, rest);
+  if (!plan)
+    return plan.takeError();
+  plan->quantizer = *quant;
+  return plan;
+}
+
+Expected<std::vector<std::pair<int64_t, int64_t>>> presetShapes(std::string_view preset) {
+  if (preset == "seed-dense")
+    return std::vector<std::pair<int64_t, int64_t>>(std::begin(kSeedDenseShapes),
+                                                    std::end(kSeedDenseShapes));
+  if (preset == "model-dense")
+    return std::vector<std::pair<int64_t, int64_t>>(std::begin(kModelDenseShapes),
+                                                    std::end(kModelDenseShapes));
+  return fail("unknown preset '", preset, "'; expected seed-dense or model-dense");
+}
+
+Expected<std::vector<PresetKernel>> presetKernels(std::string_view preset, Arch arch,
+                                                  ScaleRounding rounding) {
+  Expected<std::vector<std::pair<int64_t, int64_t>>> shapes = presetShapes(preset);
+  if (!shapes)
+    return shapes.takeError();
+  std::vector<PresetKernel> out;
+  std::set<std::string> seen;
+  GemmA4W4Options options;
+  options.rounding = rounding;
+  for (auto [n, k] : *shapes)
+    for (int64_t m : kPresetMs)
+      for (bool small : {true, false}) {
+        std::string label = strCat(toString(arch), " n=", n, " k=", k, " m=", m);
+        Expected<GemmA4W4Plan> plan = planGemmA4W4({arch, n, k, small}, m, options);
+        if (!plan) {
+          std::string error = plan.takeError().message();
+          if (seen.insert(label + error).second)
+            out.push_back({label, std::nullopt, error});
+          continue;
+        }
+        for (const KernelSpec &s : plan->kernels())
+          if (seen.insert(s.name()).second)
+            out.push_back({label, s, ""});
+      }
+  return out;
+}
+
+} // namespace mxfp4
