@@ -1,9 +1,10 @@
 //===- TileOps.td - mxtile operations -----------------------*- tablegen -*-===//
 //
-// The kernel anatomy of the dense A4W4 GEMM and the fused MoE stages: load a
-// BF16 tile (masked rows, optionally gathered through sorted token ids),
+// The kernel anatomy of the dense A4W4 GEMM: load a BF16 tile (masked rows),
 // quantize it to MXFP4, fetch preshuffled weights and scales, scaled MMA,
-// activation, and store (BF16, or quantized again for the next stage).
+// activation, and store. Every op here lowers on the targets it claims;
+// the MoE stages add their gathered loads, scattered stores and fused
+// quantized store with their lowerings.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MXFP4_TILE_OPS
@@ -35,8 +36,7 @@ def Tile_LoadOp : Tile_Op<"load", [
     Reads rows `row .. row+R-1` and columns `col .. col+C-1` of a row-major
     matrix with leading dimension `ld` (elements). Rows at or beyond
     `validRows` (relative to `row`, the M tail) read as zero and never touch
-    memory. With `gather`, tile row r reads matrix row `gather[row + r] &
-    0xFFFFFF` (MoE sorted token ids; the top byte is the top-k slot).
+    memory.
 
     ```mlir
     %a = mxtile.load %A[%m0, %k0] ld %c7168 rows %valid
@@ -44,10 +44,10 @@ def Tile_LoadOp : Tile_Op<"load", [
     ```
   }];
   let arguments = (ins AnyMemRef:$base, Index:$row, Index:$col, Index:$ld,
-                       Index:$validRows, Optional<MemRefRankOf<[I32], [1]>>:$gather);
+                       Index:$validRows);
   let results = (outs Tile_FloatTile:$result);
   let assemblyFormat = [{
-    $base `[` $row `,` $col `]` `ld` $ld `rows` $validRows (`gather` $gather^ `:` type($gather))?
+    $base `[` $row `,` $col `]` `ld` $ld `rows` $validRows
     attr-dict `:` type($base) `->` type($result)
   }];
   let hasVerifier = 1;
@@ -254,8 +254,7 @@ def Tile_StoreOp : Tile_Op<"store", [AttrSizedOperandSegments, MemoryEffects<[Me
   let summary = "Store a tile to a row-major global matrix, rows masked";
   let description = [{
     Converts to the memref's element type (f32 -> bf16 rounds to nearest even)
-    and writes rows below `validRows`. With `scatter`, tile row r goes to
-    matrix row `scatter[row + r]` (decoded as `token * topk + slot` for MoE).
+    and writes rows below `validRows`.
 
     With `reduce(%ws, %counters)` the tile is one of `splits` partial sums of
     a split-K GEMM (split z = the workgroup's id z): it is stored in f32 to
@@ -264,7 +263,7 @@ def Tile_StoreOp : Tile_Op<"store", [AttrSizedOperandSegments, MemoryEffects<[Me
     `counters`, one i32 per tile, zero on entry) adds the slices in split
     order (the same bits whatever order the workgroups finish in), converts
     and stores the sum, and leaves its counter zero again. `splits = 0`
-    is stream-K (a kernel with `mxtile.stream_k`): the partial sums are
+    is stream-K (a kernel whose `#mxtile.schedule` has `stream_k`): the partial sums are
     the tile's K segments as the kernel's workgroups divide the iterations,
     summed in K order the same way (`ws` holds two partial tiles per
     workgroup).
@@ -274,39 +273,14 @@ def Tile_StoreOp : Tile_Op<"store", [AttrSizedOperandSegments, MemoryEffects<[Me
     ```
   }];
   let arguments = (ins Tile_FloatTile:$value, AnyMemRef:$base, Index:$row, Index:$col, Index:$ld,
-                       Index:$validRows, Optional<MemRefRankOf<[I32], [1]>>:$scatter,
+                       Index:$validRows,
                        Optional<MemRefRankOf<[F32], [1]>>:$workspace,
                        Optional<MemRefRankOf<[I32], [1]>>:$counters,
                        DefaultValuedAttr<I64Attr, "1">:$splits);
   let assemblyFormat = [{
     $value `,` $base `[` $row `,` $col `]` `ld` $ld `rows` $validRows
-    (`scatter` $scatter^ `:` type($scatter))?
     (`reduce` `(` $workspace^ `,` $counters `:` type($workspace) `,` type($counters) `)`)?
     attr-dict `:` type($value) `->` type($base)
-  }];
-  let hasVerifier = 1;
-}
-
-def Tile_StoreQuantizedOp : Tile_Op<"store_quantized", [MemoryEffects<[MemWrite]>]> {
-  let summary = "Quantize a tile to MXFP4 and store data and scales (fused epilogue)";
-  let description = [{
-    Quantizes along columns like `mxtile.quantize`, writes packed E2M1 bytes
-    row-major (`ld` elements per row, so `ld/2` bytes) and E8M0 scales in
-    `scale_layout` for a matrix of `ld` columns. This is what MoE stage 1
-    emits for stage 2.
-
-    ```mlir
-    mxtile.store_quantized %h, %Q[%m0, %n0], %QS ld %c512 rows %valid
-        {rounding = #mxtile.rounding<roundup>, scale_layout = #mxtile.scale_layout<gfx950_mfma16>}
-        : !mxtile.tile<16x256xf32>, memref<?xi8>, memref<?xi8>
-    ```
-  }];
-  let arguments = (ins Tile_F32Tile:$value, MemRefRankOf<[I8], [1]>:$data, Index:$row,
-                       Index:$col, MemRefRankOf<[I8], [1]>:$scales, Index:$ld, Index:$validRows,
-                       Tile_RoundingAttr:$rounding, Tile_ScaleLayoutAttr:$scale_layout);
-  let assemblyFormat = [{
-    $value `,` $data `[` $row `,` $col `]` `,` $scales `ld` $ld `rows` $validRows attr-dict
-    `:` type($value) `,` type($data) `,` type($scales)
   }];
   let hasVerifier = 1;
 }

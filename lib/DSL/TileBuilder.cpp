@@ -98,7 +98,7 @@ Tile TileBuilder::load(Value buffer, Index row, Index col, Index ld, Index valid
   Type elem = cast<MemRefType>(buffer.getType()).getElementType();
   auto t = tile::TileType::get(b.getContext(), {rows, cols}, elem);
   return Tile(tile::LoadOp::create(b, t, buffer, row.value(), col.value(), ld.value(),
-                                   validRows.value(), Value()));
+                                   validRows.value()));
 }
 
 MxTile TileBuilder::quantize(Tile t, ScaleRounding rounding, Value dumpData, Value dumpScales,
@@ -165,7 +165,7 @@ Tile TileBuilder::activation(const Activation &act, Tile gate, Tile up) {
 void TileBuilder::store(Tile t, Value buffer, Index row, Index col, Index ld, Index validRows,
                         const SplitK &splitK) {
   tile::StoreOp::create(b, t.value(), buffer, row.value(), col.value(), ld.value(),
-                        validRows.value(), Value(), splitK.workspace, splitK.counters,
+                        validRows.value(), splitK.workspace, splitK.counters,
                         splitK.splits);
 }
 

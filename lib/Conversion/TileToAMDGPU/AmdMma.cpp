@@ -175,8 +175,6 @@ LogicalResult KernelEmitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp o
   Accumulator *acc = handle<Accumulator>(op.getValue());
   if (!acc)
     return op.emitOpError() << "on " << cfg.chip << " only accumulator tiles can be stored";
-  if (op.getScatter())
-    return op.emitOpError() << "scattered stores (MoE) are not lowered for AMD yet";
   if (op.getWorkspace())
     return op.emitOpError() << "split-K reductions are not lowered for AMD yet";
   Value base = mapping.lookup(op.getBase()), row0 = mapping.lookup(op.getRow()),

@@ -138,8 +138,6 @@ LogicalResult KernelEmitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
     return success();
   }
   if (auto load = dyn_cast<tile::LoadOp>(op)) {
-    if (load.getGather())
-      return load.emitOpError() << "gathered loads (MoE) are not lowered for AMD yet";
     tiles[load.getResult()] = PendingLoad{load};
     return success();
   }
@@ -169,9 +167,6 @@ LogicalResult KernelEmitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
     return lowerActivation(b, act);
   if (auto st = dyn_cast<tile::StoreOp>(op))
     return lowerStore(b, st);
-  if (auto sq = dyn_cast<tile::StoreQuantizedOp>(op))
-    return sq.emitOpError() << "the fused quantized store is not lowered for " << cfg.chip
-                            << " yet";
   if (auto forOp = dyn_cast<scf::ForOp>(op))
     return lowerFor(b, forOp);
   if (isa<func::ReturnOp>(op)) {

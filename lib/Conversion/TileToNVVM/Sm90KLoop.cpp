@@ -135,8 +135,6 @@ LogicalResult Sm90Emitter::lowerKLoop(ImplicitLocOpBuilder &b, scf::ForOp loop) 
       mma.getBScales() != scales.getResult() || mma.getAcc() != loop.getRegionIterArg(0) ||
       loop.getBody()->getTerminator()->getOperand(0) != mma.getResult())
     return expected(loop);
-  if (inlineQuant && load.getGather())
-    return load.emitOpError() << "gathered loads (MoE) are not lowered for sm_90a yet";
   if (inlineQuant && !load.getResult().getType().getElementType().isBF16())
     return load.emitOpError() << "inline quantization on sm_90a takes bf16 input";
   if (scales.getLayout() != tile::ScaleLayoutKind::sm90_mma16)

@@ -102,7 +102,8 @@ LogicalResult Sm90Emitter::storeThroughShared(ImplicitLocOpBuilder &b, ArrayRef<
   barrier(b);
   // 16-byte unit u of the tile: token u / U, columns 8 (u % U) + 0..7, U = BN / 8.
   // (One bulk copy per token row instead, waited for before the region is
-  // reused, was 0.5-0.9 us slower at 7168x768 M = 32 / 128 / 2048.)
+  // reused, was slower at 7168x768 M = 32 / 128 / 2048: mxfp4-bench
+  // --preset=seed-dense, see docs/Performance.md.)
   auto v4i32 = VectorType::get({4}, b.getI32Type());
   Value rows = arith::MinUIOp::create(b, valid, idxConst(b, cfg.bm));
   const int64_t unitsPerRow = cfg.bn / 8;
@@ -197,8 +198,6 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   auto acc = accumulators.find(op.getValue());
   if (acc == accumulators.end())
     return op.emitOpError() << "on sm_90a only accumulator tiles can be stored";
-  if (op.getScatter())
-    return op.emitOpError() << "scattered stores (MoE) are not lowered for sm_90a yet";
   Value row0 = mapping.lookup(op.getRow()), col0 = mapping.lookup(op.getCol()),
         ldv = mapping.lookup(op.getLd()), valid = mapping.lookup(op.getValidRows());
   // The output is a plain pointer argument (TileToNVVM.cpp): 16-byte
@@ -245,7 +244,7 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
                         mapping.lookup(op.getWorkspace()), mapping.lookup(op.getCounters()));
   }
   if (op.getWorkspace() && op.getSplits() == 0)
-    return op.emitOpError() << "splits = 0 (stream-K) needs a kernel with mxtile.stream_k";
+    return op.emitOpError() << "splits = 0 (stream-K) needs a kernel whose #mxtile.schedule has stream_k";
   if (!op.getWorkspace()) {
     // The warp-split variant's first warp holds the workgroup's sums: a few
     // hundred elements, stored as they are.

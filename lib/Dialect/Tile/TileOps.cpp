@@ -210,9 +210,3 @@ LogicalResult StoreOp::verify() {
   return success();
 }
 
-LogicalResult StoreQuantizedOp::verify() {
-  if (getValue().getType().getCols() % kBlock != 0)
-    return emitOpError() << "quantizes along columns in blocks of 32, but the tile has "
-                         << getValue().getType().getCols() << " columns";
-  return success();
-}

@@ -147,23 +147,3 @@ func.func @outside_loop(%a: memref<?xbf16>, %w: memref<?xi8>, %ws: memref<?xi8>,
         !mxtile.tile<256x256xf4E2M1FN>, !mxtile.tile<256x8xf8E8M0FNU> -> !mxtile.tile<16x256xf32>
   return
 }
-
-// -----
-
-func.func @gathered(%a: memref<?xbf16>, %ids: memref<?xi32>, %w: memref<?xi8>, %ws: memref<?xi8>,
-                    %i: index) attributes {mxtile.kernel} {
-  %acc = mxtile.zero : !mxtile.tile<16x256xf32>
-  // expected-error @+1 {{gathered loads (MoE) are not lowered for AMD yet}}
-  %x = mxtile.load %a[%i, %i] ld %i rows %i gather %ids : memref<?xi32>
-      : memref<?xbf16> -> !mxtile.tile<16x256xbf16>
-  %q, %s = mxtile.quantize %x {rounding = #mxtile<rounding roundup>}
-      : !mxtile.tile<16x256xbf16> -> !mxtile.tile<16x256xf4E2M1FN>, !mxtile.tile<16x8xf8E8M0FNU>
-  %wt = mxtile.load_weight %w[%i, %i] {k = 256 : i64, layout = #mxtile<weight_layout gfx950_mfma16>}
-      : memref<?xi8> -> !mxtile.tile<256x256xf4E2M1FN>
-  %wst = mxtile.load_scales %ws[%i, %i] {k = 256 : i64, layout = #mxtile<scale_layout gfx950_mfma16>}
-      : memref<?xi8> -> !mxtile.tile<256x8xf8E8M0FNU>
-  %r = mxtile.scaled_mma %q, %s, %wt, %wst, %acc
-      : !mxtile.tile<16x256xf4E2M1FN>, !mxtile.tile<16x8xf8E8M0FNU>,
-        !mxtile.tile<256x256xf4E2M1FN>, !mxtile.tile<256x8xf8E8M0FNU> -> !mxtile.tile<16x256xf32>
-  return
-}

@@ -44,24 +44,3 @@ func.func @dense(%a: memref<?xbf16>, %w: memref<?xi8>, %ws: memref<?xi8>, %c: me
   mxtile.store %t, %c[%m0, %n0] ld %n rows %m : !mxtile.tile<16x256xf32> -> memref<?xbf16>
   return
 }
-
-// MoE shapes: rows gathered through sorted token ids, scattered on store,
-// and a fused quantized store for the next stage.
-// CHECK-LABEL: func.func @moe
-func.func @moe(%x: memref<?xbf16>, %ids: memref<?xi32>, %q: memref<?xi8>, %qs: memref<?xi8>,
-               %out: memref<?xbf16>, %row: index, %valid: index) {
-  %c0 = arith.constant 0 : index
-  %ld = arith.constant 512 : index
-  // CHECK: mxtile.load %{{.+}} gather %{{.+}} : memref<?xi32> : memref<?xbf16> -> <32x128xbf16>
-  %t = mxtile.load %x[%row, %c0] ld %ld rows %valid gather %ids : memref<?xi32>
-      : memref<?xbf16> -> !mxtile.tile<32x128xbf16>
-  %z = mxtile.zero : !mxtile.tile<32x128xf32>
-  // CHECK: mxtile.store_quantized %{{.+}} {rounding = #mxtile<rounding nearest>, scale_layout = #mxtile<scale_layout gfx950_mfma16>}
-  mxtile.store_quantized %z, %q[%row, %c0], %qs ld %ld rows %valid
-      {rounding = #mxtile<rounding nearest>, scale_layout = #mxtile<scale_layout gfx950_mfma16>}
-      : !mxtile.tile<32x128xf32>, memref<?xi8>, memref<?xi8>
-  // CHECK: mxtile.store %{{.+}} scatter %{{.+}} : memref<?xi32> : <32x128xf32> -> memref<?xbf16>
-  mxtile.store %z, %out[%row, %c0] ld %ld rows %valid scatter %ids : memref<?xi32>
-      : !mxtile.tile<32x128xf32> -> memref<?xbf16>
-  return
-}
