@@ -28,7 +28,10 @@ def Tile_Dialect : Dialect {
   let extraClassDeclaration = [{
     /// The unit attribute that marks a func.func as a tile kernel.
     static constexpr ::llvm::StringLiteral getKernelAttrName() { return "mxtile.kernel"; }
+    /// The kernel's #mxtile.schedule (TileTypes.td).
+    static constexpr ::llvm::StringLiteral getScheduleAttrName() { return "mxtile.schedule"; }
   }];
+  let hasOperationAttrVerify = 1;
 }
 
 class Tile_Op<string mnemonic, list<Trait> traits = []>

@@ -74,4 +74,63 @@ def Tile_Activation : I32EnumAttr<"ActivationKind", "epilogue activation", [
 }
 def Tile_ActivationAttr : EnumAttr<Tile_Dialect, Tile_Activation, "activation">;
 
+
+//===----------------------------------------------------------------------===//
+// The schedule
+//===----------------------------------------------------------------------===//
+
+// A flag of the schedule: `true` / `false`, elided when false.
+class Tile_FlagParameter<string desc> : DefaultValuedParameter<"bool", "false", desc> {
+  let parser = [{ [&]() -> ::mlir::FailureOr<bool> {
+    if (::mlir::succeeded($_parser.parseOptionalKeyword("true")))
+      return true;
+    if (::mlir::succeeded($_parser.parseOptionalKeyword("false")))
+      return false;
+    return $_parser.emitError($_parser.getCurrentLocation(), "expected true or false");
+  }() }];
+  let printer = [{ $_printer << ($_self ? "true" : "false") }];
+}
+
+def Tile_ScheduleAttr : AttrDef<Tile_Dialect, "Schedule"> {
+  let mnemonic = "schedule";
+  let summary = "Every scheduling choice of a kernel";
+  let description = [{
+    How a kernel computes its problem: the workgroup's tile (BM x BN over K
+    steps of BK), the K split, the pipeline depth and the sm_90a variants.
+    One parameter per row of `kScheduleFields` (include/mxfp4/Kernels/
+    Schedule.h), in its order; parameters at their default are not printed.
+    A kernel carries it as `mxtile.schedule`:
+
+    ```mlir
+    func.func @k(...) attributes {mxtile.kernel,
+        mxtile.schedule = #mxtile.schedule<bm = 8, bn = 64, bk = 128, split_k = 11,
+                                           folded_scales = true, decode = true>}
+    ```
+
+    The verifier checks each field on its own (verifyScheduleFields).
+    Whether a schedule is legal for the kernel's problem on a target is
+    decided in one place, verifyKernelSpec (Kernels/KernelSpec.h), which
+    the lowerings call on the spec they read back from the kernel.
+  }];
+  let parameters = (ins
+    "int64_t":$bm, "int64_t":$bn, "int64_t":$bk,
+    DefaultValuedParameter<"int64_t", "1", "workgroups per output tile">:$split_k,
+    Tile_FlagParameter<"every weight scale below 128">:$folded_scales,
+    DefaultValuedParameter<"int64_t", "0", "TMA stages, 0: the tile's default">:$stages,
+    Tile_FlagParameter<"two warpgroups below BM 128">:$two_warpgroups,
+    Tile_FlagParameter<"the decode variant">:$decode,
+    DefaultValuedParameter<"int64_t", "1", "decode warpgroups splitting K">:$decode_groups,
+    DefaultValuedParameter<"int64_t", "0", "warps splitting K">:$warp_split_k,
+    DefaultValuedParameter<"int64_t", "0", "the streamed activation image">:$image_stream,
+    Tile_FlagParameter<"a persistent grid">:$persistent,
+    Tile_FlagParameter<"stream-K">:$stream_k);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The schedule as the C++ struct (Kernels/Schedule.h).
+    ::mxfp4::Schedule getSchedule() const;
+    static ScheduleAttr get(::mlir::MLIRContext *ctx, const ::mxfp4::Schedule &s);
+  }];
+}
+
 #endif // MXFP4_TILE_TYPES

@@ -19,6 +19,14 @@ static tile::ActivationKind toTile(Activation a) {
   llvm_unreachable("unknown activation");
 }
 
+/// Every scheduling choice goes on the kernel as its #mxtile.schedule; the
+/// lowerings read the spec back from it and the ops (readKernelSpec).
+static void setSchedule(mlir::ModuleOp module, const KernelSpec &spec) {
+  module.lookupSymbol(spec.name())
+      ->setAttr(tile::TileDialect::getScheduleAttrName(),
+                tile::ScheduleAttr::get(module.getContext(), spec.schedule()));
+}
+
 void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
   dsl::TileBuilder tb(module, spec.name());
   // gemm_a4w4 quantizes bf16 activations inline; gemm_mxa4w4 reads them
@@ -89,39 +97,7 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
   }
   tb.store(acc, c, m0, n0, nDim, valid, split);
   tb.finish();
-  mlir::Operation *kernel = module.lookupSymbol(spec.name());
-  if (spec.foldedScales)
-    kernel->setAttr(tile::kWeightScalesBelow128Attr, mlir::UnitAttr::get(module.getContext()));
-  if (spec.twoWarpgroups)
-    kernel->setAttr(tile::kTwoWarpgroupsAttr, mlir::UnitAttr::get(module.getContext()));
-  if (spec.decode)
-    kernel->setAttr(tile::kDecodeStepsAttr,
-                    mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64),
-                                           sm90StepsPerWorkgroup(spec)));
-  if (spec.decode && spec.decodeGroups > 1)
-    kernel->setAttr(
-        tile::kDecodeGroupsAttr,
-        mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64), spec.decodeGroups));
-  if (spec.warpSplitK)
-    kernel->setAttr(
-        tile::kWarpSplitKAttr,
-        mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64), spec.warpSplitK));
-  if (spec.persistent)
-    kernel->setAttr(tile::kPersistentAttr,
-                    mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64),
-                                           spec.n / spec.bn));
-  if (spec.streamK)
-    kernel->setAttr(tile::kStreamKAttr,
-                    mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64),
-                                           spec.n / spec.bn));
-  if (spec.imageStream)
-    kernel->setAttr(
-        tile::kImageStreamAttr,
-        mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64), spec.imageStream));
-  if (spec.stages)
-    kernel->setAttr(tile::kStagesAttr,
-                    mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64),
-                                           spec.stages));
+  setSchedule(module, spec);
 }
 
 void buildQuantizeMx(mlir::ModuleOp module, const KernelSpec &spec) {
@@ -143,11 +119,7 @@ void buildQuantizeMx(mlir::ModuleOp module, const KernelSpec &spec) {
   dsl::Tile x = tb.load(a, m0, k0, tb.constant(spec.k), m - m0, spec.bm, spec.bk);
   tb.quantize(x, spec.rounding, codes, scales, out);
   tb.finish();
-  if (spec.imageStream)
-    module.lookupSymbol(spec.name())
-        ->setAttr(tile::kImageStreamAttr,
-                  mlir::IntegerAttr::get(mlir::IntegerType::get(module.getContext(), 64),
-                                         spec.imageStream));
+  setSchedule(module, spec);
 }
 
 void buildKernel(mlir::ModuleOp module, const KernelSpec &spec) {

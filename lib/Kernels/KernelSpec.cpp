@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <optional>
 #include <vector>
 
@@ -78,10 +79,12 @@ static std::string layoutToken(std::string_view name) {
 }
 
 std::string KernelSpec::name() const {
-  std::string s =
-      strCat(toString(op), "_", archToken(arch), "_n", n, "_k", k, "_bm", bm, "_bn", bn, "_bk", bk,
-             "_ks", splitK, "_", toString(rounding), "_w", layoutToken(toString(weightLayout)),
-             "_s", layoutToken(toString(scaleLayout)), "_a", toString(activation));
+  std::string s = strCat(toString(op), "_", archToken(arch), "_n", n, "_k", k);
+  for (const ScheduleField &f : kScheduleFields)
+    if (f.form == FieldForm::Number)
+      s += strCat("_", f.token, f.get(*this));
+  s += strCat("_", toString(rounding), "_w", layoutToken(toString(weightLayout)), "_s",
+              layoutToken(toString(scaleLayout)), "_a", toString(activation));
   for (unsigned i = 0; i < activationParamCount(activation); ++i) {
     uint32_t bits;
     std::memcpy(&bits, &activationParams[i], 4);
@@ -90,22 +93,30 @@ std::string KernelSpec::name() const {
     s += hex;
   }
   s += epilogue == Epilogue::BF16DumpQuant ? "_ebf16dq" : "_ebf16";
-  if (foldedScales)
-    s += "_fold";
-  if (stages)
-    s += strCat("_st", stages);
-  if (twoWarpgroups)
-    s += "_wg2";
-  if (decode)
-    s += decodeGroups > 1 ? strCat("_dec", decodeGroups) : std::string("_dec");
-  if (warpSplitK)
-    s += strCat("_wk", warpSplitK);
-  if (imageStream)
-    s += strCat("_is", imageStream);
-  if (persistent)
-    s += "_ps";
-  if (streamK)
-    s += "_sk";
+  // The variants, in the table's order; a suffix extends the field before
+  // it ("_dec3"), when that one is present.
+  bool previousShown = false;
+  for (const ScheduleField &f : kScheduleFields) {
+    const int64_t v = f.get(*this);
+    bool shown = false;
+    switch (f.form) {
+    case FieldForm::Number:
+      break;
+    case FieldForm::Flag:
+      if ((shown = v != 0))
+        s += strCat("_", f.token);
+      break;
+    case FieldForm::Count:
+      if ((shown = v != f.defaultValue))
+        s += strCat("_", f.token, v);
+      break;
+    case FieldForm::Suffix:
+      if ((shown = previousShown && v != f.defaultValue))
+        s += strCat(v);
+      break;
+    }
+    previousShown = shown;
+  }
   return s;
 }
 
@@ -211,6 +222,24 @@ private:
 };
 } // namespace
 
+/// The variants' tokens as the parser's errors list them.
+static std::string variantGrammar() {
+  std::string out;
+  constexpr size_t fields = std::size(kScheduleFields);
+  for (size_t i = 0; i < fields; ++i) {
+    const ScheduleField &f = kScheduleFields[i];
+    if (f.form == FieldForm::Number || f.form == FieldForm::Suffix)
+      continue;
+    if (!out.empty())
+      out += ", then ";
+    const bool suffixed = i + 1 < fields && kScheduleFields[i + 1].form == FieldForm::Suffix;
+    out += f.form == FieldForm::Count ? strCat("'", f.token, "<N>'")
+           : suffixed                 ? strCat("'", f.token, "' or '", f.token, "<N>'")
+                                      : strCat("'", f.token, "'");
+  }
+  return out;
+}
+
 Expected<KernelSpec> parseKernelName(std::string_view name) {
   NameParser p(name);
   if (name.empty())
@@ -239,17 +268,19 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
     s.arch = *a;
   else
     return p.error("unknown target '", *arch, "'; expected gfx950, gfx1250 or sm90a");
-  for (auto [prefix, field] : {std::pair<const char *, int64_t *>{"n", &s.n},
-                               {"k", &s.k},
-                               {"bm", &s.bm},
-                               {"bn", &s.bn},
-                               {"bk", &s.bk},
-                               {"ks", &s.splitK}}) {
+  for (auto [prefix, field] : {std::pair<const char *, int64_t *>{"n", &s.n}, {"k", &s.k}}) {
     Expected<int64_t> v = p.number(prefix);
     if (!v)
       return v.takeError();
     *field = *v;
   }
+  for (const ScheduleField &f : kScheduleFields)
+    if (f.form == FieldForm::Number) {
+      Expected<int64_t> v = p.number(f.token);
+      if (!v)
+        return v.takeError();
+      f.set(s, *v);
+    }
   Expected<std::string_view> rounding = p.next("the scale rounding");
   if (!rounding)
     return rounding.takeError();
@@ -311,68 +342,45 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
     s.epilogue = Epilogue::BF16DumpQuant;
   else if (*ep != "bf16")
     return p.error("unknown epilogue '", *ep, "'; expected bf16 or bf16dq");
-  // Optional variants, in this order: "fold", "st<N>", "wg2", "dec" or
-  // "dec<G>", "wk<W>", "is<N>", "ps" or "sk".
-  bool stagesSeen = false;
+  // The variants, each at most once and in the table's order.
+  constexpr size_t fields = std::size(kScheduleFields);
+  size_t next = 0;
+  std::string_view last; // the last variant read
   while (!p.done()) {
-    Expected<std::string_view> flag =
-        p.next("'fold', 'st<N>', 'wg2', 'dec', 'dec<G>', 'wk<W>', 'is<N>', 'ps' or 'sk'");
-    if (!flag)
-      return flag.takeError();
-    if (s.persistent || s.streamK)
-      return p.error("has trailing fields after '", s.persistent ? "ps" : "sk", "': '", *flag,
-                     "'");
-    if (*flag == "ps" || *flag == "sk") {
-      (*flag == "ps" ? s.persistent : s.streamK) = true;
-      continue;
+    Expected<std::string_view> token = p.next("a variant");
+    if (!token)
+      return token.takeError();
+    bool matched = false;
+    for (size_t i = next; i < fields && !matched; ++i) {
+      const ScheduleField &f = kScheduleFields[i];
+      std::string_view rest = *token;
+      if (f.form == FieldForm::Number || f.form == FieldForm::Suffix ||
+          !consumeFront(rest, f.token))
+        continue;
+      const ScheduleField *suffix =
+          i + 1 < fields && kScheduleFields[i + 1].form == FieldForm::Suffix ? &kScheduleFields[i + 1]
+                                                                            : nullptr;
+      std::optional<int64_t> v = canonicalNumber(rest);
+      if (f.form == FieldForm::Flag && rest.empty()) {
+        f.set(s, 1);
+      } else if (f.form == FieldForm::Flag && suffix && v && *v != suffix->defaultValue) {
+        f.set(s, 1);
+        suffix->set(s, *v);
+      } else if (f.form == FieldForm::Count && v && *v != f.defaultValue) {
+        f.set(s, *v);
+      } else {
+        continue;
+      }
+      matched = true;
+      next = i + 1;
     }
-    if (s.imageStream)
-      return p.error("has trailing fields after 'is", s.imageStream, "': '", *flag, "'");
-    std::string_view streamed = *flag;
-    std::optional<int64_t> is;
-    if (consumeFront(streamed, "is") && (is = canonicalNumber(streamed)) && *is > 0) {
-      s.imageStream = *is;
-      continue;
-    }
-    if (s.warpSplitK)
-      return p.error("has trailing fields after 'wk", s.warpSplitK, "': '", *flag, "'");
-    std::string_view warps = *flag;
-    std::optional<int64_t> w;
-    if (consumeFront(warps, "wk") && (w = canonicalNumber(warps)) && *w > 0) {
-      s.warpSplitK = *w;
-      continue;
-    }
-    if (s.decode)
-      return p.error("has trailing fields after 'dec': '", *flag, "'");
-    std::string_view groups = *flag;
-    std::optional<int64_t> g;
-    if (*flag == "dec" ||
-        (consumeFront(groups, "dec") && (g = canonicalNumber(groups)) && *g > 1)) {
-      s.decode = true;
-      s.decodeGroups = g.value_or(1);
-      continue;
-    }
-    if (s.twoWarpgroups)
-      return p.error("has trailing fields after 'wg2': '", *flag, "'");
-    if (*flag == "wg2") {
-      s.twoWarpgroups = true;
-      continue;
-    }
-    if (*flag == "fold" && !s.foldedScales && !stagesSeen) {
-      s.foldedScales = true;
-      continue;
-    }
-    std::string_view digits = *flag;
-    std::optional<int64_t> stages;
-    if (!stagesSeen && consumeFront(digits, "st") && (stages = canonicalNumber(digits)) &&
-        *stages != 0) {
-      stagesSeen = true;
-      s.stages = *stages;
-      continue;
-    }
-    return p.error("has trailing fields after the epilogue: '", *flag,
-                   "' (only 'fold', then 'st<N>', then 'wg2', then 'dec' or 'dec<G>', then "
-                   "'wk<W>', then 'is<N>', then 'ps' or 'sk', may follow it)");
+    if (!matched && last.empty())
+      return p.error("has trailing fields after the epilogue: '", *token, "' (only ",
+                     variantGrammar(), ", each at most once, may follow it)");
+    if (!matched)
+      return p.error("has trailing fields after '", last, "': '", *token, "' (only ",
+                     variantGrammar(), ", each at most once, may follow the epilogue)");
+    last = *token;
   }
   if (Error e = verifyKernelSpec(s))
     return p.error(e.message());
@@ -450,6 +458,8 @@ static Error verifyQuantizeMx(const KernelSpec &s) {
 Error verifyKernelSpec(const KernelSpec &s) {
   std::string_view arch = toString(s.arch);
   auto fail = [](const auto &...parts) { return makeError(parts...); };
+  if (Error e = verifyScheduleFields(s))
+    return e;
   if (isQuantizer(s.op))
     return verifyQuantizeMx(s);
   if (s.foldedScales && s.arch != Arch::SM90A)
@@ -486,10 +496,7 @@ Error verifyKernelSpec(const KernelSpec &s) {
     return fail("the warp-split variant takes 1 to ", sm90::kMaxSplitKWarps,
                 " warps, each at least one 128-K chunk: K = ", s.k, " has ", s.k / 128,
                 " chunks, got ", s.warpSplitK, " warps");
-  if (s.decodeGroups != 1 && !s.decode)
-    return fail("warpgroups splitting K (_dec<G>) are a decode variant; got ", s.decodeGroups,
-                " without it");
-  if (s.decodeGroups < 1 || s.decodeGroups > sm90::kMaxDecodeGroups)
+  if (s.decodeGroups > sm90::kMaxDecodeGroups)
     return fail("the decode variant takes 1 to ", sm90::kMaxDecodeGroups,
                 " warpgroups splitting K (_dec<G>), got ", s.decodeGroups);
   const int64_t splitSteps = s.bk > 0 ? sm90StepsPerWorkgroup(s) : 0;

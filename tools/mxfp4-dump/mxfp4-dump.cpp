@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mxfp4/Kernels/GemmA4W4.h"
+#include "mxfp4/Kernels/Schedule.h"
 #include "mxfp4/Target/Compile.h"
 
 #include "mlir/Parser/Parser.h"
@@ -23,6 +24,9 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+#include <vector>
 
 using namespace mxfp4;
 namespace cl = llvm::cl;
@@ -38,47 +42,56 @@ static cl::opt<std::string> archName("arch", cl::desc("gfx950, gfx1250 or sm_90a
                                      cl::init("gfx950"));
 static cl::opt<int64_t> nOpt("n", cl::desc("N (output columns)"), cl::init(8448));
 static cl::opt<int64_t> kOpt("k", cl::desc("K (reduction length)"), cl::init(7168));
-static cl::opt<int64_t> bmOpt("bm", cl::desc("M tile: 16 or 64"), cl::init(16));
-static cl::opt<int64_t> splitKOpt("split-k", cl::desc("split-K factor (sm_90a)"), cl::init(1));
-static cl::opt<int64_t> bkOpt("bk", cl::desc("K tile (default: the arch's)"), cl::init(0));
-static cl::opt<int64_t> bnOpt("bn", cl::desc("N tile (default: the arch's; sm_90a: 128 or 64)"),
-                              cl::init(0));
-static cl::opt<bool> twoWgOpt("two-warpgroups",
-                              cl::desc("sm_90a gemm_qdqa4w4 below BM 128: two warpgroups"),
-                              cl::init(false));
-static cl::opt<bool> persistentOpt("persistent",
-                                   cl::desc("sm_90a gemm_qdqa4w4: a persistent grid"),
-                                   cl::init(false));
-static cl::opt<bool> decodeOpt("decode",
-                               cl::desc("sm_90a gemm_a4w4 below BM 128: the decode variant"),
-                               cl::init(false));
-static cl::opt<int64_t> decodeGroupsOpt("decode-groups",
-                                        cl::desc("with --decode: warpgroups splitting each "
-                                                 "workgroup's K steps (1..4)"),
-                                        cl::init(1));
-static cl::opt<int64_t> warpSplitKOpt("warp-split-k",
-                                      cl::desc("sm_90a gemm_a4w4 at BM 8, BN 16 or 32: warps "
-                                               "splitting K with mma.sync (0: off)"),
-                                      cl::init(0));
-static cl::opt<int64_t> imageStreamOpt(
-    "image-stream",
-    cl::desc("sm_90a streamed activation image: on qdq_mxfp4 the GEMM's split count, on "
-             "gemm_qdqa4w4 (BM 128) the quantizer's rows per piece (0: off)"),
-    cl::init(0));
-static cl::opt<bool> streamKOpt("stream-k",
-                                cl::desc("sm_90a gemm_qdqa4w4 of BM 128 or 256: stream-K"),
-                                cl::init(false));
-static cl::opt<int64_t> stagesOpt("stages", cl::desc("sm_90a TMA stages (default: the tile's)"),
-                                  cl::init(0));
-static cl::opt<bool> foldOpt("folded-scales",
-                             cl::desc("weight scales all below 128: one multiply (sm_90a)"),
-                             cl::init(false));
+static cl::opt<std::string> nameOpt("name",
+                                    cl::desc("build the kernel of this canonical name (instead of "
+                                             "--op, --n, --k and the schedule flags)"),
+                                    cl::init(""));
 static cl::opt<std::string> roundingName("rounding", cl::desc("roundup, even, floor, nearest"),
                                          cl::init("roundup"));
 static cl::opt<std::string> emitName("emit", cl::desc("tile, gpu, llvm, isa or obj"),
                                      cl::init("isa"));
 static cl::opt<std::string> outputFile("o", cl::desc("output file (default stdout)"),
                                        cl::init("-"));
+
+/// One flag per field of the schedule (kScheduleFields, Kernels/Schedule.h),
+/// `--<flag>=`: numbers and counts take a value, flags none. Unset, a field
+/// keeps the target's default tile (makeGemmA4W4Spec); BM is 16 unless set.
+class ScheduleFlags {
+public:
+  ScheduleFlags() {
+    for (const ScheduleField &f : kScheduleFields) {
+      if (f.boolean)
+        booleans.push_back(std::make_unique<cl::opt<bool>>(
+            llvm::StringRef(f.flag.data(), f.flag.size()),
+            cl::desc(llvm::StringRef(f.help.data(), f.help.size()))));
+      else
+        numbers.push_back(std::make_unique<cl::opt<int64_t>>(
+            llvm::StringRef(f.flag.data(), f.flag.size()),
+            cl::desc(llvm::StringRef(f.help.data(), f.help.size())),
+            cl::init(f.number == &Schedule::bm ? 16 : f.defaultValue)));
+    }
+  }
+  int64_t bm() const { return *numbers.front(); }
+  /// Sets the fields whose flags were given.
+  void apply(Schedule &s) const {
+    size_t b = 0, n = 0;
+    for (const ScheduleField &f : kScheduleFields) {
+      if (f.boolean) {
+        const cl::opt<bool> &o = *booleans[b++];
+        if (o.getNumOccurrences())
+          f.set(s, o);
+      } else {
+        const cl::opt<int64_t> &o = *numbers[n++];
+        if (o.getNumOccurrences())
+          f.set(s, o);
+      }
+    }
+  }
+
+private:
+  std::vector<std::unique_ptr<cl::opt<int64_t>>> numbers;
+  std::vector<std::unique_ptr<cl::opt<bool>>> booleans;
+};
 
 static int fail(const llvm::Twine &msg) {
   llvm::errs() << "mxfp4-dump: " << msg << "\n";
@@ -87,6 +100,7 @@ static int fail(const llvm::Twine &msg) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  ScheduleFlags scheduleFlags;
   cl::ParseCommandLineOptions(argc, argv, "mxfp4-jit code dumper\n");
 
   std::optional<Arch> arch = parseArch(archName);
@@ -116,6 +130,15 @@ int main(int argc, char **argv) {
     module = mlir::parseSourceFile<mlir::ModuleOp>(sm, &ctx);
     if (!module)
       return fail("cannot parse " + inputFile);
+  } else if (!nameOpt.empty()) {
+    Expected<KernelSpec> spec = parseKernelName(nameOpt);
+    if (!spec)
+      return fail(spec.takeError().message());
+    if (spec->arch != *arch)
+      return fail("--name is a kernel for " + std::string(toString(spec->arch)) +
+                  "; give --arch=" + std::string(toString(spec->arch)));
+    module = mlir::ModuleOp::create(mlir::UnknownLoc::get(&ctx));
+    buildKernel(*module, *spec);
   } else {
     std::optional<OpKind> op;
     for (OpKind o : {OpKind::GemmA4W4, OpKind::GemmMxA4W4, OpKind::GemmQdqA4W4,
@@ -125,26 +148,14 @@ int main(int argc, char **argv) {
     if (!op)
       return fail("unknown --op '" + opName +
                   "'; expected gemm_a4w4, gemm_mxa4w4, gemm_qdqa4w4, quant_mxfp4 or qdq_mxfp4");
+    const int64_t bm = scheduleFlags.bm();
     Expected<KernelSpec> spec = isQuantizer(*op)
-                                    ? makeQuantizeMxSpec(*arch, kOpt, bmOpt, *rounding, *op)
-                                    : makeGemmA4W4Spec(*arch, nOpt, kOpt, bmOpt, *rounding,
+                                    ? makeQuantizeMxSpec(*arch, kOpt, bm, *rounding, *op)
+                                    : makeGemmA4W4Spec(*arch, nOpt, kOpt, bm, *rounding,
                                                        Activation::None, {0.0f, 0.0f}, *op);
     if (!spec)
       return fail(spec.takeError().message());
-    spec->splitK = splitKOpt;
-    if (bkOpt)
-      spec->bk = bkOpt;
-    if (bnOpt)
-      spec->bn = bnOpt;
-    spec->stages = stagesOpt;
-    spec->twoWarpgroups = twoWgOpt;
-    spec->persistent = persistentOpt;
-    spec->decode = decodeOpt;
-    spec->decodeGroups = decodeGroupsOpt;
-    spec->streamK = streamKOpt;
-    spec->warpSplitK = warpSplitKOpt;
-    spec->imageStream = imageStreamOpt;
-    spec->foldedScales = foldOpt;
+    scheduleFlags.apply(spec->schedule());
     if (Error e = verifyKernelSpec(*spec))
       return fail(e.message());
     module = mlir::ModuleOp::create(mlir::UnknownLoc::get(&ctx));

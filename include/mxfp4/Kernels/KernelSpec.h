@@ -17,6 +17,7 @@
 
 #include "mxfp4/Format/E8M0.h"
 #include "mxfp4/Format/Layout.h"
+#include "mxfp4/Kernels/Schedule.h"
 
 #include "mxfp4/Support/Error.h"
 #include <string_view>
@@ -60,75 +61,22 @@ std::string_view toString(Activation act);
 /// Float parameters of an activation: swiglu (alpha, limit), situv2 (beta, linear_beta).
 unsigned activationParamCount(Activation act);
 
-struct KernelSpec {
+/// A kernel: its problem (what it computes) and its Schedule (how; the
+/// base, so `spec.bm` is the schedule's BM). Everything that changes the
+/// generated code is here.
+struct KernelSpec : Schedule {
   OpKind op = OpKind::GemmA4W4;
   Arch arch = Arch::GFX950;
   int64_t n = 0, k = 0;
-  int64_t bm = 16, bn = 256, bk = 256;
-  /// Split-K: workgroups per output tile, each over K / splitK (sm_90a).
-  int64_t splitK = 1;
   ScaleRounding rounding = kDefaultScaleRounding;
   WeightLayout weightLayout = WeightLayout::Gfx950Mfma16;
   ScaleLayout scaleLayout = ScaleLayout::Gfx950Mfma16;
   Activation activation = Activation::None;
   std::array<float, 2> activationParams = {0.0f, 0.0f};
   Epilogue epilogue = Epilogue::BF16;
-  /// sm_90a GEMMs: every weight scale is below 128 (known when the weights
-  /// are prepared; real checkpoints), so one multiply dequantizes a weight
-  /// pair instead of two. Named by a trailing "_fold".
-  bool foldedScales = false;
-  /// sm_90a GEMMs: the number of TMA stages (K steps in flight), 0 for the
-  /// tile's default (Kernels/Sm90Pipeline.h). Fewer stages can let two
-  /// workgroups share an SM. Named by a trailing "_st<N>".
-  int64_t stages = 0;
-  /// sm_90a GEMMs on the activation image (gemm_qdqa4w4) below BM 128: two
-  /// warpgroups instead of one, each warp converting 16 weight rows instead
-  /// of 32 (as BM 128 does). Named by a trailing "_wg2".
-  bool twoWarpgroups = false;
-  /// sm_90a gemm_qdqa4w4 without split-K: a persistent grid, one or two
-  /// workgroups per SM, each looping over output tiles; its TMA stages
-  /// receive the next tile's first K steps while it finishes one, so no
-  /// tile waits for its first copies. Named by a trailing "_ps".
-  bool persistent = false;
-  /// sm_90a gemm_a4w4 (inline quantization) below BM 128, for decode: each
-  /// warp reads its weights straight from global memory into registers,
-  /// K steps ahead, and the workgroup quantizes the activations of all its
-  /// K steps into shared memory first, so the K loop has no barrier, no
-  /// copies and no quantization. Named by a trailing "_dec".
-  bool decode = false;
-  /// The decode variant with G > 1 warpgroups per workgroup, which split
-  /// the workgroup's K steps among themselves (each quantizes and runs its
-  /// own, as a workgroup of one would) and sum their partial tiles in
-  /// shared memory in warpgroup order: one epilogue (and one split-K
-  /// arrival) per G. Bit for bit the same tile at G x the split-K with one
-  /// warpgroup, when split-K is 1. Named by a trailing "_dec<G>".
-  int64_t decodeGroups = 1;
-  /// sm_90a gemm_qdqa4w4 without split-K, BM 128 or 256: stream-K. One
-  /// workgroup per SM; the waves of whole tiles that fill the SMs go one
-  /// tile per workgroup, the tiles left over are split evenly by their
-  /// (tile, K step) iterations, so a tile's K steps may be split between
-  /// consecutive workgroups; partial tiles are summed in K order through an
-  /// f32 workspace by the last of them to finish. No wave is left part
-  /// empty. Named by a trailing "_sk".
-  bool streamK = false;
-  /// sm_90a gemm_a4w4 at BM 8 (decode, M <= 8), BN 16 or 32: W warps per
-  /// workgroup split the K loop among themselves, each streaming its
-  /// weights from global memory into registers and quantizing its own
-  /// tokens' blocks there, with per-warp mma.sync m16n8k16 (no warpgroup
-  /// waits, no shared memory in the loop); the partial tiles meet in shared
-  /// memory, summed in warp order. No split-K. 0: not this variant. Named
-  /// by a trailing "_wk<W>".
-  int64_t warpSplitK = 0;
-  /// The streamed activation image (sm_90a, Ops/GemmA4W4.cpp): qdq_mxfp4
-  /// and the gemm_qdqa4w4 after it run at the same time, the GEMM copying
-  /// each (128-row block, 128-K chunk) of the image once the quantizer's
-  /// workgroups have written it and counted themselves in a flag per piece
-  /// (the kernels' argument after M). qdq_mxfp4: S >= 1, a grid of
-  /// workgroups looping over BM x 128 pieces in the order the GEMM's S
-  /// splits read them (one K step of every split, then the next). The
-  /// GEMM: the quantizer's BM (8, 16 or 32), which says how many pieces
-  /// make a block. 0: not streamed. Named by a trailing "_is<N>".
-  int64_t imageStream = 0;
+
+  const Schedule &schedule() const { return *this; }
+  Schedule &schedule() { return *this; }
 
   /// The canonical name (see the file comment).
   std::string name() const;
@@ -151,8 +99,11 @@ sm90::SharedLayout sm90SharedLayout(const KernelSpec &spec);
 /// Parses a canonical name back into a spec and verifies it.
 Expected<KernelSpec> parseKernelName(std::string_view name);
 
-/// Checks the spec's constraints for its target (tile shapes, divisibility,
-/// layouts, activation parameters). Errors name the violated constraint.
+/// The one place that decides whether a spec is legal: its schedule's
+/// fields (verifyScheduleFields), then the problem and schedule on the
+/// spec's target (tile shapes, divisibility, layouts, the variants and how
+/// they combine, shared memory). Errors name the violated constraint. The
+/// lowerings verify the spec they read back from a kernel's IR with it.
 Error verifyKernelSpec(const KernelSpec &spec);
 
 /// The dense A4W4 GEMM for (n, k, bm) on `arch` with the derived tile (BN 256,

@@ -57,8 +57,8 @@ struct Config {
   /// copies.
   bool quantizeOnly = false;
   bool stagesImage = false;
-  /// Every weight scale is below 128 (the kernel attribute
-  /// mxtile.weight_scales_below_128): one multiply dequantizes (Sm90Mma.cpp).
+  /// Every weight scale is below 128 (schedule: folded_scales): one
+  /// multiply dequantizes (Sm90Mma.cpp).
   bool foldedScales = false;
   /// The activations arrive as the image qdq_mxfp4 writes (mxtile.load_qdq)
   /// and are copied into the weight stages (Sm90StagedKLoop.cpp).
@@ -67,33 +67,33 @@ struct Config {
   int64_t maxRegisters = 0;
   /// TMA stages; 0: the tile's default (Kernels/Sm90Pipeline.h).
   int64_t stages = 0;
-  /// Two warpgroups below BM 128 (mxtile.two_warpgroups).
+  /// Two warpgroups below BM 128 (schedule: two_warpgroups).
   bool twoWarpgroups = false;
-  /// A persistent grid (mxtile.persistent): each workgroup loops over the
+  /// A persistent grid (schedule: persistent): each workgroup loops over the
   /// output tiles, its stages receiving the next tile's first steps while
   /// it finishes one (TileToNVVM.cpp, Sm90StagedKLoop.cpp); 0: one tile per
   /// workgroup, else the number of N tiles.
   int64_t persistentTilesX = 0;
-  /// Stream-K (mxtile.stream_k; Sm90StreamK.cpp): each workgroup takes an
+  /// Stream-K (schedule: stream_k; Sm90StreamK.cpp): each workgroup takes an
   /// equal run of the (tile, K step) iterations; persistentTilesX holds the
   /// number of N tiles. Its stages and output staging are those of a
   /// one-tile kernel.
   bool streamK = false;
-  /// The decode variant (mxtile.decode_steps; Sm90DecodeKLoop.cpp): its K
+  /// The decode variant (schedule: decode; Sm90DecodeKLoop.cpp): its K
   /// steps per workgroup, whose activations it quantizes first, each into
   /// its own buffer; the weights go from global memory to registers. 0: not
   /// this variant.
   int64_t decodeSteps = 0;
-  /// The decode variant's warpgroups (mxtile.decode_groups), each taking
+  /// The decode variant's warpgroups (schedule: decode_groups), each taking
   /// decodeSteps / decodeGroups of the K steps as a workgroup of its own
   /// would (Sm90DecodeKLoop.cpp); the first sums their partial tiles and
   /// alone runs the epilogue, the others leave.
   int64_t decodeGroups = 1;
-  /// The warp-split variant (mxtile.warp_split_k; Sm90WarpSplitK.cpp): its
+  /// The warp-split variant (schedule: warp_split_k; Sm90WarpSplitK.cpp): its
   /// warps, which divide the K loop's chunks among themselves and sum their
   /// partial tiles in shared memory. 0: not this variant.
   int64_t warpSplitK = 0;
-  /// The streamed activation image (mxtile.image_stream;
+  /// The streamed activation image (schedule: image_stream;
   /// Sm90ImageStream.cpp): on the quantizer the GEMM's split count, on the
   /// GEMM the quantizer's rows per piece; 0: not streamed.
   int64_t imageStream = 0;

@@ -1,6 +1,6 @@
 //===- Sm90Persistent.cpp - The persistent tile loop on sm_90a ------------===//
 //
-// A persistent gemm_qdqa4w4 (mxtile.persistent) is launched with as many
+// A persistent gemm_qdqa4w4 (schedule: persistent) is launched with as many
 // workgroups as are resident at once (LaunchGeometry::persistentPerSm);
 // workgroup b takes the output tiles b, b + G, b + 2G, ... (G workgroups),
 // tile t being N tile t % (N / BN) and M tile t / (N / BN). The kernel

@@ -2,7 +2,7 @@
 //
 // Whole tiles leave part of the last wave empty when the SMs do not divide
 // them (7168x4224 at M = 2048: 448 BM 256 tiles are 3.4 waves of 132).
-// Stream-K (mxtile.stream_k) runs G workgroups (one per SM). With W =
+// Stream-K (schedule: stream_k) runs G workgroups (one per SM). With W =
 // tiles / G, workgroup b first takes whole tiles b, b + G, ..., b + (W-1) G
 // (the waves that fill the SMs, in the order a one-tile grid runs them, so
 // the L2 sees the same reuse); the remaining tiles' R = (tiles - W G) x
@@ -25,7 +25,8 @@
 // the result does not depend on timing, stores the tile and zeroes the
 // counter. No workgroup ever waits for another. (Deferring the counters and
 // sums to the end of the run, or spreading each sum over the tile's
-// segments after a wait for all of them, measured slower: docs/PerformanceHistory.md.)
+// segments after a wait for all of them, measured slower with mxfp4-bench
+// --stream-k=1; see docs/Performance.md.)
 //
 //===----------------------------------------------------------------------===//
 

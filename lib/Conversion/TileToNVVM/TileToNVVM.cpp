@@ -13,6 +13,7 @@
 #include "mxfp4/Conversion/IndexMath.h"
 #include "mxfp4/Conversion/KernelOutlining.h"
 #include "mxfp4/Dialect/Tile/TilePasses.h"
+#include "mxfp4/Kernels/KernelSpec.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -172,74 +173,150 @@ FailureOr<Type> argElementType(func::FuncOp kernel, BlockArgument arg) {
   return want;
 }
 
-FailureOr<Config> deriveConfig(func::FuncOp kernel) {
+/// The kernel's schedule attribute (`mxtile.schedule`).
+tile::ScheduleAttr scheduleOf(func::FuncOp kernel) {
+  return kernel->getAttrOfType<tile::ScheduleAttr>(tile::TileDialect::getScheduleAttrName());
+}
+
+WeightLayout toWeightLayout(tile::WeightLayoutKind l) {
+  switch (l) {
+  case tile::WeightLayoutKind::rowmajor:
+    return WeightLayout::RowMajor;
+  case tile::WeightLayoutKind::gfx950_mfma16:
+    return WeightLayout::Gfx950Mfma16;
+  case tile::WeightLayoutKind::sm90_mma16:
+    return WeightLayout::Sm90Mma16;
+  }
+  llvm_unreachable("unknown weight layout");
+}
+
+ScaleLayout toScaleLayout(tile::ScaleLayoutKind l) {
+  switch (l) {
+  case tile::ScaleLayoutKind::rowmajor:
+    return ScaleLayout::RowMajor;
+  case tile::ScaleLayoutKind::gfx950_mfma16:
+    return ScaleLayout::Gfx950Mfma16;
+  case tile::ScaleLayoutKind::gfx1250_wmma:
+    return ScaleLayout::Gfx1250Wmma;
+  case tile::ScaleLayoutKind::sm90_mma16:
+    return ScaleLayout::Sm90Mma16;
+  }
+  llvm_unreachable("unknown scale layout");
+}
+
+/// The spec an sm_90a kernel stands for: its problem read back from its
+/// ops, its schedule from its attribute. Where the two disagree (a tile
+/// shape that is not the schedule's) it is an error here; whether the spec
+/// is legal is verifyKernelSpec's to say (deriveConfig).
+FailureOr<KernelSpec> readKernelSpec(func::FuncOp kernel) {
+  tile::ScheduleAttr schedule = scheduleOf(kernel);
+  if (!schedule)
+    return kernel.emitError() << "kernel '" << kernel.getSymName() << "' has no schedule ('"
+                              << tile::TileDialect::getScheduleAttrName()
+                              << "' = #mxtile.schedule<...>)";
+  KernelSpec spec;
+  spec.schedule() = schedule.getSchedule();
+  spec.arch = Arch::SM90A;
   tile::ScaledMmaOp mma;
   tile::LoadWeightOp weight;
-  kernel.walk([&](tile::ScaledMmaOp op) { mma = op; });
-  kernel.walk([&](tile::LoadWeightOp op) { weight = op; });
+  tile::LoadScalesOp scales;
   tile::QuantizeOp quant;
-  kernel.walk([&](tile::QuantizeOp op) { quant = op; });
+  tile::StoreOp store;
+  tile::ActivationOp act;
+  bool image = false, mx = false;
+  kernel.walk([&](Operation *op) {
+    if (auto x = dyn_cast<tile::ScaledMmaOp>(op))
+      mma = x;
+    else if (auto x = dyn_cast<tile::LoadWeightOp>(op))
+      weight = x;
+    else if (auto x = dyn_cast<tile::LoadScalesOp>(op))
+      scales = x;
+    else if (auto x = dyn_cast<tile::QuantizeOp>(op))
+      quant = x;
+    else if (auto x = dyn_cast<tile::StoreOp>(op))
+      store = x;
+    else if (auto x = dyn_cast<tile::ActivationOp>(op))
+      act = x;
+    image |= isa<tile::LoadQdqOp>(op);
+    mx |= isa<tile::LoadMxOp>(op);
+  });
+  if (quant)
+    spec.rounding = ScaleRounding(quant.getRounding());
   if (!mma && !weight && quant) {
-    // The quantizer: one BM x BK block, no MMA, no shared memory to speak of.
-    Config cfg;
-    cfg.bm = quant.getInput().getType().getRows();
-    cfg.bk = quant.getInput().getType().getCols();
+    // The quantizers: rows of a constant K, no weights.
+    spec.op = quant.getQdq() ? OpKind::QdqMx : OpKind::QuantizeMx;
+    auto load = quant.getInput().getDefiningOp<tile::LoadOp>();
+    std::optional<int64_t> ld = load ? getConstantIntValue(load.getLd()) : std::nullopt;
+    if (!ld)
+      return quant.emitOpError() << "on sm_90a the quantizer reads rows of a constant K (an "
+                                    "mxtile.load with a constant ld)";
+    tile::TileType in = quant.getInput().getType();
+    if (in.getRows() != spec.bm || in.getCols() != spec.bk)
+      return quant.emitOpError() << "quantizes " << in.getRows() << "x" << in.getCols()
+                                 << " blocks; the schedule says BM " << spec.bm << " x BK "
+                                 << spec.bk;
+    spec.n = 0;
+    spec.k = *ld;
+    spec.weightLayout = WeightLayout::RowMajor;
+    spec.scaleLayout = ScaleLayout::RowMajor;
+    return spec;
+  }
+  if (!mma || !weight || !scales)
+    return kernel.emitError() << "kernel '" << kernel.getSymName()
+                              << "' has no mxtile.scaled_mma fed by mxtile.load_weight and "
+                                 "mxtile.load_scales (and is not a quantizer)";
+  spec.op = image ? OpKind::GemmQdqA4W4 : mx ? OpKind::GemmMxA4W4 : OpKind::GemmA4W4;
+  std::optional<int64_t> n = store ? getConstantIntValue(store.getLd()) : std::nullopt;
+  if (!n)
+    return kernel.emitError() << "on sm_90a a GEMM stores one mxtile.store into a matrix of a "
+                                 "constant N (its ld)";
+  spec.n = *n;
+  spec.k = weight.getK();
+  const int64_t rows = mma.getA().getType().getRows(), depth = mma.getA().getType().getCols(),
+                cols = mma.getB().getType().getRows();
+  if (rows != spec.bm || cols != spec.bn || depth != spec.bk)
+    return mma.emitOpError() << "multiplies " << rows << "x" << depth << " by " << cols << "x"
+                             << depth << " tiles; the schedule says BM " << spec.bm << ", BN "
+                             << spec.bn << ", BK " << spec.bk;
+  spec.weightLayout = toWeightLayout(weight.getLayout());
+  spec.scaleLayout = toScaleLayout(scales.getLayout());
+  if (quant && quant.getDumpData())
+    spec.epilogue = Epilogue::BF16DumpQuant;
+  if (act)
+    spec.activation = Activation(act.getKind());
+  return spec;
+}
+
+FailureOr<Config> deriveConfig(func::FuncOp kernel) {
+  FailureOr<KernelSpec> read = readKernelSpec(kernel);
+  if (failed(read))
+    return failure();
+  const KernelSpec &spec = *read;
+  if (Error e = verifyKernelSpec(spec))
+    return kernel.emitError() << e.message();
+  Config cfg;
+  cfg.bm = spec.bm;
+  cfg.bn = spec.bn;
+  cfg.bk = spec.bk;
+  if (isQuantizer(spec.op)) {
+    // The quantizer: one BM x BK block, no MMA, no shared memory to speak
+    // of. qdq_mxfp4's BM 64 blocks (large M: throughput) leave through
+    // shared memory and bulk copies; smaller ones (latency) store directly.
     cfg.quantizeOnly = true;
-    if ((cfg.bm != 8 && cfg.bm != 16 && cfg.bm != 32 && cfg.bm != 64) ||
-        (cfg.bk != 128 && cfg.bk != 256))
-      return quant.emitOpError() << "on sm_90a the quantizer takes 8, 16, 32 or 64 rows of 128 "
-                                    "or 256 elements, got "
-                                 << cfg.bm << "x" << cfg.bk;
-    // qdq_mxfp4's BM 64 blocks (large M: throughput) leave through shared
-    // memory and bulk copies; smaller ones (latency) store directly.
-    cfg.stagesImage = quant.getQdq() && cfg.bm == 64;
-    if (auto splits = kernel->getAttrOfType<IntegerAttr>(tile::kImageStreamAttr)) {
-      // The streamed image (Sm90ImageStream.cpp): pieces of BM x 128 stored
-      // directly, in the K order of the GEMM's splits.
-      auto load = quant.getInput().getDefiningOp<tile::LoadOp>();
-      std::optional<int64_t> ld = load ? getConstantIntValue(load.getLd()) : std::nullopt;
-      cfg.imageStream = splits.getInt();
-      cfg.imageSteps = ld ? *ld / 128 : 0;
-      if (!quant.getQdq() || cfg.stagesImage || cfg.bk != 128 || !ld || *ld % 128 != 0 ||
-          cfg.imageStream < 1 || cfg.imageSteps % cfg.imageStream != 0)
-        return kernel.emitError() << "the streamed image's quantizer writes the image (qdq) in "
-                                     "BM 8..32 x 128 pieces of rows of a constant K that its "
-                                     "split count divides into whole 128-K steps";
+    cfg.stagesImage = spec.op == OpKind::QdqMx && cfg.bm == 64;
+    // The streamed image (Sm90ImageStream.cpp): pieces of BM x 128 stored
+    // directly, in the K order of the GEMM's splits.
+    if (spec.imageStream) {
+      cfg.imageStream = spec.imageStream;
+      cfg.imageSteps = spec.k / 128;
     }
     return cfg;
   }
-  if (!mma || !weight)
-    return kernel.emitError() << "kernel '" << kernel.getSymName()
-                              << "' has no mxtile.scaled_mma fed by mxtile.load_weight (and is "
-                                 "not a quantizer)";
-  Config cfg;
-  cfg.bm = mma.getA().getType().getRows();
-  cfg.bk = mma.getA().getType().getCols();
-  cfg.bn = mma.getB().getType().getRows();
-  if (auto warps = kernel->getAttrOfType<IntegerAttr>(tile::kWarpSplitKAttr)) {
+  cfg.foldedScales = spec.foldedScales;
+  if (spec.warpSplitK) {
     // The warp-split variant: its own K loop and shared memory, nothing
     // below applies but the weight layout.
-    cfg.warpSplitK = warps.getInt();
-    bool other = false;
-    kernel.walk([&](Operation *op) {
-      other |= isa<tile::LoadQdqOp, tile::LoadMxOp>(op);
-      if (auto q = dyn_cast<tile::QuantizeOp>(op))
-        other |= q.getDumpData() || q.getQdq();
-    });
-    other |= kernel->hasAttr(tile::kDecodeStepsAttr) || kernel->hasAttr(tile::kStagesAttr) ||
-             kernel->hasAttr(tile::kPersistentAttr) || kernel->hasAttr(tile::kStreamKAttr) ||
-             kernel->hasAttr(tile::kTwoWarpgroupsAttr);
-    if (other || cfg.bm != 8 || cfg.bk != 128 || (cfg.bn != 16 && cfg.bn != 32) ||
-        cfg.warpSplitK < 1 || cfg.warpSplitK > sm90::kMaxSplitKWarps ||
-        weight.getK() / 128 < cfg.warpSplitK)
-      return kernel.emitError()
-             << "the warp-split variant quantizes inline (mxtile.load -> mxtile.quantize, no "
-                "dump) at BM 8, BN 16 or 32 and BK 128, with 1.."
-             << sm90::kMaxSplitKWarps
-             << " warps of at least one 128-K chunk each and no other variant";
-    if (weight.getLayout() != tile::WeightLayoutKind::sm90_mma16)
-      return weight.emitOpError() << "on sm_90a weights must use the sm90_mma16 layout";
-    cfg.foldedScales = kernel->hasAttr(tile::kWeightScalesBelow128Attr);
+    cfg.warpSplitK = spec.warpSplitK;
     // The workgroup's registers fit one SM: its warps spread over the four
     // schedulers' 16384 registers each, in whole multiples of 8. 14 warps
     // at 65536 / 448 = 144 failed to launch (CUDA_ERROR_LAUNCH_OUT_OF_
@@ -250,122 +327,56 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
     cfg.maxRegisters = std::min<int64_t>(16384 / (32 * warpsPerScheduler), 128) / 8 * 8;
     return cfg;
   }
-  if (cfg.bn != sm90::kTileRows && cfg.bn != sm90::kNarrowTileRows && cfg.bn != sm90::kWideTileRows)
-    return mma.emitOpError() << "on sm_90a the N tile must be 128 or 64 (4 warps x 32 or 16 "
-                                "rows), or 192 (12 warps x 16) on the activation image, got "
-                             << cfg.bn;
-  bool staged = false;
-  kernel.walk([&](tile::LoadQdqOp) { staged = true; });
-  if (cfg.bm != 8 && cfg.bm != 16 && cfg.bm != 32 && cfg.bm != 64 && cfg.bm != 128 &&
-      !(staged && (cfg.bm == 192 || cfg.bm == 256)))
-    return mma.emitOpError() << "on sm_90a the M tile must be 8, 16, 32, 64 or 128 (192 or 256 "
-                                "on the activation image), got "
-                             << cfg.bm;
-  // Activation buffers of BM x BK (the image's kernels stage them instead).
-  if ((cfg.bk != 128 && cfg.bk != 256) || (!staged && cfg.bm * cfg.bk > 128 * 128) ||
-      (cfg.bm > 128 && cfg.bk != 128))
-    return mma.emitOpError() << "on sm_90a the K tile must be 128 or 256 with BM x BK <= 16384 "
-                                "(64 KiB of shared memory; BM 192 and 256: 128), got BK = "
-                             << cfg.bk;
-  if (weight.getLayout() != tile::WeightLayoutKind::sm90_mma16)
-    return weight.emitOpError() << "on sm_90a weights must use the sm90_mma16 layout";
   // The MXFP4-activation kernel with 128 tokens fits 128 registers without
   // spills or serialized wgmmas (ptxas report, test/Target): two workgroups
   // (16 warps) per SM instead of one. BM 64 under the same cap has its
   // wgmmas serialized (ptxas C7511), so it keeps its registers.
-  bool preQuantized = false;
-  kernel.walk([&](tile::LoadMxOp) { preQuantized = true; });
-  if (preQuantized && cfg.bm == 128)
+  if (spec.op == OpKind::GemmMxA4W4 && cfg.bm == 128)
     cfg.maxRegisters = 128;
   // On the activation image, BM 128's five stages leave room for one
   // workgroup per SM: its 256 threads may take every register. With fewer
   // stages two fit, if each takes at most 128 registers a thread.
-  kernel.walk([&](tile::LoadQdqOp) { cfg.stagedActivations = true; });
-  cfg.foldedScales = kernel->hasAttr(tile::kWeightScalesBelow128Attr);
-  if (auto stages = kernel->getAttrOfType<IntegerAttr>(tile::kStagesAttr))
-    cfg.stages = stages.getInt();
-  cfg.twoWarpgroups = kernel->hasAttr(tile::kTwoWarpgroupsAttr);
-  if (auto steps = kernel->getAttrOfType<IntegerAttr>(tile::kDecodeStepsAttr)) {
-    cfg.decodeSteps = steps.getInt();
-    if (cfg.stagedActivations || cfg.decodeSteps < 2 || cfg.bm >= 128 || cfg.stages != 0)
-      return kernel.emitError() << "the decode variant quantizes inline (mxtile.load -> "
-                                   "mxtile.quantize), below BM 128, with no stage count and at "
-                                   "least two K steps";
+  cfg.stagedActivations = spec.op == OpKind::GemmQdqA4W4;
+  cfg.stages = spec.stages;
+  cfg.twoWarpgroups = spec.twoWarpgroups;
+  if (spec.decode) {
+    cfg.decodeSteps = sm90StepsPerWorkgroup(spec);
     // BM 8 / 16 x BK 128: four 128-thread workgroups per SM (decode's
     // split-K grids fill one wave with four) at the cost of a spilled word;
     // larger tiles hold too many registers in flight for that cap. BM 8 x
     // BN 64 with four K steps of weights in flight (Sm90DecodeKLoop.cpp)
     // fits 80 with no spill (six workgroups a SM); at 72 the fourth step
     // spilled and ptxas serialized the wgmmas (C7512), and two steps ahead
-    // at 72 (seven a SM) ran 2-4 % slower. BM 16 x BN 64 (the rule's tile
-    // up to M = 32) fits 96 with no spill (124 uncapped): five a SM, which
-    // multi-wave grids gain from (7168x4224 M = 16: 19.4 -> 17.4 us) and
-    // the rule's one-wave grids run the same (docs/Performance.md).
+    // at 72 (seven a SM) measured slower. BM 16 x BN 64 (the rule's tile up
+    // to M = 32) fits 96 with no spill (124 uncapped): five a SM, which
+    // multi-wave grids gain from and the rule's one-wave grids run the same
+    // (mxfp4-bench --preset=model-dense; docs/Performance.md).
     if (cfg.bm <= 16 && cfg.bk == 128) {
       const bool narrow = cfg.bn == sm90::kNarrowTileRows;
       cfg.maxRegisters = narrow ? (cfg.bm <= 8 ? 80 : 96) : 128;
     }
-    if (auto groups = kernel->getAttrOfType<IntegerAttr>(tile::kDecodeGroupsAttr)) {
-      cfg.decodeGroups = groups.getInt();
-      if (cfg.decodeGroups < 2 || cfg.decodeGroups > sm90::kMaxDecodeGroups ||
-          cfg.decodeSteps % cfg.decodeGroups != 0 || cfg.decodeSteps < 2 * cfg.decodeGroups)
-        return kernel.emitError() << "the decode variant splits its " << cfg.decodeSteps
-                                  << " K steps among 2.." << sm90::kMaxDecodeGroups
-                                  << " warpgroups, at least two steps each, got "
-                                  << cfg.decodeGroups;
+    if (spec.decodeGroups > 1) {
+      cfg.decodeGroups = spec.decodeGroups;
       // The workgroup's registers fit one SM (65536; ptxas takes at most 255
       // a thread), in whole multiples of 8.
       const int64_t fit = std::min<int64_t>(65536 / cfg.blockThreads(), 255) / 8 * 8;
       cfg.maxRegisters = cfg.maxRegisters ? std::min(cfg.maxRegisters, fit) : fit;
     }
   }
-  if (auto tiles = kernel->getAttrOfType<IntegerAttr>(tile::kPersistentAttr)) {
-    cfg.persistentTilesX = tiles.getInt();
-    if (!cfg.stagedActivations || cfg.persistentTilesX < 1)
-      return kernel.emitError() << "a persistent grid needs the activation image "
-                                   "(mxtile.load_qdq) and a positive N tile count";
-  }
-  if (auto tiles = kernel->getAttrOfType<IntegerAttr>(tile::kStreamKAttr)) {
-    cfg.persistentTilesX = tiles.getInt();
-    cfg.streamK = true;
-    if (!cfg.stagedActivations || cfg.persistentTilesX < 1 ||
-        kernel->hasAttr(tile::kPersistentAttr) || (cfg.bm != 128 && cfg.bm != 256))
-      return kernel.emitError() << "stream-K needs the activation image (mxtile.load_qdq), BM "
-                                   "128 or 256, a positive N tile count and no persistent grid";
-  }
-  if (cfg.bn == sm90::kWideTileRows &&
-      (!cfg.stagedActivations || cfg.bm != 128 || cfg.bk != 128 || cfg.tileLoop()))
-    return mma.emitOpError() << "on sm_90a the N tile 192 takes the activation image "
-                                "(mxtile.load_qdq), BM 128 and BK 128 and one tile per "
-                                "workgroup, got BM "
-                             << cfg.bm << ", BK " << cfg.bk;
+  if (spec.persistent || spec.streamK)
+    cfg.persistentTilesX = spec.n / spec.bn;
+  cfg.streamK = spec.streamK;
   // BN 192's 384 threads fit the register file only under 170 registers.
   if (cfg.bn == sm90::kWideTileRows)
     cfg.maxRegisters = 168;
-  if (cfg.bn == sm90::kNarrowTileRows && (cfg.bm > 128 || cfg.twoWarpgroups))
-    return mma.emitOpError() << "on sm_90a the N tile 64 takes one warpgroup and BM <= 128, got "
-                                "BM "
-                             << cfg.bm << (cfg.twoWarpgroups ? " with two warpgroups" : "");
-  if (cfg.twoWarpgroups && !cfg.stagedActivations)
-    return kernel.emitError() << "two warpgroups below BM 128 need the activation image "
-                                 "(mxtile.load_qdq): the inline quantizer splits its chunks "
-                                 "over one warpgroup";
   if (cfg.stagedActivations && cfg.bm == 128 && sm90::workgroupsPerSm(cfg.shared()) >= 2)
     cfg.maxRegisters = 128;
-  if (auto rows = kernel->getAttrOfType<IntegerAttr>(tile::kImageStreamAttr)) {
+  if (spec.imageStream) {
     // The streamed image (Sm90ImageStream.cpp): each chunk of a block is
     // read once by one workgroup of every N column.
-    tile::StoreOp store;
-    kernel.walk([&](tile::StoreOp op) { store = op; });
-    std::optional<int64_t> n = store ? getConstantIntValue(store.getLd()) : std::nullopt;
-    cfg.imageStream = rows.getInt();
-    cfg.imageSteps = weight.getK() / 128;
-    cfg.imageReaders = n ? *n / cfg.bn : 0;
-    if (!cfg.stagedActivations || cfg.bm != sm90::kImageBlockRows || cfg.tileLoop() || !n ||
-        (cfg.imageStream != 8 && cfg.imageStream != 16 && cfg.imageStream != 32))
-      return kernel.emitError() << "the streamed image takes the activation image "
-                                   "(mxtile.load_qdq) at BM 128, one tile per workgroup, "
-                                   "a constant N and quantizer pieces of 8, 16 or 32 rows";
+    cfg.imageStream = spec.imageStream;
+    cfg.imageSteps = spec.k / 128;
+    cfg.imageReaders = spec.n / spec.bn;
   }
   return cfg;
 }

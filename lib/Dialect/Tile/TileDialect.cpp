@@ -32,6 +32,75 @@ static void printShape(AsmPrinter &printer, ArrayRef<int64_t> shape, Type elemen
 #define GET_ATTRDEF_CLASSES
 #include "mxfp4/Dialect/Tile/TileAttrs.cpp.inc"
 
+//===----------------------------------------------------------------------===//
+// The schedule
+//===----------------------------------------------------------------------===//
+
+mxfp4::Schedule ScheduleAttr::getSchedule() const {
+  mxfp4::Schedule s;
+  s.bm = getBm();
+  s.bn = getBn();
+  s.bk = getBk();
+  s.splitK = getSplitK();
+  s.foldedScales = getFoldedScales();
+  s.stages = getStages();
+  s.twoWarpgroups = getTwoWarpgroups();
+  s.decode = getDecode();
+  s.decodeGroups = getDecodeGroups();
+  s.warpSplitK = getWarpSplitK();
+  s.imageStream = getImageStream();
+  s.persistent = getPersistent();
+  s.streamK = getStreamK();
+  return s;
+}
+
+ScheduleAttr ScheduleAttr::get(MLIRContext *ctx, const mxfp4::Schedule &s) {
+  return get(ctx, s.bm, s.bn, s.bk, s.splitK, s.foldedScales, s.stages, s.twoWarpgroups, s.decode,
+             s.decodeGroups, s.warpSplitK, s.imageStream, s.persistent, s.streamK);
+}
+
+LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t bm,
+                                   int64_t bn, int64_t bk, int64_t splitK, bool foldedScales,
+                                   int64_t stages, bool twoWarpgroups, bool decode,
+                                   int64_t decodeGroups, int64_t warpSplitK, int64_t imageStream,
+                                   bool persistent, bool streamK) {
+  mxfp4::Schedule s;
+  s.bm = bm;
+  s.bn = bn;
+  s.bk = bk;
+  s.splitK = splitK;
+  s.foldedScales = foldedScales;
+  s.stages = stages;
+  s.twoWarpgroups = twoWarpgroups;
+  s.decode = decode;
+  s.decodeGroups = decodeGroups;
+  s.warpSplitK = warpSplitK;
+  s.imageStream = imageStream;
+  s.persistent = persistent;
+  s.streamK = streamK;
+  if (mxfp4::Error e = mxfp4::verifyScheduleFields(s))
+    return emitError() << e.message();
+  return success();
+}
+
+LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
+  if (attr.getName() == getScheduleAttrName()) {
+    if (!isa<ScheduleAttr>(attr.getValue()))
+      return op->emitError() << "'" << getScheduleAttrName()
+                             << "' must be a #mxtile.schedule, got " << attr.getValue();
+    if (!op->hasAttr(getKernelAttrName()))
+      return op->emitError() << "'" << getScheduleAttrName() << "' belongs on a kernel (an op "
+                             << "marked '" << getKernelAttrName() << "')";
+    return success();
+  }
+  if (attr.getName() == getKernelAttrName()) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << getKernelAttrName() << "' is a unit attribute";
+    return success();
+  }
+  return op->emitError() << "unknown mxtile attribute '" << attr.getName() << "'";
+}
+
 LogicalResult TileType::verify(function_ref<InFlightDiagnostic()> emitError,
                                ArrayRef<int64_t> shape, Type elementType) {
   if (shape.size() != 2)
