@@ -98,7 +98,7 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribut
       return op->emitError() << "'" << getKernelAttrName() << "' is a unit attribute";
     return success();
   }
-  return op->emitError() << "unknown mxtile attribute '" << attr.getName() << "'";
+  return op->emitError() << "unknown mxtile attribute '" << attr.getName().getValue() << "'";
 }
 
 LogicalResult TileType::verify(function_ref<InFlightDiagnostic()> emitError,

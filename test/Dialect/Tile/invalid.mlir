@@ -174,3 +174,52 @@ func.func @tile_id() {
   %i = mxtile.tile_id 3
   return
 }
+
+// -----
+
+// The schedule's fields, each on its own (verifyScheduleFields).
+// expected-error @+1 {{the tile must be positive, got BM 0, BN 128, BK 128}}
+func.func private @zero_tile() attributes {mxtile.kernel, mxtile.schedule = #mxtile.schedule<bm = 0, bn = 128, bk = 128>}
+
+// -----
+
+// expected-error @+1 {{the stage count (_st<N>) must be 0 (the tile's default) or more, got -1}}
+func.func private @negative_stages() attributes {mxtile.kernel, mxtile.schedule = #mxtile.schedule<bm = 16, bn = 128, bk = 128, stages = -1>}
+
+// -----
+
+// expected-error @+1 {{the warp-split (_wk<W>) and streamed-image (_is<N>) counts must not be negative, got -1 and 0}}
+func.func private @negative_warps() attributes {mxtile.kernel, mxtile.schedule = #mxtile.schedule<bm = 8, bn = 32, bk = 128, warp_split_k = -1>}
+
+// -----
+
+// expected-error @+1 {{the decode variant takes at least one warpgroup (_dec<G>), got 0}}
+func.func private @no_groups() attributes {mxtile.kernel, mxtile.schedule = #mxtile.schedule<bm = 8, bn = 64, bk = 128, decode = true, decode_groups = 0>}
+
+// -----
+
+// expected-error @+2 {{expected true or false}}
+// expected-error @+1 {{failed to parse Tile_ScheduleAttr parameter 'decode' which is to be a `bool`}}
+func.func private @flag_value() attributes {mxtile.kernel, mxtile.schedule = #mxtile.schedule<bm = 8, bn = 64, bk = 128, decode = 1>}
+
+// -----
+
+// expected-error @+1 {{'mxtile.schedule' belongs on a kernel (an op marked 'mxtile.kernel')}}
+func.func private @not_a_kernel() attributes {mxtile.schedule = #mxtile.schedule<bm = 16, bn = 128, bk = 128>}
+
+// -----
+
+// expected-error @+1 {{'mxtile.schedule' must be a #mxtile.schedule, got 16 : i64}}
+func.func private @wrong_kind() attributes {mxtile.kernel, mxtile.schedule = 16 : i64}
+
+// -----
+
+// The nine attributes that carried schedule facts before #mxtile.schedule
+// are gone; a misspelt or stale mxtile attribute is an error, not ignored.
+// expected-error @+1 {{unknown mxtile attribute 'mxtile.stages'}}
+func.func private @stale() attributes {mxtile.kernel, mxtile.stages = 3 : i64}
+
+// -----
+
+// expected-error @+1 {{'mxtile.kernel' is a unit attribute}}
+func.func private @kernel_value() attributes {mxtile.kernel = 1 : i64}
