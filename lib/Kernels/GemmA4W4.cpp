@@ -41,7 +41,7 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
   mlir::Value descriptors = spec.arch == Arch::SM90A ? tb.bufferArg(tb.i8()) : mlir::Value();
   mlir::Value c = tb.bufferArg(tb.bf16());
   dsl::Index m = tb.i32Arg();
-  // The streamed image's flags (KernelSpec::imageStream): right after M.
+  // The streamed image's flags (Schedule::imageStream): right after M.
   if (spec.imageStream)
     tb.bufferArg(tb.builder().getI32Type());
   mlir::Value dumpData, dumpScales;
@@ -109,7 +109,7 @@ void buildQuantizeMx(mlir::ModuleOp module, const KernelSpec &spec) {
   mlir::Value scales = qdq ? mlir::Value() : tb.bufferArg(tb.i8());
   mlir::Value out = qdq ? tb.bufferArg(tb.bf16()) : mlir::Value();
   dsl::Index m = tb.i32Arg();
-  // The streamed image's flags (KernelSpec::imageStream): right after M.
+  // The streamed image's flags (Schedule::imageStream): right after M.
   if (spec.imageStream)
     tb.bufferArg(tb.builder().getI32Type());
   // One BM x BK block per workgroup: x = K / BK blocks, y = M / BM rows

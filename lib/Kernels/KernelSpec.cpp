@@ -1,7 +1,7 @@
 //===- KernelSpec.cpp - What identifies a generated kernel ----------------===//
 
 #include "mxfp4/Kernels/KernelSpec.h"
-#include "mxfp4/Kernels/Sm90Pipeline.h"
+#include "mxfp4/Kernels/Sm90Geometry.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,25 +12,6 @@
 #include <vector>
 
 namespace mxfp4 {
-
-std::string_view toString(Arch arch) {
-  switch (arch) {
-  case Arch::GFX950:
-    return "gfx950";
-  case Arch::GFX1250:
-    return "gfx1250";
-  case Arch::SM90A:
-    return "sm_90a";
-  }
-  return "invalid";
-}
-
-std::optional<Arch> parseArch(std::string_view name) {
-  for (Arch a : {Arch::GFX950, Arch::GFX1250, Arch::SM90A})
-    if (name == toString(a))
-      return a;
-  return std::nullopt;
-}
 
 std::string_view toString(OpKind op) {
   switch (op) {
@@ -118,31 +99,6 @@ std::string KernelSpec::name() const {
     previousShown = shown;
   }
   return s;
-}
-
-int64_t sm90StepsPerWorkgroup(const KernelSpec &spec) { return spec.k / spec.bk / spec.splitK; }
-
-int64_t sm90WorkgroupThreads(const KernelSpec &spec) {
-  if (spec.warpSplitK)
-    return 32 * spec.warpSplitK;
-  return 128 * sm90::gemmWarpgroups(spec.bm, spec.twoWarpgroups, spec.bn) *
-         (spec.decode ? spec.decodeGroups : 1);
-}
-
-sm90::SharedLayout sm90SharedLayout(const KernelSpec &s) {
-  if (s.warpSplitK)
-    return sm90::warpSplitKSharedLayout(s.bn, s.warpSplitK);
-  if (s.decode)
-    return sm90::decodeSharedLayout(s.bm, s.bk, sm90StepsPerWorkgroup(s), s.bn);
-  return sm90::sharedLayout(s.bm, s.bk, s.op == OpKind::GemmQdqA4W4, s.stages, s.persistent, s.bn);
-}
-
-int64_t streamKIterations(const KernelSpec &spec, int64_t m) {
-  return (m + spec.bm - 1) / spec.bm * (spec.n / spec.bn) * (spec.k / spec.bk);
-}
-
-int64_t streamKWorkspaceBytes(const KernelSpec &spec, int64_t workgroups) {
-  return 2 * workgroups * spec.bm * spec.bn * 4;
 }
 
 static bool isLowerOrDigit(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
@@ -389,7 +345,9 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
 
 /// Checks shared by every target: positive shapes, divisibility by the tile,
 /// the layouts and the activation.
-static Error verifyCommon(const KernelSpec &s, WeightLayout wl, ScaleLayout sl) {
+static Error verifyCommon(const KernelSpec &s) {
+  const WeightLayout wl = targetInfo(s.arch).weightLayout;
+  const ScaleLayout sl = targetInfo(s.arch).scaleLayout;
   std::string_view arch = toString(s.arch);
   auto fail = [](const auto &...parts) { return makeError(parts...); };
   if (s.n <= 0 || s.k <= 0)
@@ -534,7 +492,7 @@ Error verifyKernelSpec(const KernelSpec &s) {
     // The step counts below divide by BK: an invalid one gets the common
     // checks' message instead (a name with "bk0" divided by zero).
     if (s.bk != 128 && s.bk != 256)
-      return verifyCommon(s, WeightLayout::Sm90Mma16, ScaleLayout::Sm90Mma16);
+      return verifyCommon(s);
     if (s.bn != sm90::kTileRows && s.bn != sm90::kNarrowTileRows && s.bn != sm90::kWideTileRows &&
         !s.warpSplitK)
       return fail("gemm_a4w4 on sm_90a: BN must be 128 or 64 (4 warps x 32 or 16 weight rows), "
@@ -597,7 +555,7 @@ Error verifyKernelSpec(const KernelSpec &s) {
       return fail("gemm_a4w4 on sm_90a: BM ", s.bm, " x BK ", s.bk, " on ", layout.stages,
                   " stages takes ", layout.totalBytes(), " bytes of shared memory, over the ",
                   sm90::kMaxSharedBytes / 1024, " KiB of an SM; use fewer stages or BK 128");
-    return verifyCommon(s, WeightLayout::Sm90Mma16, ScaleLayout::Sm90Mma16);
+    return verifyCommon(s);
   }
   if (s.epilogue == Epilogue::BF16DumpQuant)
     return fail("gemm_a4w4 on ", arch,
@@ -605,13 +563,13 @@ Error verifyKernelSpec(const KernelSpec &s) {
                 "implemented for sm_90a only");
   if (s.splitK != 1)
     return fail("gemm_a4w4 on ", arch, ": split-K is implemented for sm_90a only");
-  if (s.bn != 256)
-    return fail("gemm_a4w4 on ", arch, ": BN must be 256, got ", s.bn);
+  // The AMD GEMM: 4 waves x 64 columns.
+  if (s.bn != targetInfo(s.arch).defaultBn)
+    return fail("gemm_a4w4 on ", arch, ": BN must be ", targetInfo(s.arch).defaultBn, ", got ",
+                s.bn);
   if (s.bm != 16 && s.bm != 64)
     return fail("gemm_a4w4: BM must be 16 or 64, got ", s.bm);
-  return verifyCommon(s, WeightLayout::Gfx950Mfma16,
-                      s.arch == Arch::GFX1250 ? ScaleLayout::Gfx1250Wmma
-                                              : ScaleLayout::Gfx950Mfma16);
+  return verifyCommon(s);
 }
 
 Expected<KernelSpec> makeGemmA4W4Spec(Arch arch, int64_t n, int64_t k, int64_t bm,
@@ -626,17 +584,13 @@ Expected<KernelSpec> makeGemmA4W4Spec(Arch arch, int64_t n, int64_t k, int64_t b
   s.k = k;
   s.bm = bm;
   s.rounding = rounding;
-  if (arch == Arch::SM90A) {
-    // One 128-K chunk per step: small TMA stages, so more steps in flight,
-    // and the most K steps to overlap.
-    s.bn = 128;
-    s.bk = 128;
-    s.weightLayout = WeightLayout::Sm90Mma16;
-    s.scaleLayout = ScaleLayout::Sm90Mma16;
-  } else {
-    s.bk = k % 256 == 0 ? 256 : 128;
-    s.scaleLayout = arch == Arch::GFX1250 ? ScaleLayout::Gfx1250Wmma : ScaleLayout::Gfx950Mfma16;
-  }
+  // The target's default tile and layouts (sm_90a: one 128-K chunk per
+  // step, small TMA stages, so more steps in flight).
+  const TargetInfo &target = targetInfo(arch);
+  s.bn = target.defaultBn;
+  s.bk = target.bkFor(k);
+  s.weightLayout = target.weightLayout;
+  s.scaleLayout = target.scaleLayout;
   s.activation = activation;
   s.activationParams = params;
   if (Error e = verifyKernelSpec(s))

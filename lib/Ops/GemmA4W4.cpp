@@ -1,10 +1,12 @@
 //===- GemmA4W4.cpp - The public dense A4W4 GEMM API ----------------------===//
 
+#include "mxfp4/Kernels/Sm90Geometry.h"
 #include "mxfp4/Ops/GemmA4W4.h"
 #include "mxfp4/Format/Layout.h"
 #include "mxfp4/JIT/Jit.h"
 #include "mxfp4/Kernels/Sm90Pipeline.h"
 #include "mxfp4/Ops/GemmA4W4Plan.h"
+#include "mxfp4/Ops/PreparedWeightImpl.h"
 #include "mxfp4/Ops/QuantizeMx.h"
 #include "QuantizeMxLaunch.h"
 
@@ -16,7 +18,15 @@
 
 namespace mxfp4 {
 
-PreparedWeight::~PreparedWeight() {
+PreparedWeight::PreparedWeight(std::unique_ptr<Impl> impl) : pimpl(std::move(impl)) {}
+PreparedWeight::~PreparedWeight() = default;
+Arch PreparedWeight::arch() const { return pimpl->arch; }
+int64_t PreparedWeight::n() const { return pimpl->n; }
+int64_t PreparedWeight::k() const { return pimpl->k; }
+bool PreparedWeight::scalesBelow128() const { return pimpl->scalesBelow128; }
+Device &PreparedWeight::device() const { return *pimpl->dev; }
+
+PreparedWeight::Impl::~Impl() {
   for (void *p : {data, scales, descriptors})
     dev->free(p);
   for (auto &[stream, s] : scratch)
@@ -28,7 +38,7 @@ PreparedWeight::~PreparedWeight() {
     dev->free(p);
 }
 
-Expected<std::pair<void *, void *>> PreparedWeight::grow(RowScratch StreamScratch::*which,
+Expected<std::pair<void *, void *>> PreparedWeight::Impl::grow(RowScratch StreamScratch::*which,
                                                          int64_t m, size_t firstPerRow,
                                                          size_t secondPerRow, bool zeroed,
                                                          void *stream, const char *what) const {
@@ -74,37 +84,37 @@ Expected<std::pair<void *, void *>> PreparedWeight::grow(RowScratch StreamScratc
   return std::make_pair(s.first, s.second);
 }
 
-Expected<std::pair<void *, void *>> PreparedWeight::activationScratch(int64_t m,
+Expected<std::pair<void *, void *>> PreparedWeight::Impl::activationScratch(int64_t m,
                                                                       void *stream) const {
-  return grow(&StreamScratch::activations, m, size_t(cols / 2), size_t(cols / 32), /*zeroed=*/false,
+  return grow(&StreamScratch::activations, m, size_t(k / 2), size_t(k / 32), /*zeroed=*/false,
               stream, "MXFP4 activation");
 }
 
-Expected<void *> PreparedWeight::qdqScratch(int64_t m, void *stream) const {
+Expected<void *> PreparedWeight::Impl::qdqScratch(int64_t m, void *stream) const {
   Expected<std::pair<void *, void *>> s =
-      grow(&StreamScratch::qdq, sm90::activationImageScratchRows(m), size_t(cols) * 2, 0,
+      grow(&StreamScratch::qdq, sm90::activationImageScratchRows(m), size_t(k) * 2, 0,
            /*zeroed=*/false, stream, "activation image");
   if (!s)
     return s.takeError();
   return s->first;
 }
 
-Expected<void *> PreparedWeight::imageFlagsScratch(int64_t m, void *stream) const {
+Expected<void *> PreparedWeight::Impl::imageFlagsScratch(int64_t m, void *stream) const {
   // One flag per 128-K chunk for every row (a 128-row block's are its first
   // row's): the index math stays the image's.
   Expected<std::pair<void *, void *>> s =
-      grow(&StreamScratch::imageFlags, (m + 127) / 128, size_t(cols / 128) * 4, 0,
+      grow(&StreamScratch::imageFlags, (m + 127) / 128, size_t(k / 128) * 4, 0,
            /*zeroed=*/true, stream, "streamed image flag");
   if (!s)
     return s.takeError();
   return s->first;
 }
 
-Expected<std::pair<void *, void *>> PreparedWeight::splitKScratch(int64_t m, int64_t splits,
+Expected<std::pair<void *, void *>> PreparedWeight::Impl::splitKScratch(int64_t m, int64_t splits,
                                                                   void *stream) const {
   // An f32 per output element and split; one i32 counter per output tile is
   // at most one per row and 128 columns.
-  return grow(&StreamScratch::splitK, m * splits, size_t(rows) * 4, size_t(rows / 128 + 1) * 4,
+  return grow(&StreamScratch::splitK, m * splits, size_t(n) * 4, size_t(n / 128 + 1) * 4,
               /*zeroed=*/true, stream, "split-K");
 }
 
@@ -182,7 +192,7 @@ Expected<std::unique_ptr<PreparedWeight>> prepareGemmA4W4Weight(Device &dev, Spa
     return ds.takeError();
   }
   // Owns the buffers from here on; the descriptors point into them.
-  auto prepared = std::make_unique<PreparedWeight>(dev, arch, n, k, *dw, *ds);
+  auto impl = std::make_unique<PreparedWeight::Impl>(dev, arch, n, k, *dw, *ds);
   if (Error e = dev.copyToDevice(*dw, w->data(), w->size()))
     return e;
   if (Error e = dev.copyToDevice(*ds, s->data(), s->size()))
@@ -191,11 +201,11 @@ Expected<std::unique_ptr<PreparedWeight>> prepareGemmA4W4Weight(Device &dev, Spa
     Expected<void *> dd = sm90Descriptors(dev, *dw, *ds, n, k);
     if (!dd)
       return dd.takeError();
-    prepared->descriptors = *dd;
+    impl->descriptors = *dd;
   }
-  prepared->smallScales =
+  impl->scalesBelow128 =
       std::all_of(wScale.begin(), wScale.end(), [](uint8_t s) { return s < 128; });
-  return prepared;
+  return std::make_unique<PreparedWeight>(std::move(impl));
 }
 
 /// Checks shared by both GEMM entry points.
@@ -228,7 +238,7 @@ static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
   // Whole M tiles: sm_90a stores each workgroup's tile as its threads hold it.
   const int64_t tileRows = (m + spec.bm - 1) / spec.bm * spec.bm;
   if (scratch) {
-    Expected<std::pair<void *, void *>> scratch = w.splitKScratch(tileRows, spec.splitK, stream);
+    Expected<std::pair<void *, void *>> scratch = w.impl().splitKScratch(tileRows, spec.splitK, stream);
     if (!scratch)
       return scratch.takeError();
     std::tie(ws, counters) = *scratch;
@@ -248,12 +258,12 @@ static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
     const int64_t rowBytes = w.n() * 4;
     const int64_t rows = std::max(tileRows, (streamKWorkspaceBytes(spec, groups) + rowBytes - 1) /
                                                 rowBytes);
-    Expected<std::pair<void *, void *>> scratch = w.splitKScratch(rows, 1, stream);
+    Expected<std::pair<void *, void *>> scratch = w.impl().splitKScratch(rows, 1, stream);
     if (!scratch)
       return scratch.takeError();
     std::tie(ws, counters) = *scratch;
   }
-  void *wPtr = w.deviceData(), *sPtr = w.deviceScales(), *dPtr = w.deviceDescriptors();
+  void *wPtr = w.impl().data, *sPtr = w.impl().scales, *dPtr = w.impl().descriptors;
   int32_t m32 = int32_t(m);
   // Arguments in the kernel's order (Kernels/GemmA4W4.h).
   std::vector<void *> args;
@@ -294,13 +304,13 @@ Error gemmMxA4W4(Device &dev, void *stream, const void *aCodes, const void *aSca
                     {const_cast<void *>(aCodes), const_cast<void *>(aScales)}, w, out, m, {});
 }
 
-/// The streamed image (KernelSpec::imageStream): qdq_mxfp4 publishing its
+/// The streamed image (Schedule::imageStream): qdq_mxfp4 publishing its
 /// pieces, and the GEMM launched as its dependent copying each once it is
 /// in. A failed GEMM launch zeroes the flags the quantizer counted into.
 static Error launchStreamed(Device &dev, void *stream, const void *a, int64_t m,
                             const PreparedWeight &w, void *out, void *image,
                             const GemmA4W4Plan &plan) {
-  Expected<void *> flags = w.imageFlagsScratch(m, stream);
+  Expected<void *> flags = w.impl().imageFlagsScratch(m, stream);
   if (!flags)
     return flags.takeError();
   ImageStream s;
@@ -342,7 +352,7 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
     // the GEMM on MXFP4 activations.
     void *codes = options.dumpCodes, *scales = options.dumpScales;
     if (!codes) {
-      Expected<std::pair<void *, void *>> scratch = w.activationScratch(m, stream);
+      Expected<std::pair<void *, void *>> scratch = w.impl().activationScratch(m, stream);
       if (!scratch)
         return scratch.takeError();
       std::tie(codes, scales) = *scratch;
@@ -357,7 +367,7 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
     break;
   }
   // Quantize and dequantize once; the GEMM's K loop then only moves them.
-  Expected<void *> q = w.qdqScratch(m, stream);
+  Expected<void *> q = w.impl().qdqScratch(m, stream);
   if (!q)
     return q.takeError();
   if (plan->path == Path::StreamedImage)

@@ -18,6 +18,7 @@
 #include "TestUtil/PoisonedGemm.h"
 #include "TestUtil/QdqCheck.h"
 #include "TestUtil/Random.h"
+#include "mxfp4/Ops/PreparedWeightImpl.h"
 #include "mxfp4/Ops/GemmA4W4.h"
 
 #include "gtest/gtest.h"
@@ -34,7 +35,7 @@ class ImageStream : public SeededTest {};
 
 /// The flags of the streamed image for M rows, read back.
 std::vector<int32_t> flagsOf(Device &dev, const PreparedWeight &w, int64_t m) {
-  Expected<void *> flags = w.imageFlagsScratch(m);
+  Expected<void *> flags = w.impl().imageFlagsScratch(m);
   EXPECT_TRUE(bool(flags));
   if (!flags)
     return {};

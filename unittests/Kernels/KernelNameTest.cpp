@@ -8,6 +8,7 @@
 #include "TestUtil/Expected.h"
 #include "TestUtil/Random.h"
 #include "mxfp4/Kernels/KernelSpec.h"
+#include "mxfp4/Kernels/Sm90Geometry.h"
 #include "mxfp4/Kernels/Sm90Pipeline.h"
 
 #include "gtest/gtest.h"

@@ -18,6 +18,7 @@
 #include "mxfp4/Format/E8M0.h"
 #include "mxfp4/Format/Layout.h"
 #include "mxfp4/Kernels/Schedule.h"
+#include "mxfp4/Kernels/TargetInfo.h"
 
 #include "mxfp4/Support/Error.h"
 #include <string_view>
@@ -27,14 +28,6 @@
 #include <string>
 
 namespace mxfp4 {
-namespace sm90 {
-struct SharedLayout;
-} // namespace sm90
-
-/// The GPU targets.
-enum class Arch : uint8_t { GFX950, GFX1250, SM90A };
-std::string_view toString(Arch arch);
-std::optional<Arch> parseArch(std::string_view name);
 
 /// GemmA4W4: C = act(quantize(A bf16) * W^T), the activations quantized
 ///   inline ("gemm_a4w4").
@@ -82,19 +75,6 @@ struct KernelSpec : Schedule {
   std::string name() const;
   bool operator==(const KernelSpec &o) const { return name() == o.name(); }
 };
-
-/// Stream-K (KernelSpec::streamK): the (output tile, K step) iterations of
-/// M rows, which its workgroups divide evenly, and the bytes of the f32
-/// workspace of `workgroups` of them (two partial tiles each).
-int64_t streamKIterations(const KernelSpec &spec, int64_t m);
-int64_t streamKWorkspaceBytes(const KernelSpec &spec, int64_t workgroups);
-
-/// The K steps of one workgroup of an sm_90a GEMM (one split's).
-int64_t sm90StepsPerWorkgroup(const KernelSpec &spec);
-/// The threads of one workgroup of an sm_90a GEMM.
-int64_t sm90WorkgroupThreads(const KernelSpec &spec);
-/// The shared memory of an sm_90a GEMM workgroup (Kernels/Sm90Pipeline.h).
-sm90::SharedLayout sm90SharedLayout(const KernelSpec &spec);
 
 /// Parses a canonical name back into a spec and verifies it.
 Expected<KernelSpec> parseKernelName(std::string_view name);

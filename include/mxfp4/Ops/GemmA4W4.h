@@ -20,89 +20,34 @@
 #include "mxfp4/Support/Span.h"
 
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <unordered_map>
-#include <vector>
 
 namespace mxfp4 {
 
-/// Weights preshuffled and resident on one device.
+/// Weights preshuffled and resident on one device, with the scratch the
+/// GEMMs on them keep per stream (Ops/PreparedWeightImpl.h, not part of the
+/// API). Calls on one stream run in order and share scratch; calls on other
+/// streams, from any thread, get their own and may run at once.
 class PreparedWeight {
 public:
-  /// Takes ownership of the device buffers `data` and `scales`.
-  PreparedWeight(Device &dev, Arch arch, int64_t n, int64_t k, void *data, void *scales)
-      : dev(&dev), target(arch), rows(n), cols(k), data(data), scales(scales) {}
+  struct Impl;
+  explicit PreparedWeight(std::unique_ptr<Impl> impl);
   ~PreparedWeight();
   PreparedWeight(const PreparedWeight &) = delete;
   PreparedWeight &operator=(const PreparedWeight &) = delete;
 
-  Arch arch() const { return target; }
-  int64_t n() const { return rows; }
-  int64_t k() const { return cols; }
-  void *deviceData() const { return data; }
-  void *deviceScales() const { return scales; }
-  /// sm_90a: the TMA descriptors of the weights and scales for BN 128 and BN
-  /// 64 boxes (4 x 128 bytes).
-  void *deviceDescriptors() const { return descriptors; }
-  /// Every weight scale is below 128 (scale <= 1): the GEMMs use the
-  /// kernels that fold it (KernelSpec::foldedScales).
-  bool scalesBelow128() const { return smallScales; }
-  Device &device() const { return *dev; }
-
-  /// Split-K scratch for `m` rows of output in `splits` parts: an f32
-  /// workspace of splits * m * N (pass M rounded up to the M tile: kernels
-  /// store whole tiles) and tile counters (zeroed on `stream` when
-  /// allocated; kernels leave them zero).
-  ///
-  /// Scratch belongs to a stream: the calls of one stream run in order and
-  /// share it, calls on other streams (from any threads) get their own, so
-  /// they may run at the same time on one PreparedWeight. It grows on demand
-  /// (at least doubling) and is never freed before the PreparedWeight: work
-  /// queued or captured into a graph on the old buffers stays valid.
-  /// Growing allocates, which cannot happen while `stream` is captured into
-  /// a graph: then these fail with what to do (run the call once on that
-  /// stream before capturing).
-  Expected<std::pair<void *, void *>> splitKScratch(int64_t m, int64_t splits,
-                                                    void *stream = nullptr) const;
-  /// Device buffers for the MXFP4 activations of up to `m` rows (packed codes
-  /// [m, K/2], scales [m, K/32]) when gemmA4W4 quantizes in a separate pass;
-  /// `stream`'s, grown like the others.
-  Expected<std::pair<void *, void *>> activationScratch(int64_t m, void *stream = nullptr) const;
-  /// Scratch for the activation image of M rows (what qdq_mxfp4 writes,
-  /// Kernels/Sm90Pipeline.h), grown like the others.
-  Expected<void *> qdqScratch(int64_t m, void *stream = nullptr) const;
-  /// The streamed image's flags for M rows (one i32 per 128-row block and
-  /// 128-K chunk; zeroed when allocated, kernels leave them zero).
-  Expected<void *> imageFlagsScratch(int64_t m, void *stream = nullptr) const;
+  Arch arch() const;
+  int64_t n() const;
+  int64_t k() const;
+  /// Every weight scale is below 128 (scale <= 1): the sm_90a GEMMs use the
+  /// kernels that fold it (Schedule::foldedScales).
+  bool scalesBelow128() const;
+  Device &device() const;
+  /// The device buffers and scratch, for the library (and its tests).
+  const Impl &impl() const { return *pimpl; }
 
 private:
-  Device *dev;
-  Arch target;
-  int64_t rows, cols;
-  void *data, *scales;
-  void *descriptors = nullptr;
-  bool smallScales = false;
-  friend Expected<std::unique_ptr<PreparedWeight>>
-  prepareGemmA4W4Weight(Device &, Span<uint8_t>, Span<uint8_t>, int64_t, int64_t,
-                        std::optional<Arch>);
-  /// Two device buffers sized per row of output, grown (at least doubling)
-  /// on demand by a const GEMM call (the weights do not change).
-  struct RowScratch {
-    void *first = nullptr, *second = nullptr;
-    int64_t rows = 0;
-  };
-  struct StreamScratch {
-    RowScratch splitK, activations, qdq, imageFlags;
-  };
-  Expected<std::pair<void *, void *>> grow(RowScratch StreamScratch::*which, int64_t m,
-                                           size_t firstPerRow, size_t secondPerRow, bool zeroed,
-                                           void *stream, const char *what) const;
-  /// Guards `scratch` and `retired` (calls may come from several threads).
-  mutable std::mutex scratchMutex;
-  mutable std::unordered_map<void *, StreamScratch> scratch;
-  /// Buffers that grown scratch replaced, freed with the PreparedWeight.
-  mutable std::vector<void *> retired;
+  std::unique_ptr<Impl> pimpl;
 };
 
 /// Preshuffles host weights for `arch` (default: targetArch(&dev)) and
@@ -140,10 +85,10 @@ struct GemmA4W4Options {
   /// every K step quantized first, no barriers in the K loop).
   std::optional<bool> decode;
   /// Override the decode variant's warpgroups splitting a workgroup's K
-  /// steps (1 to 4; KernelSpec::decodeGroups). More than one where the
+  /// steps (1 to 4; Schedule::decodeGroups). More than one where the
   /// decode variant does not run (by the table or `decode`) is an error.
   std::optional<int64_t> decodeGroups;
-  /// Override the sm_90a warp-split variant (KernelSpec::warpSplitK): W
+  /// Override the sm_90a warp-split variant (Schedule::warpSplitK): W
   /// warps per workgroup splitting K with mma.sync, BM 8 (M <= 8 in one
   /// M tile), BN 32 unless `bn` says 16, no split-K; 0: the table's tile
   /// without it.
@@ -198,10 +143,10 @@ struct GemmA4W4Tile {
   int64_t splitM = 0;
   /// sm_90a N tile, 128, 64 or 192 (0: the target's default).
   int64_t bn = 0;
-  /// The decode variant's warpgroups splitting K (KernelSpec::decodeGroups).
+  /// The decode variant's warpgroups splitting K (Schedule::decodeGroups).
   int64_t decodeGroups = 1;
   /// sm_90a inline quantization at BM 8, BN 16 or 32: warps splitting K
-  /// (KernelSpec::warpSplitK); 0: not this variant.
+  /// (Schedule::warpSplitK); 0: not this variant.
   int64_t warpSplitK = 0;
   /// sm_90a dequantize-once at BM 128: the streamed image, its quantizer's
   /// workgroups per SM (GemmA4W4Options::imageStream); 0: not streamed.

@@ -39,7 +39,7 @@ struct GemmA4W4Plan {
     /// them when M is split).
     Image,
     /// qdq_mxfp4 and gemm_qdqa4w4 at once, the GEMM copying each piece of
-    /// the image once it is published (KernelSpec::imageStream).
+    /// the image once it is published (Schedule::imageStream).
     StreamedImage,
   };
   Path path = Path::Inline;

@@ -43,7 +43,7 @@ Error qdqMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t k, v
                std::optional<Arch> arch = std::nullopt, int64_t bm = 0);
 
 /// How qdqMxfp4Streamed publishes its image to the gemm_qdqa4w4 launched
-/// right after it on the same stream (KernelSpec::imageStream).
+/// right after it on the same stream (Schedule::imageStream).
 struct ImageStream {
   /// i32 per (128-row block, 128-K chunk), zero before the call; the GEMM
   /// leaves them zero.

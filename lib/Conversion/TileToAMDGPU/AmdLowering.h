@@ -11,6 +11,7 @@
 #ifndef MXFP4_LIB_CONVERSION_TILETOAMDGPU_AMDLOWERING_H
 #define MXFP4_LIB_CONVERSION_TILETOAMDGPU_AMDLOWERING_H
 
+#include "AmdChip.h"
 #include "mxfp4/Conversion/LaneLayout.h"
 #include "mxfp4/Dialect/Tile/TileOps.h"
 
@@ -26,26 +27,26 @@ namespace mxfp4::amd {
 
 /// A chip and the tile shape of the kernel being lowered.
 struct Config {
+  /// The chip's name (diagnostics), its data and what it does its own way.
   std::string chip;
-  MmaIntrinsic mma;
+  const TargetInfo *target = nullptr;
+  const AmdChip *hw = nullptr;
   int wave = 64;
   int waves = 4;
   int64_t bm = 0, bn = 0, bk = 0;
 
-  bool isGfx950() const { return mma == MmaIntrinsic::MFMA_SCALE_F32_16x16x128_B32; }
+  MmaIntrinsic mma() const { return hw->mma(); }
   int threads() const { return wave * waves; }
   int64_t rowTiles() const { return bm / 16; }         ///< MMA tiles along M
   int64_t colTiles() const { return bn / waves / 16; } ///< MMA tiles along N per wave
   int64_t subSteps() const { return bk / 128; }        ///< 128-K MMA steps per K tile
   int64_t blocksPerRow() const { return bk / 32; }     ///< 32-element blocks per tile row
-  int accPerLane() const { return mmaShape(mma).accPerLane; }
+  int accPerLane() const { return mmaShape(mma()).accPerLane; }
   /// bf16 elements one thread quantizes per pass (32 / this = lanes per block).
-  int64_t elemsPerThread() const {
-    return std::min<int64_t>(isGfx950() ? 16 : 32, bm * bk / (isGfx950() ? 256 : 128));
-  }
+  int64_t elemsPerThread() const { return hw->elemsPerThread(bm, bk); }
   int64_t quantPasses() const { return bm * bk / (threads() * elemsPerThread()); }
   /// Bytes of A scales per LDS stage.
-  int64_t aScaleBytes() const { return isGfx950() ? std::max<int64_t>(1, bm / 32) * 256 : bm * subSteps() * 4; }
+  int64_t aScaleBytes() const { return hw->aScaleBytes(bm, bk); }
   int64_t aDataBytes() const { return bm * bk / 2; }
 };
 

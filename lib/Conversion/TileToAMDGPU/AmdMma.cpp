@@ -46,111 +46,31 @@ LogicalResult KernelEmitter::lowerScaledMma(ImplicitLocOpBuilder &b, tile::Scale
     return op.emitOpError() << "accumulator must come from mxtile.zero, scaled_mma or the K loop";
   if (w->op.getLayout() != tile::WeightLayoutKind::gfx950_mfma16)
     return op.emitOpError() << "on " << cfg.chip << " weights must use the gfx950_mfma16 layout";
-  tile::ScaleLayoutKind want = cfg.isGfx950() ? tile::ScaleLayoutKind::gfx950_mfma16
-                                              : tile::ScaleLayoutKind::gfx1250_wmma;
+  tile::ScaleLayoutKind want = cfg.hw->scaleLayout();
   if (ws->op.getLayout() != want)
     return op.emitOpError() << "on " << cfg.chip << " weight scales must use the "
                             << tile::stringifyScaleLayoutKind(want) << " layout";
 
-  const int64_t kTotal = w->op.getK(), kbPacked = kTotal / 2;
-  Value wBase = mapping.lookup(w->op.getBase()), sBase = mapping.lookup(ws->op.getBase());
+  const int64_t kTotal = w->op.getK();
+  MmaOperands ops;
+  ops.lane = lane;
+  ops.l16 = l16;
+  ops.lgroup = lgroup;
+  ops.ldsA = ldsA;
+  ops.ldsS = ldsS;
+  ops.stageA = stageA;
+  ops.stageS = stageS;
+  ops.weights = mapping.lookup(w->op.getBase());
+  ops.scales = mapping.lookup(ws->op.getBase());
+  ops.scaleBlock = mapping.lookup(ws->op.getKblock());
+  ops.packedK = kTotal / 2;
+  ops.scaleGroupBytes = scaleGroupBytes(ws->op.getLayout(), kTotal);
   Value n0 = mapping.lookup(w->op.getRow()), k0 = mapping.lookup(w->op.getCol());
-  Value nw = idxAdd(b, n0, idxMul(b, wave, cfg.colTiles() * 16)); // this wave's first column
-  Value kc0 = idxDiv(b, k0, 128);                                // first global 128-K step
-  const int64_t groupBytes = scaleGroupBytes(ws->op.getLayout(), kTotal);
-  auto i8x4 = VectorType::get({4}, b.getI8Type());
-  auto scaleVec = VectorType::get({4}, b.getType<Float8E8M0FNUType>());
-  auto loadScaleDword = [&](Value mem, Value offset) -> Value {
-    Value v = vector::LoadOp::create(b, i8x4, mem, ValueRange{offset});
-    return arith::BitcastOp::create(b, scaleVec, v);
-  };
-
-  // gfx950 scale dwords: B from global (one per 32-column pair), A from LDS.
-  SmallVector<Value> bScale, aScale;
-  if (cfg.isGfx950()) {
-    Value kb0 = mapping.lookup(ws->op.getKblock());
-    Value sk = idxAdd(b, idxMul(b, idxDiv(b, kb0, 8), 256), idxMul(b, lane, 4));
-    for (int64_t jp = 0; jp < cfg.colTiles() / 2; ++jp) {
-      Value row32 = idxDiv(b, idxAdd(b, nw, jp * 32), 32);
-      Value off = idxAdd(b, idxMul(b, row32, groupBytes), sk);
-      Value v = vector::LoadOp::create(b, i8x4, sBase, ValueRange{off});
-      if (cfg.subSteps() == 1) {
-        // BK = 128 covers half of a dword's two K-steps: shift the odd step's
-        // bytes down so opsel stays a constant (it must be an immediate).
-        auto i32x1 = VectorType::get({1}, b.getI32Type());
-        Value word = vector::ExtractOp::create(b, vector::BitCastOp::create(b, i32x1, v),
-                                               ArrayRef<int64_t>{0});
-        Value odd = arith::IndexCastOp::create(b, b.getI32Type(), idxRem(b, idxDiv(b, kb0, 4), 2));
-        Value shift = arith::MulIOp::create(b, odd, arith::ConstantIntOp::create(b, 16, 32));
-        word = arith::ShRUIOp::create(b, word, shift);
-        v = vector::BitCastOp::create(b, i8x4, vector::BroadcastOp::create(b, i32x1, word));
-      }
-      bScale.push_back(arith::BitcastOp::create(b, scaleVec, v));
-    }
-    for (int64_t mp = 0; mp < (cfg.rowTiles() + 1) / 2; ++mp)
-      aScale.push_back(loadScaleDword(ldsS, idxAdd(b, stageS, idxAdd(b, idxMul(b, lane, 4), mp * 256))));
-  }
+  ops.waveColumn = idxAdd(b, n0, idxMul(b, wave, cfg.colTiles() * 16)); // this wave's first column
+  ops.firstStep = idxDiv(b, k0, 128);                                   // first global 128-K step
 
   SmallVector<Value> parts = acc->parts;
-  for (int64_t s = 0; s < cfg.subSteps(); ++s) {
-    Value kc = idxAdd(b, kc0, s);
-    SmallVector<Value> aFrag, aFragScale, bFrag, bFragScale;
-    for (int64_t mt = 0; mt < cfg.rowTiles(); ++mt) {
-      Value rowOff = idxMul(b, idxAdd(b, l16, mt * 16), cfg.bk / 2);
-      if (cfg.isGfx950()) {
-        Value col = idxAdd(b, idxMul(b, lgroup, 16), s * 64);
-        Value v = vector::LoadOp::create(b, VectorType::get({16}, b.getI8Type()), ldsA,
-                                         ValueRange{idxAdd(b, stageA, idxAdd(b, rowOff, col))});
-        aFrag.push_back(vector::BitCastOp::create(
-            b, VectorType::get({32}, b.getType<Float4E2M1FNType>()), v));
-      } else {
-        Value col = idxAdd(b, idxMul(b, lgroup, 32), s * 64);
-        Value v = vector::LoadOp::create(b, VectorType::get({32}, b.getI8Type()), ldsA,
-                                         ValueRange{idxAdd(b, stageA, idxAdd(b, rowOff, col))});
-        aFrag.push_back(vector::BitCastOp::create(
-            b, VectorType::get({64}, b.getType<Float4E2M1FNType>()), v));
-        Value so = idxMul(b, idxAdd(b, idxAdd(b, l16, mt * 16), s * cfg.bm), 4);
-        aFragScale.push_back(loadScaleDword(ldsS, idxAdd(b, stageS, so)));
-      }
-    }
-    for (int64_t j = 0; j < cfg.colTiles(); ++j) {
-      Value nt16 = idxDiv(b, idxAdd(b, nw, j * 16), 16);
-      Value chunk = idxAdd(b, idxMul(b, nt16, 16 * kbPacked), idxMul(b, kc, 1024));
-      auto i8x16 = VectorType::get({16}, b.getI8Type());
-      if (cfg.isGfx950()) {
-        Value v = vector::LoadOp::create(b, i8x16, wBase, ValueRange{idxAdd(b, chunk, idxMul(b, lane, 16))});
-        bFrag.push_back(vector::BitCastOp::create(
-            b, VectorType::get({32}, b.getType<Float4E2M1FNType>()), v));
-      } else {
-        // Lane (row l%16, group h) takes K quarters h and h+2 of the chunk.
-        Value o0 = idxAdd(b, chunk, idxAdd(b, idxMul(b, lgroup, 256), idxMul(b, l16, 16)));
-        Value v0 = vector::LoadOp::create(b, i8x16, wBase, ValueRange{o0});
-        Value v1 = vector::LoadOp::create(b, i8x16, wBase, ValueRange{idxAdd(b, o0, 512)});
-        SmallVector<int64_t> mask = llvm::to_vector(llvm::seq<int64_t>(0, 32));
-        Value v = vector::ShuffleOp::create(b, v0, v1, mask);
-        bFrag.push_back(vector::BitCastOp::create(
-            b, VectorType::get({64}, b.getType<Float4E2M1FNType>()), v));
-        Value ncol = idxAdd(b, idxAdd(b, nw, j * 16), l16);
-        Value so = idxAdd(b, idxMul(b, idxDiv(b, ncol, 32), groupBytes),
-                       idxAdd(b, idxMul(b, kc, 128), idxMul(b, idxRem(b, ncol, 32), 4)));
-        bFragScale.push_back(loadScaleDword(sBase, so));
-      }
-    }
-    auto accTy = VectorType::get({cfg.accPerLane()}, b.getF32Type());
-    for (int64_t mt = 0; mt < cfg.rowTiles(); ++mt)
-      for (int64_t j = 0; j < cfg.colTiles(); ++j) {
-        Value &c = parts[mt * cfg.colTiles() + j];
-        if (cfg.isGfx950()) {
-          uint32_t ia = uint32_t(2 * s + mt % 2);
-          uint32_t ib = uint32_t((cfg.subSteps() == 2 ? 2 * s : 0) + j % 2);
-          c = amdgpu::ScaledMFMAOp::create(b, accTy, 16, 16, 128, aFrag[mt], bFrag[j], c,
-                                           aScale[mt / 2], bScale[j / 2], ia, ib);
-        } else {
-          c = amdgpu::ScaledWMMAOp::create(b, accTy, 16, 16, 128, aFrag[mt], bFrag[j], c,
-                                           aFragScale[mt], 0, bFragScale[j], 0);
-        }
-      }
-  }
+  cfg.hw->emitMma(b, cfg, ops, parts);
   tiles[op.getResult()] = Accumulator{std::move(parts)};
   return success();
 }

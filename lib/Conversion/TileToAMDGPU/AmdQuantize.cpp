@@ -55,7 +55,6 @@ LogicalResult KernelEmitter::lowerQuantize(ImplicitLocOpBuilder &b, tile::Quanti
   auto cst = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 32).getResult(); };
   auto bf16Vec = VectorType::get({elems}, b.getBF16Type());
   auto i16Vec = VectorType::get({elems}, b.getI16Type());
-  auto fp4x8 = VectorType::get({8}, b.getType<Float4E2M1FNType>());
 
   for (int64_t p = 0; p < cfg.quantPasses(); ++p) {
     Value t = idxAdd(b, tid, p * cfg.threads());
@@ -87,22 +86,7 @@ LogicalResult KernelEmitter::lowerQuantize(ImplicitLocOpBuilder &b, tile::Quanti
 
     SmallVector<Value> words;
     for (int64_t dw = 0; dw < elems / 8; ++dw) {
-      Value word;
-      if (cfg.isGfx950()) {
-        Value packed;
-        for (int64_t pair = 0; pair < 4; ++pair) {
-          Value two = vector::ExtractStridedSliceOp::create(b, x, ArrayRef<int64_t>{dw * 8 + 2 * pair},
-                                                            ArrayRef<int64_t>{2}, ArrayRef<int64_t>{1});
-          packed = amdgpu::PackedScaledTruncOp::create(b, fp4x8, two, scale,
-                                                       b.getI32IntegerAttr(pair), packed);
-        }
-        Value v = vector::BitCastOp::create(b, VectorType::get({1}, i32), packed);
-        word = vector::ExtractOp::create(b, v, ArrayRef<int64_t>{0});
-      } else {
-        Value eight = vector::ExtractStridedSliceOp::create(b, x, ArrayRef<int64_t>{dw * 8},
-                                                            ArrayRef<int64_t>{8}, ArrayRef<int64_t>{1});
-        word = ROCDL::CvtScaleF32Pk8Fp4Bf16Op::create(b, i32, eight, scale);
-      }
+      Value word = cfg.hw->packFp4(b, x, dw, scale);
       words.push_back(arith::SelectOp::create(b, nanScale, cst(0), word));
     }
     auto wordsTy = VectorType::get({int64_t(words.size())}, i32);
@@ -111,21 +95,7 @@ LogicalResult KernelEmitter::lowerQuantize(ImplicitLocOpBuilder &b, tile::Quanti
         b, VectorType::get({int64_t(words.size()) * 4}, b.getI8Type()), wv);
 
     // LDS byte column of this thread's packed values, and its scale byte.
-    Value lcol, sOff;
-    if (cfg.isGfx950()) {
-      lcol = idxMul(b, kb, 16);
-      // semantics.md 3.2 convention: dword = MFMA lane, byte = 2 * K-step + row / 16.
-      sOff = idxAdd(b, idxMul(b, idxDiv(b, r, 32), 256), idxMul(b, idxRem(b, kb, 4), 64));
-      sOff = idxAdd(b, sOff, idxMul(b, idxRem(b, r, 16), 4));
-      sOff = idxAdd(b, sOff, idxMul(b, idxDiv(b, kb, 4), 2));
-      sOff = idxAdd(b, sOff, idxDiv(b, idxRem(b, r, 32), 16));
-    } else {
-      Value sub = idxDiv(b, kb, 4), chunk = idxRem(b, kb, 4);
-      Value pos = idxAdd(b, idxMul(b, idxRem(b, chunk, 2), 2), idxDiv(b, chunk, 2));
-      lcol = idxAdd(b, idxMul(b, sub, 64), idxMul(b, pos, 16));
-      // One dword per (128-K step, row); byte = K-block inside the step.
-      sOff = idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, sub, cfg.bm), r), 4), chunk);
-    }
+    auto [lcol, sOff] = cfg.hw->ldsPlacement(b, cfg, r, kb);
     if (part)
       lcol = idxAdd(b, lcol, idxMul(b, part, elems / 2));
     Value aIdx = idxAdd(b, stageA, idxAdd(b, idxMul(b, r, cfg.bk / 2), lcol));

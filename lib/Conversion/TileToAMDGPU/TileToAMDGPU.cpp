@@ -189,15 +189,14 @@ namespace {
 FailureOr<Config> deriveConfig(func::FuncOp kernel, StringRef chip) {
   Config cfg;
   cfg.chip = chip.str();
-  if (chip == "gfx950") {
-    cfg.mma = MmaIntrinsic::MFMA_SCALE_F32_16x16x128_B32;
-  } else if (chip == "gfx1250") {
-    cfg.mma = MmaIntrinsic::WMMA_SCALE_F32_16x16x128_B32;
-  } else {
+  std::optional<Arch> arch = parseArch(chip);
+  cfg.hw = arch ? amd::amdChip(*arch) : nullptr;
+  if (!cfg.hw)
     return kernel.emitError() << "mxtile-to-amdgpu: unsupported chip '" << chip
                               << "'; expected gfx950 or gfx1250";
-  }
-  cfg.wave = mmaShape(cfg.mma).waveSize;
+  cfg.target = &targetInfo(*arch);
+  cfg.wave = int(cfg.target->waveSize);
+  cfg.waves = int(cfg.target->wavesPerWorkgroup);
   tile::ScaledMmaOp mma;
   kernel.walk([&](tile::ScaledMmaOp op) { mma = op; });
   if (!mma)

@@ -14,6 +14,7 @@
 #include "mxfp4/Conversion/KernelOutlining.h"
 #include "mxfp4/Dialect/Tile/TilePasses.h"
 #include "mxfp4/Kernels/KernelSpec.h"
+#include "mxfp4/Kernels/Sm90Geometry.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

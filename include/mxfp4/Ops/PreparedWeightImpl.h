@@ -1,0 +1,84 @@
+//===- PreparedWeightImpl.h - Inside a PreparedWeight ------------*- C++ -*-===//
+//
+// Not part of the API (GemmA4W4.h has that): the device buffers of prepared
+// weights and the scratch the GEMMs keep per stream. The library's ops and
+// its tests include it; applications do not.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MXFP4_OPS_PREPAREDWEIGHTIMPL_H
+#define MXFP4_OPS_PREPAREDWEIGHTIMPL_H
+
+#include "mxfp4/Ops/GemmA4W4.h"
+
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+namespace mxfp4 {
+
+struct PreparedWeight::Impl {
+  /// Takes ownership of the device buffers `data` and `scales`.
+  Impl(Device &dev, Arch arch, int64_t n, int64_t k, void *data, void *scales)
+      : dev(&dev), arch(arch), n(n), k(k), data(data), scales(scales) {}
+  ~Impl();
+  Impl(const Impl &) = delete;
+  Impl &operator=(const Impl &) = delete;
+
+  Device *dev;
+  Arch arch;
+  int64_t n, k;
+  void *data, *scales;
+  /// sm_90a: the TMA descriptors of the weights and scales for BN 128 and BN
+  /// 64 boxes (4 x 128 bytes).
+  void *descriptors = nullptr;
+  bool scalesBelow128 = false;
+
+  /// Split-K scratch for `m` rows of output in `splits` parts: an f32
+  /// workspace of splits * m * N (pass M rounded up to the M tile: kernels
+  /// store whole tiles) and tile counters (zeroed on `stream` when
+  /// allocated; kernels leave them zero).
+  ///
+  /// Scratch belongs to a stream: the calls of one stream run in order and
+  /// share it, calls on other streams (from any threads) get their own, so
+  /// they may run at the same time on one PreparedWeight. It grows on demand
+  /// (at least doubling) and is never freed before the PreparedWeight: work
+  /// queued or captured into a graph on the old buffers stays valid.
+  /// Growing allocates, which cannot happen while `stream` is captured into
+  /// a graph: then these fail with what to do (run the call once on that
+  /// stream before capturing).
+  Expected<std::pair<void *, void *>> splitKScratch(int64_t m, int64_t splits,
+                                                    void *stream = nullptr) const;
+  /// Device buffers for the MXFP4 activations of up to `m` rows (packed codes
+  /// [m, K/2], scales [m, K/32]) when gemmA4W4 quantizes in a separate pass;
+  /// `stream`'s, grown like the others.
+  Expected<std::pair<void *, void *>> activationScratch(int64_t m, void *stream = nullptr) const;
+  /// Scratch for the activation image of M rows (what qdq_mxfp4 writes,
+  /// Kernels/Sm90Pipeline.h), grown like the others.
+  Expected<void *> qdqScratch(int64_t m, void *stream = nullptr) const;
+  /// The streamed image's flags for M rows (one i32 per 128-row block and
+  /// 128-K chunk; zeroed when allocated, kernels leave them zero).
+  Expected<void *> imageFlagsScratch(int64_t m, void *stream = nullptr) const;
+
+private:
+  /// Two device buffers sized per row of output, grown (at least doubling)
+  /// on demand by a const GEMM call (the weights do not change).
+  struct RowScratch {
+    void *first = nullptr, *second = nullptr;
+    int64_t rows = 0;
+  };
+  struct StreamScratch {
+    RowScratch splitK, activations, qdq, imageFlags;
+  };
+  Expected<std::pair<void *, void *>> grow(RowScratch StreamScratch::*which, int64_t m,
+                                           size_t firstPerRow, size_t secondPerRow, bool zeroed,
+                                           void *stream, const char *what) const;
+  /// Guards `scratch` and `retired` (calls may come from several threads).
+  mutable std::mutex scratchMutex;
+  mutable std::unordered_map<void *, StreamScratch> scratch;
+  /// Buffers that grown scratch replaced, freed with the PreparedWeight.
+  mutable std::vector<void *> retired;
+};
+
+} // namespace mxfp4
+
+#endif // MXFP4_OPS_PREPAREDWEIGHTIMPL_H

@@ -1,0 +1,34 @@
+//===- TargetInfo.cpp - A GPU target as data ------------------------------===//
+
+#include "mxfp4/Kernels/TargetInfo.h"
+#include "mxfp4/Kernels/Sm90Pipeline.h"
+
+namespace mxfp4 {
+
+const TargetInfo kTargets[3] = {
+    {Arch::GFX950, "gfx950", /*waveSize=*/64, /*wavesPerWorkgroup=*/4,
+     {"v_mfma_scale_f32_16x16x128_f8f6f4", 16, 16, 128, /*scaledFp4=*/true},
+     /*sharedBytes=*/163840, /*registersPerLane=*/512, WeightLayout::Gfx950Mfma16,
+     ScaleLayout::Gfx950Mfma16, "v_cvt_scalef32_pk_fp4_bf16", /*defaultBn=*/256,
+     /*defaultBk=*/256, /*smallKBk=*/128},
+    {Arch::GFX1250, "gfx1250", 32, 4,
+     {"v_wmma_scale_f32_16x16x128_f8f6f4", 16, 16, 128, true}, 327680, 256,
+     WeightLayout::Gfx950Mfma16, ScaleLayout::Gfx1250Wmma, "v_cvt_scalef32_pk8_fp4_bf16", 256, 256,
+     128},
+    {Arch::SM90A, "sm_90a", 32, 4,
+     {"wgmma.mma_async.m64nNk16.f32.bf16.bf16", 64, 0, 16, false}, sm90::kMaxSharedBytes, 255,
+     WeightLayout::Sm90Mma16, ScaleLayout::Sm90Mma16, "", sm90::kTileRows, 128, 128},
+};
+
+std::string_view toString(Arch arch) {
+  return static_cast<size_t>(arch) < std::size(kTargets) ? targetInfo(arch).name : "invalid";
+}
+
+std::optional<Arch> parseArch(std::string_view name) {
+  for (const TargetInfo &t : kTargets)
+    if (name == t.name)
+      return t.arch;
+  return std::nullopt;
+}
+
+} // namespace mxfp4
