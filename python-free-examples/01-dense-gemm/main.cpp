@@ -13,7 +13,7 @@
 
 #include "mxfp4/Format/ReferenceGemm.h"
 #include "mxfp4/JIT/Jit.h"
-#include "mxfp4/Ops/GemmA4W4.h"
+#include "mxfp4/Ops/GemmA4W4Plan.h"
 #include "mxfp4/Support/BF16.h"
 
 #include <algorithm>
@@ -34,23 +34,26 @@ int main() {
   std::printf("mxfp4-jit: cache %s\n",
               jit.options().disableDisk ? "disabled" : jit.options().cacheDir.c_str());
   std::printf("%-8s %-100s %9s %10s %s\n", "target", "kernel", "bytes", "compile", "from");
+  // The kernels gemmA4W4 runs for these weights (every scale below 128)
+  // at decode, this job's and a prefill M: dispatch's own plan, so a
+  // process that only serves from the cache finds every one.
   for (Arch arch : {Arch::GFX950, Arch::GFX1250, Arch::SM90A})
-    for (int64_t m : {1, 256}) {
-      GemmA4W4Tile tile = selectGemmA4W4Tile(arch, n, k, m);
-      auto spec = makeGemmA4W4Spec(arch, n, k, tile.bm);
-      if (!spec)
-        return fail(spec.takeError().message());
-      spec->splitK = tile.splitK;
-      Jit::Source src;
-      auto kernel = jit.get(*spec, &src);
-      if (!kernel)
-        return fail(kernel.takeError().message());
-      const char *from = src == Jit::Source::Compiled ? "compiled"
-                         : src == Jit::Source::Disk   ? "disk cache"
-                                                      : "memory";
-      std::printf("%-8s %-100s %9zu %7.1f ms %s (%s)\n", toString(arch).data(),
-                  spec->name().c_str(), (*kernel)->binary.size(), (*kernel)->compileMs(), from,
-                  toString((*kernel)->format).data());
+    for (int64_t m : {1, 16, 256}) {
+      auto plan = planGemmA4W4({arch, n, k, /*scalesBelow128=*/true}, m);
+      if (!plan)
+        return fail(plan.takeError().message());
+      for (const KernelSpec &spec : plan->kernels()) {
+        Jit::Source src;
+        auto kernel = jit.get(spec, &src);
+        if (!kernel)
+          return fail(kernel.takeError().message());
+        const char *from = src == Jit::Source::Compiled ? "compiled"
+                           : src == Jit::Source::Disk   ? "disk cache"
+                                                        : "memory";
+        std::printf("%-8s %-100s %9zu %7.1f ms %s (%s)\n", toString(arch).data(),
+                    spec.name().c_str(), (*kernel)->binary.size(), (*kernel)->compileMs(), from,
+                    toString((*kernel)->format).data());
+      }
     }
 
   auto devOr = Device::open();
