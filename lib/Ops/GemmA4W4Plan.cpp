@@ -30,84 +30,84 @@ std::vector<KernelSpec> GemmA4W4Plan::kernels() const {
 
 /// The tile the table picks for M, with the caller's overrides.
 static GemmA4W4Tile chooseTile(const GemmWeightFacts &w, int64_t m, const GemmA4W4Options &o) {
-  GemmA4W4Tile tile = selectGemmA4W4Tile(w.arch, w.n, w.k, m, o.warpSplitK.value_or(1) != 0);
-  const bool otherBm = o.bm && *o.bm != tile.bm;
-  const bool otherPath = o.preQuantize && *o.preQuantize != tile.preQuantize;
+  GemmA4W4Tile tile = selectGemmA4W4Tile(w.arch, w.n, w.k, m, o.overrides.warpSplitK.value_or(1) != 0);
+  const bool otherBm = o.overrides.bm && *o.overrides.bm != tile.bm;
+  const bool otherPath = o.overrides.preQuantize && *o.overrides.preQuantize != tile.preQuantize;
   // The table's stage count belongs to its tile and kernel: another BM, the
   // other activation path or the decode variant (which has no stages) takes
   // its own default unless the stages are forced too.
-  if (otherBm || otherPath || (o.decode && *o.decode))
+  if (otherBm || otherPath || (o.overrides.decode && *o.overrides.decode))
     tile.stages = 0;
   // So do its variants: another BM, split-K, split M or activation path
   // leaves the decode variant (and the BK it came with) and stream-K, and a
   // forced persistent grid leaves stream-K, unless those are forced too.
-  const bool reshaped = otherBm || otherPath || (o.splitK && *o.splitK != tile.splitK) ||
-                        (o.splitM && *o.splitM != tile.splitM);
-  if (tile.decode && !o.decode && reshaped) {
+  const bool reshaped = otherBm || otherPath || (o.overrides.splitK && *o.overrides.splitK != tile.splitK) ||
+                        (o.overrides.splitM && *o.overrides.splitM != tile.splitM);
+  if (tile.decode && !o.overrides.decode && reshaped) {
     tile.decode = false;
     tile.bk = 0;
     tile.decodeGroups = 1;
   }
-  if (tile.streamK && !o.streamK && (reshaped || (o.persistent && *o.persistent)))
+  if (tile.streamK && !o.overrides.streamK && (reshaped || (o.overrides.persistent && *o.overrides.persistent)))
     tile.streamK = false;
   // The warp-split variant (and the BN it came with) gives way to any other
   // forced shape or variant, and to a quantization dump.
   const bool dumps = o.dumpCodes || o.dumpScales;
-  if (tile.warpSplitK && !o.warpSplitK &&
-      (reshaped || dumps || (o.decode && *o.decode) || o.bn || o.bk || o.stages)) {
+  if (tile.warpSplitK && !o.overrides.warpSplitK &&
+      (reshaped || dumps || (o.overrides.decode && *o.overrides.decode) || o.overrides.bn || o.overrides.bk || o.overrides.stages)) {
     tile.warpSplitK = 0;
-    if (!o.bn)
+    if (!o.overrides.bn)
       tile.bn = 0;
   }
-  if (o.bm) {
-    tile.bm = *o.bm;
+  if (o.overrides.bm) {
+    tile.bm = *o.overrides.bm;
     tile.splitM = 0;
   }
-  if (o.splitM)
-    tile.splitM = *o.splitM;
-  if (o.splitK)
-    tile.splitK = *o.splitK;
-  if (o.bk)
-    tile.bk = *o.bk;
-  if (o.bn)
-    tile.bn = *o.bn;
-  if (o.preQuantize)
-    tile.preQuantize = *o.preQuantize;
-  if (o.stages)
-    tile.stages = *o.stages;
-  if (o.twoWarpgroups)
-    tile.twoWarpgroups = *o.twoWarpgroups;
-  if (o.persistent)
-    tile.persistent = *o.persistent;
-  if (o.decode)
-    tile.decode = *o.decode;
-  if (o.decodeGroups)
-    tile.decodeGroups = *o.decodeGroups;
-  if (o.warpSplitK && *o.warpSplitK != tile.warpSplitK) {
-    tile.warpSplitK = *o.warpSplitK;
+  if (o.overrides.splitM)
+    tile.splitM = *o.overrides.splitM;
+  if (o.overrides.splitK)
+    tile.splitK = *o.overrides.splitK;
+  if (o.overrides.bk)
+    tile.bk = *o.overrides.bk;
+  if (o.overrides.bn)
+    tile.bn = *o.overrides.bn;
+  if (o.overrides.preQuantize)
+    tile.preQuantize = *o.overrides.preQuantize;
+  if (o.overrides.stages)
+    tile.stages = *o.overrides.stages;
+  if (o.overrides.twoWarpgroups)
+    tile.twoWarpgroups = *o.overrides.twoWarpgroups;
+  if (o.overrides.persistent)
+    tile.persistent = *o.overrides.persistent;
+  if (o.overrides.decode)
+    tile.decode = *o.overrides.decode;
+  if (o.overrides.decodeGroups)
+    tile.decodeGroups = *o.overrides.decodeGroups;
+  if (o.overrides.warpSplitK && *o.overrides.warpSplitK != tile.warpSplitK) {
+    tile.warpSplitK = *o.overrides.warpSplitK;
     // Its tile, unless forced otherwise: BM 8, BN 32, BK 128, one split, no
     // decode variant; turned off, the table's BN 16 / 32 goes with it.
     if (tile.warpSplitK) {
-      if (!o.bm)
+      if (!o.overrides.bm)
         tile.bm = 8;
-      if (!o.bn)
+      if (!o.overrides.bn)
         tile.bn = 32;
-      if (!o.splitK)
+      if (!o.overrides.splitK)
         tile.splitK = 1;
-      if (!o.bk)
+      if (!o.overrides.bk)
         tile.bk = 0;
-      if (!o.decode)
+      if (!o.overrides.decode)
         tile.decode = false;
-    } else if (!o.bn) {
+    } else if (!o.overrides.bn) {
       tile.bn = 0;
     }
   }
-  if (o.imageStream)
-    tile.imageStream = *o.imageStream;
-  if (o.streamK) {
-    tile.streamK = *o.streamK;
+  if (o.overrides.imageStream)
+    tile.imageStream = *o.overrides.imageStream;
+  if (o.overrides.streamK) {
+    tile.streamK = *o.overrides.streamK;
     // Stream-K replaces the table's split-K unless that is forced too.
-    if (tile.streamK && !o.splitK)
+    if (tile.streamK && !o.overrides.splitK)
       tile.splitK = 1;
   }
   // A forced BN 192 runs one tile per workgroup: it leaves the table's
@@ -115,19 +115,19 @@ static GemmA4W4Tile chooseTile(const GemmWeightFacts &w, int64_t m, const GemmA4
   // BN 192 is a BM 128 x BK 128 tile on the image, one per workgroup: other
   // forced variants take BN 128 unless BN is forced too (gemm_mxa4w4:
   // preQuantizedSpec).
-  if (o.bn && *o.bn == sm90::kWideTileRows) {
-    if (!o.persistent)
+  if (o.overrides.bn && *o.overrides.bn == sm90::kWideTileRows) {
+    if (!o.overrides.persistent)
       tile.persistent = false;
-    if (!o.streamK)
+    if (!o.overrides.streamK)
       tile.streamK = false;
   }
-  if (!o.bn && tile.bn == sm90::kWideTileRows &&
+  if (!o.overrides.bn && tile.bn == sm90::kWideTileRows &&
       (tile.bm != 128 || (tile.bk != 0 && tile.bk != 128) || !tile.preQuantize || tile.persistent ||
        tile.streamK || tile.decode))
     tile.bn = 0;
   // The table's BN 64 runs one warpgroup without stream-K: a forced BM 256,
   // second warpgroup or stream-K takes BN 128 unless BN is forced too.
-  if (!o.bn && tile.bn == sm90::kNarrowTileRows &&
+  if (!o.overrides.bn && tile.bn == sm90::kNarrowTileRows &&
       (tile.bm > 128 || tile.twoWarpgroups || tile.streamK))
     tile.bn = 0;
   return tile;
@@ -137,13 +137,13 @@ static GemmA4W4Tile chooseTile(const GemmWeightFacts &w, int64_t m, const GemmA4
 /// 128 (or as the caller forces, where allowed).
 static Error chooseFold(KernelSpec &spec, const GemmWeightFacts &w, const GemmA4W4Options &o) {
   spec.foldedScales = w.arch == Arch::SM90A && w.scalesBelow128;
-  if (!o.foldScales)
+  if (!o.overrides.foldScales)
     return Error::success();
-  if (*o.foldScales && !spec.foldedScales)
+  if (*o.overrides.foldScales && !spec.foldedScales)
     return fail("foldScales: only sm_90a kernels fold weight scales, and only when every scale "
                 "is below 128 (these weights: ",
                 w.arch == Arch::SM90A ? "a scale is 128 or more" : "not sm_90a", ")");
-  spec.foldedScales = *o.foldScales;
+  spec.foldedScales = *o.overrides.foldScales;
   return Error::success();
 }
 
@@ -174,11 +174,11 @@ static Expected<KernelSpec> preQuantizedSpec(OpKind op, const GemmWeightFacts &w
     spec->bk = tile.bk;
   // So does the table's BN 192: gemm_mxa4w4 takes BN 128 unless forced;
   // and the warp-split variant's BN (it quantizes inline, so not here).
-  if (options.warpSplitK && *options.warpSplitK)
-    return fail(toString(op), ": warpSplitK = ", *options.warpSplitK,
+  if (options.overrides.warpSplitK && *options.overrides.warpSplitK)
+    return fail(toString(op), ": warpSplitK = ", *options.overrides.warpSplitK,
                 " quantizes inline; it does not apply to pre-quantized activations");
-  if (tile.bn && (tile.bn != sm90::kWideTileRows || op == OpKind::GemmQdqA4W4 || options.bn) &&
-      (!tile.warpSplitK || options.bn))
+  if (tile.bn && (tile.bn != sm90::kWideTileRows || op == OpKind::GemmQdqA4W4 || options.overrides.bn) &&
+      (!tile.warpSplitK || options.overrides.bn))
     spec->bn = tile.bn;
   spec->imageStream = streamRows;
   if (Error e = chooseFold(*spec, w, options))
@@ -214,8 +214,8 @@ static Expected<GemmA4W4Plan> planImage(const GemmWeightFacts &w, int64_t m,
   // The streamed image: BM 128 tiles, one a workgroup, one launch (the
   // table's gives way to other forced variants; forced, it must fit).
   const bool streamable = tile.bm == 128 && tile.splitM == 0 && !tile.persistent &&
-                          !tile.streamK && options.quantizerBm.value_or(0) <= 32;
-  if (tile.imageStream && !streamable && options.imageStream)
+                          !tile.streamK && options.overrides.quantizerBm.value_or(0) <= 32;
+  if (tile.imageStream && !streamable && options.overrides.imageStream)
     return fail("gemmA4W4: imageStream streams the activation image to a BM 128 GEMM of one "
                 "tile per workgroup, no split M, after a quantizer of at most 32 rows; this "
                 "call has BM ",
@@ -227,7 +227,7 @@ static Expected<GemmA4W4Plan> planImage(const GemmWeightFacts &w, int64_t m,
   if (tile.imageStream && streamable) {
     plan.path = GemmA4W4Plan::Path::StreamedImage;
     plan.streamWorkgroupsPerSm = tile.imageStream;
-    const int64_t rows = options.quantizerBm.value_or(streamedQuantizerRows(m));
+    const int64_t rows = options.overrides.quantizerBm.value_or(streamedQuantizerRows(m));
     Expected<KernelSpec> gemm = preQuantizedSpec(OpKind::GemmQdqA4W4, w, tile, options, rows);
     if (!gemm)
       return gemm.takeError();
@@ -244,7 +244,7 @@ static Expected<GemmA4W4Plan> planImage(const GemmWeightFacts &w, int64_t m,
     return plan;
   }
   Expected<KernelSpec> quant =
-      makeQuantizeMxSpec(w.arch, w.k, options.quantizerBm.value_or(0) ? *options.quantizerBm
+      makeQuantizeMxSpec(w.arch, w.k, options.overrides.quantizerBm.value_or(0) ? *options.overrides.quantizerBm
                                                                        : selectQuantizeMxBm(m, w.k),
                          options.rounding, OpKind::QdqMx);
   if (!quant)
@@ -275,7 +275,7 @@ static Expected<GemmA4W4Plan> planInline(const GemmWeightFacts &w, const GemmA4W
                                          const GemmA4W4Tile &tile, bool dump) {
   // The table's BM 256 exists on the activation image only: quantizing
   // inline (as forced) takes BM 128.
-  const int64_t bm = options.bm ? tile.bm : std::min<int64_t>(tile.bm, 128);
+  const int64_t bm = options.overrides.bm ? tile.bm : std::min<int64_t>(tile.bm, 128);
   Expected<KernelSpec> spec = makeGemmA4W4Spec(w.arch, w.n, w.k, bm, options.rounding);
   if (!spec)
     return spec.takeError();
@@ -296,9 +296,9 @@ static Expected<GemmA4W4Plan> planInline(const GemmWeightFacts &w, const GemmA4W
   // it cannot run (uneven splits, too many activations for shared memory,
   // a dump): first its warpgroups splitting K, then the variant; asked for
   // explicitly, verifyKernelSpec below says why.
-  if (spec->decode && spec->decodeGroups > 1 && !options.decodeGroups && verifyKernelSpec(*spec))
+  if (spec->decode && spec->decodeGroups > 1 && !options.overrides.decodeGroups && verifyKernelSpec(*spec))
     spec->decodeGroups = 1;
-  if (spec->decode && !options.decode.value_or(false) && !options.decodeGroups &&
+  if (spec->decode && !options.overrides.decode.value_or(false) && !options.overrides.decodeGroups &&
       verifyKernelSpec(*spec))
     spec->decode = false;
   if (Error e = verifyKernelSpec(*spec))
@@ -318,8 +318,8 @@ Expected<GemmA4W4Plan> planGemmA4W4(const GemmWeightFacts &w, int64_t m,
   if (dump && !(options.dumpCodes && options.dumpScales))
     return fail("gemmA4W4: the quantization dump needs both dumpCodes and dumpScales");
   GemmA4W4Tile tile = chooseTile(w, m, options);
-  if (options.decodeGroups && *options.decodeGroups != 1 && !tile.decode)
-    return fail("gemmA4W4: decodeGroups = ", *options.decodeGroups,
+  if (options.overrides.decodeGroups && *options.overrides.decodeGroups != 1 && !tile.decode)
+    return fail("gemmA4W4: decodeGroups = ", *options.overrides.decodeGroups,
                 " splits the decode variant's K steps, which this call does not run (M = ", m,
                 "); force decode = true too, or leave decodeGroups unset");
   if (tile.splitM != 0 && (tile.splitM % 256 != 0 || tile.splitM >= m || tile.splitM < 0))
@@ -328,8 +328,8 @@ Expected<GemmA4W4Plan> planGemmA4W4(const GemmWeightFacts &w, int64_t m,
   if (tile.warpSplitK && tile.preQuantize)
     return fail("gemmA4W4: warpSplitK = ", tile.warpSplitK,
                 " quantizes inline; it does not apply with preQuantize");
-  const bool image = tile.preQuantize && !dump && options.dequantizeOnce.value_or(true);
-  if (options.splitM.value_or(0) != 0 && !image)
+  const bool image = tile.preQuantize && !dump && options.overrides.dequantizeOnce.value_or(true);
+  if (options.overrides.splitM.value_or(0) != 0 && !image)
     return fail("gemmA4W4: splitM splits the dequantize-once path (qdq_mxfp4 + gemm_qdqa4w4); "
                 "it does not apply with inline quantization, a quantization dump or "
                 "dequantizeOnce = false");
@@ -345,7 +345,7 @@ Expected<GemmA4W4Plan> planGemmA4W4(const GemmWeightFacts &w, int64_t m,
     return quant.takeError();
   GemmA4W4Options rest = options;
   rest.dumpCodes = rest.dumpScales = nullptr;
-  rest.preQuantize = true;
+  rest.overrides.preQuantize = true;
   Expected<GemmA4W4Plan> plan = planMx(w, m, rest);
   if (!plan)
     return plan.takeError();

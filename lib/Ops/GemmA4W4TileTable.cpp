@@ -11,6 +11,7 @@
 
 #include "mxfp4/Kernels/Sm90Pipeline.h"
 #include "mxfp4/Ops/GemmA4W4.h"
+#include "mxfp4/Ops/GemmA4W4Plan.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -273,37 +273,37 @@ int main(int argc, char **argv) {
                         break;
                       GemmA4W4Options o;
                       if (pre >= 0)
-                        o.preQuantize = pre != 0;
+                        o.overrides.preQuantize = pre != 0;
                       if (pre >= 1)
-                        o.dequantizeOnce = pre == 2;
+                        o.overrides.dequantizeOnce = pre == 2;
                       if (bm)
-                        o.bm = bm;
+                        o.overrides.bm = bm;
                       if (sk)
-                        o.splitK = sk;
+                        o.overrides.splitK = sk;
                       if (bk)
-                        o.bk = bk;
+                        o.overrides.bk = bk;
                       if (bn)
-                        o.bn = bn;
+                        o.overrides.bn = bn;
                       if (st)
-                        o.stages = st;
+                        o.overrides.stages = st;
                       if (wg)
-                        o.twoWarpgroups = wg == 2;
+                        o.overrides.twoWarpgroups = wg == 2;
                       if (ps >= 0)
-                        o.persistent = ps != 0;
+                        o.overrides.persistent = ps != 0;
                       if (qbm)
-                        o.quantizerBm = qbm;
+                        o.overrides.quantizerBm = qbm;
                       if (dec >= 0)
-                        o.decode = dec != 0;
+                        o.overrides.decode = dec != 0;
                       if (dec >= 1)
-                        o.decodeGroups = dec;
+                        o.overrides.decodeGroups = dec;
                       if (streamK >= 0)
-                        o.streamK = streamK != 0;
+                        o.overrides.streamK = streamK != 0;
                       if (wk >= 0)
-                        o.warpSplitK = wk;
+                        o.overrides.warpSplitK = wk;
                       if (is >= 0)
-                        o.imageStream = is;
+                        o.overrides.imageStream = is;
                       if (splitM >= 0)
-                        o.splitM = splitM;
+                        o.overrides.splitM = splitM;
                       double us =
                           timeIt([&] { return gemmA4W4(dev, nullptr, da, m, **prepared, dc, o); });
                       llvm::outs() << llvm::format(

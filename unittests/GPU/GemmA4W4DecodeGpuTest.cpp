@@ -17,6 +17,7 @@
 #include "TestUtil/QdqCheck.h"
 #include "TestUtil/Random.h"
 #include "mxfp4/Ops/GemmA4W4.h"
+#include "mxfp4/Ops/GemmA4W4Plan.h"
 
 #include "gtest/gtest.h"
 
@@ -53,14 +54,14 @@ TEST_F(GemmDecode, DecodeVariantAgreesBitForBit) {
     std::vector<uint16_t> looped;
     for (bool decode : {false, true}) {
       GemmA4W4Options o;
-      o.bm = c.bm;
-      o.splitK = c.split;
+      o.overrides.bm = c.bm;
+      o.overrides.splitK = c.split;
       if (c.bn)
-        o.bn = c.bn;
+        o.overrides.bn = c.bn;
       if (c.bk)
-        o.bk = c.bk;
-      o.preQuantize = false;
-      o.decode = decode;
+        o.overrides.bk = c.bk;
+      o.overrides.preQuantize = false;
+      o.overrides.decode = decode;
       auto out = poisonedGemm(dev, da, dc, c.m, c.n, **prepared, o, uint8_t(0x3C + decode));
       ASSERT_OK(out);
       if (!decode) {
@@ -81,10 +82,10 @@ TEST_F(GemmDecode, DecodeVariantAgreesBitForBit) {
   DeviceBuffer da(dev, size_t(k) * 2), dc(dev, size_t(n) * 2);
   da.upload(randomActivations(rng, 1, k));
   GemmA4W4Options uneven;
-  uneven.splitK = 6;
+  uneven.overrides.splitK = 6;
   ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), 1, **prepared, dc.get(), uneven));
   ASSERT_OK(dev.synchronize());
-  uneven.decode = true;
+  uneven.overrides.decode = true;
   EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), 1, **prepared, dc.get(), uneven),
                         "must be a multiple of BK x split-K");
 }
@@ -114,18 +115,18 @@ TEST_F(GemmDecode, DecodeGroupsAgreeBitForBit) {
     DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(c.m * c.n * 2));
     da.upload(a);
     GemmA4W4Options o;
-    o.bm = c.bm;
-    o.bn = c.bn;
-    o.bk = c.bk;
-    o.preQuantize = false;
-    o.decode = true;
-    o.decodeGroups = c.groups;
-    o.splitK = c.split;
+    o.overrides.bm = c.bm;
+    o.overrides.bn = c.bn;
+    o.overrides.bk = c.bk;
+    o.overrides.preQuantize = false;
+    o.overrides.decode = true;
+    o.overrides.decodeGroups = c.groups;
+    o.overrides.splitK = c.split;
     auto grouped = poisonedGemm(dev, da, dc, c.m, c.n, **prepared, o, 0x3C);
     ASSERT_OK(grouped);
     if (c.split == 1) {
-      o.decodeGroups = 1;
-      o.splitK = c.groups;
+      o.overrides.decodeGroups = 1;
+      o.overrides.splitK = c.groups;
       auto splits = poisonedGemm(dev, da, dc, c.m, c.n, **prepared, o, 0x3D);
       ASSERT_OK(splits);
       EXPECT_EQ(bf16Differences(*grouped, *splits, "decode groups", "split-K"), 0);
@@ -147,19 +148,19 @@ TEST_F(GemmDecode, DecodeGroupsAgreeBitForBit) {
   DeviceBuffer da(dev, size_t(k) * 2), dc(dev, size_t(n) * 2);
   da.upload(a);
   GemmA4W4Options longSteps;
-  longSteps.decode = true;
-  longSteps.bn = 64;
-  longSteps.bk = 256;
+  longSteps.overrides.decode = true;
+  longSteps.overrides.bn = 64;
+  longSteps.overrides.bk = 256;
   auto out = poisonedGemm(dev, da, dc, 1, n, **prepared, longSteps, 0x3E);
   ASSERT_OK(out);
   expectMatchesQdq(rng, a, w, 1, *out);
-  longSteps.decodeGroups = 3;
+  longSteps.overrides.decodeGroups = 3;
   EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), 1, **prepared, dc.get(), longSteps),
                         "a multiple of 3 and at least 6");
   // Warpgroups asked for where no decode variant runs (M = 128: the image's
   // BM 128) are refused, not dropped.
   GemmA4W4Options noDecode;
-  noDecode.decodeGroups = 2;
+  noDecode.overrides.decodeGroups = 2;
   DeviceBuffer db(dev, size_t(128 * k) * 2), dd(dev, size_t(128 * n) * 2);
   db.upload(randomActivations(rng, 128, k));
   EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, db.get(), 128, **prepared, dd.get(), noDecode),

@@ -28,6 +28,7 @@
 #include "mxfp4/Format/E2M1.h"
 #include "mxfp4/Format/ReferenceGemm.h"
 #include "mxfp4/Ops/GemmA4W4.h"
+#include "mxfp4/Ops/GemmA4W4Plan.h"
 #include "mxfp4/Support/BF16.h"
 
 #include "gtest/gtest.h"
@@ -64,7 +65,7 @@ TEST_F(Gemm, InlineQuantizationMatchesTheCpuQuantizer) {
       scales.fill(0xAA);
       GemmA4W4Options opts;
       opts.rounding = mode;
-      opts.preQuantize = false; // the inline quantizer (QuantizeMxGpuTest: the other)
+      opts.overrides.preQuantize = false; // the inline quantizer (QuantizeMxGpuTest: the other)
       opts.dumpCodes = codes.get();
       opts.dumpScales = scales.get();
       ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), opts));
@@ -203,16 +204,16 @@ TEST_F(Gemm, SplitKIsRepeatableAndAgreesWithNoSplit) {
     DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * n * 2));
     da.upload(a);
     GemmA4W4Options single, splitOpts;
-    single.splitK = 1;
+    single.overrides.splitK = 1;
     if (bm)
-      single.bm = splitOpts.bm = bm;
+      single.overrides.bm = splitOpts.overrides.bm = bm;
     if (split)
-      splitOpts.splitK = split;
+      splitOpts.overrides.splitK = split;
     // Two warpgroups below BM 128, BM 192 and 256 exist on the activation image.
     if (wg2 || bm > 128)
-      single.preQuantize = splitOpts.preQuantize = true;
+      single.overrides.preQuantize = splitOpts.overrides.preQuantize = true;
     if (wg2)
-      single.twoWarpgroups = splitOpts.twoWarpgroups = true;
+      single.overrides.twoWarpgroups = splitOpts.overrides.twoWarpgroups = true;
     ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), single));
     ASSERT_OK(dev.synchronize());
     std::vector<uint16_t> ref = dc.download<uint16_t>(size_t(m * n)), first;
@@ -260,10 +261,10 @@ TEST_F(Gemm, FoldedScalesAgreeBitForBit) {
       std::vector<uint16_t> out[2];
       for (bool fold : {true, false}) {
         GemmA4W4Options o;
-        o.preQuantize = pre;
-        o.splitK = 1;
+        o.overrides.preQuantize = pre;
+        o.overrides.splitK = 1;
         if (!fold)
-          o.foldScales = false;
+          o.overrides.foldScales = false;
         auto c = poisonedGemm(dev, da, dc, m, n, **prepared, o, uint8_t(0xA5 + fold));
         ASSERT_OK(c);
         out[fold] = std::move(*c);
@@ -278,7 +279,7 @@ TEST_F(Gemm, FoldedScalesAgreeBitForBit) {
   EXPECT_FALSE((*unfoldable)->scalesBelow128());
   DeviceBuffer da(dev, size_t(8 * k * 2)), dc(dev, size_t(8 * n * 2));
   GemmA4W4Options force;
-  force.foldScales = true;
+  force.overrides.foldScales = true;
   EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), 8, **unfoldable, dc.get(), force),
                         "only when every scale is below 128");
 }
@@ -319,13 +320,13 @@ TEST_F(Gemm, TileShapesAgreeBitForBit) {
         if ((wg2 || bm > 128) && !pre)
           continue;
         GemmA4W4Options o;
-        o.bm = bm;
-        o.splitK = 1;
-        o.preQuantize = pre;
+        o.overrides.bm = bm;
+        o.overrides.splitK = 1;
+        o.overrides.preQuantize = pre;
         if (stages)
-          o.stages = stages;
+          o.overrides.stages = stages;
         if (wg2)
-          o.twoWarpgroups = true;
+          o.overrides.twoWarpgroups = true;
         auto c = poisonedGemm(dev, da, dc, m, n, **prepared, o, uint8_t(bm + stages));
         ASSERT_OK(c);
         if (first.empty()) {
@@ -370,13 +371,13 @@ TEST_F(Gemm, NarrowTilesAgreeBitForBit) {
                                         << splits << (image ? " image" : " inline")
                                         << (persistent ? " persistent" : "") << " seed=" << seed);
         GemmA4W4Options o;
-        o.bm = bm;
-        o.splitK = splits;
-        o.preQuantize = image;
-        o.persistent = persistent;
+        o.overrides.bm = bm;
+        o.overrides.splitK = splits;
+        o.overrides.preQuantize = image;
+        o.overrides.persistent = persistent;
         std::vector<uint16_t> outs[2];
         for (int64_t bn : {128, 64}) {
-          o.bn = bn;
+          o.overrides.bn = bn;
           auto c = poisonedGemm(dev, da, dc, m, n, **prepared, o, uint8_t(0x3C + bn));
           ASSERT_OK(c);
           outs[bn == 64] = std::move(*c);
@@ -411,14 +412,14 @@ TEST_F(Gemm, WideTilesAgreeBitForBit) {
         SCOPED_TRACE(testing::Message() << "K=" << k << " M=" << m << " split-K " << splits
                                         << " stages " << stages << " seed=" << seed);
         GemmA4W4Options o;
-        o.bm = 128;
-        o.splitK = splits;
-        o.preQuantize = true;
+        o.overrides.bm = 128;
+        o.overrides.splitK = splits;
+        o.overrides.preQuantize = true;
         if (stages)
-          o.stages = stages;
+          o.overrides.stages = stages;
         std::vector<uint16_t> outs[2];
         for (int64_t bn : {128, 192}) {
-          o.bn = bn;
+          o.overrides.bn = bn;
           auto c = poisonedGemm(dev, da, dc, m, n, **prepared, o, uint8_t(0x5A + bn / 64));
           ASSERT_OK(c);
           outs[bn == 192] = std::move(*c);
@@ -445,9 +446,9 @@ TEST_F(Gemm, TableWideTileYieldsToForcedVariants) {
   auto table = poisonedGemm(dev, da, dc, m, n, **prepared, GemmA4W4Options{}, 0x11);
   ASSERT_OK(table);
   GemmA4W4Options bm64, inlineQ, mx;
-  bm64.bm = 64;
-  inlineQ.preQuantize = false;
-  mx.dequantizeOnce = false;
+  bm64.overrides.bm = 64;
+  inlineQ.overrides.preQuantize = false;
+  mx.overrides.dequantizeOnce = false;
   for (auto [name, o] : {std::pair<const char *, GemmA4W4Options>{"BM 64", bm64},
                          {"inline", inlineQ},
                          {"gemm_mxa4w4", mx}}) {
@@ -472,17 +473,17 @@ TEST_F(Gemm, QuantizerTileOverrideGivesTheSameBits) {
   DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * n * 2));
   da.upload(a);
   GemmA4W4Options o;
-  o.preQuantize = true;
+  o.overrides.preQuantize = true;
   auto table = poisonedGemm(dev, da, dc, m, n, **prepared, o, 0x11);
   ASSERT_OK(table);
   for (int64_t bm : {8, 16, 32, 64}) {
-    o.quantizerBm = bm;
+    o.overrides.quantizerBm = bm;
     auto forced = poisonedGemm(dev, da, dc, m, n, **prepared, o, uint8_t(0x20 + bm));
     ASSERT_OK(forced);
     const std::string what = "quantizer BM " + std::to_string(bm);
     EXPECT_EQ(bf16Differences(*forced, *table, what, "the rule's"), 0) << what;
   }
-  o.quantizerBm = 12;
+  o.overrides.quantizerBm = 12;
   EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), o),
                         "BM must be 8, 16, 32 or 64, got 12");
 }
@@ -514,12 +515,12 @@ TEST_F(Gemm, PersistentGridAgreesBitForBit) {
         if (persistent && stages - 1 > k / 128)
           continue;
         GemmA4W4Options o;
-        o.bm = bm;
-        o.splitK = 1;
-        o.preQuantize = true;
-        o.persistent = persistent;
+        o.overrides.bm = bm;
+        o.overrides.splitK = 1;
+        o.overrides.preQuantize = true;
+        o.overrides.persistent = persistent;
         if (stages)
-          o.stages = stages;
+          o.overrides.stages = stages;
         auto c = poisonedGemm(dev, da, dc, m, n, **prepared, o,
                               uint8_t(0x5A + stages + persistent + bm));
         ASSERT_OK(c);
@@ -561,12 +562,12 @@ TEST_F(Gemm, StreamKIsRepeatableAndAgreesWithWholeTiles) {
     DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t((m + 1) * n * 2));
     da.upload(a);
     GemmA4W4Options whole, stream;
-    whole.bm = stream.bm = bm;
-    whole.splitK = stream.splitK = 1;
-    whole.preQuantize = stream.preQuantize = true;
-    whole.persistent = false;
-    whole.streamK = false;
-    stream.streamK = true;
+    whole.overrides.bm = stream.overrides.bm = bm;
+    whole.overrides.splitK = stream.overrides.splitK = 1;
+    whole.overrides.preQuantize = stream.overrides.preQuantize = true;
+    whole.overrides.persistent = false;
+    whole.overrides.streamK = false;
+    stream.overrides.streamK = true;
     auto ref = poisonedGemm(dev, da, dc, m, n, **prepared, whole, 0x77);
     ASSERT_OK(ref);
     std::vector<uint16_t> first;
@@ -609,13 +610,13 @@ TEST_F(Gemm, SplitMAgreesBitForBit) {
     DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t((m + 1) * n * 2));
     da.upload(a);
     GemmA4W4Options one, split;
-    one.bm = 128;
-    one.splitK = 1;
-    one.preQuantize = split.preQuantize = true;
-    one.persistent = split.persistent = false;
+    one.overrides.bm = 128;
+    one.overrides.splitK = 1;
+    one.overrides.preQuantize = split.overrides.preQuantize = true;
+    one.overrides.persistent = split.overrides.persistent = false;
     if (splitM > 0) {
-      split.bm = 256;
-      split.splitM = splitM;
+      split.overrides.bm = 256;
+      split.overrides.splitM = splitM;
     }
     auto ref = poisonedGemm(dev, da, dc, m, n, **prepared, one, 0x33);
     ASSERT_OK(ref);
@@ -627,22 +628,22 @@ TEST_F(Gemm, SplitMAgreesBitForBit) {
       // Quantizing inline where the table picks BM 256 and a split takes
       // BM 128, the same bits.
       GemmA4W4Options inl;
-      inl.preQuantize = false;
+      inl.overrides.preQuantize = false;
       std::vector<uint16_t> inlined = gemmWithGuardRow(dev, da, dc, m, n, **prepared, inl);
       EXPECT_EQ(bf16Differences(inlined, *ref, "inline", "one BM 128 grid"), 0);
     }
   }
   GemmA4W4Options bad;
-  bad.preQuantize = true;
-  bad.bm = 256;
+  bad.overrides.preQuantize = true;
+  bad.overrides.bm = 256;
   DeviceBuffer da(dev, size_t(512 * k * 2)), dc(dev, size_t(512 * n * 2));
   for (int64_t splitM : {100, 256, 512}) {
-    bad.splitM = splitM;
+    bad.overrides.splitM = splitM;
     EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), 256, **prepared, dc.get(), bad),
                           "splitM must be a positive multiple of 256 below M = 256");
   }
-  bad.splitM = 256;
-  bad.dequantizeOnce = false;
+  bad.overrides.splitM = 256;
+  bad.overrides.dequantizeOnce = false;
   EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), 512, **prepared, dc.get(), bad),
                         "does not apply with inline quantization");
 }
@@ -665,7 +666,7 @@ TEST_F(Gemm, ApiRejectsBadInput) {
       gemmA4W4(dev, nullptr, da.get(), 4, **prepared, static_cast<char *>(dc.get()) + 8),
       "output pointer must be 16-byte aligned");
   GemmA4W4Options bad;
-  bad.bm = 24;
+  bad.overrides.bm = 24;
   EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), 4, **prepared, dc.get(), bad), "BM");
 }
 

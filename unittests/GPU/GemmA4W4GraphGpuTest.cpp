@@ -115,9 +115,9 @@ TEST_F(GemmGraph, CapturedCallsReplayBitForBit) {
     DeviceBuffer a(dev, size_t(m * w->k() * 2)), out(dev, size_t(m * w->n() * 2));
     a.upload(randomActivations(rng, m, w->k()));
     GemmA4W4Options forced; // splits through the workspace: 4 (2) x 4096 rows of it
-    forced.bm = 128;
-    forced.bn = 128;
-    forced.splitK = w->k() == 7168 ? 4 : 2;
+    forced.overrides.bm = 128;
+    forced.overrides.bn = 128;
+    forced.overrides.splitK = w->k() == 7168 ? 4 : 2;
     ASSERT_OK(gemmA4W4(dev, graph.stream(), a.get(), m, *w, out.get(), forced));
     ASSERT_OK(gemmA4W4(dev, graph.stream(), a.get(), m, *w, out.get()));
   }

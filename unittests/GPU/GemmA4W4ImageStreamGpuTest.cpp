@@ -69,18 +69,18 @@ TEST_F(ImageStream, AgreesBitForBitWithTheWholeImage) {
     DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(c.m * c.n * 2));
     da.upload(a);
     GemmA4W4Options o;
-    o.bm = 128;
-    o.preQuantize = true;
-    o.splitK = c.splitK;
-    o.bn = c.bn;
+    o.overrides.bm = 128;
+    o.overrides.preQuantize = true;
+    o.overrides.splitK = c.splitK;
+    o.overrides.bn = c.bn;
     if (c.bk)
-      o.bk = c.bk;
+      o.overrides.bk = c.bk;
     if (c.stages)
-      o.stages = c.stages;
-    o.imageStream = 0;
+      o.overrides.stages = c.stages;
+    o.overrides.imageStream = 0;
     auto whole = poisonedGemm(dev, da, dc, c.m, c.n, **prepared, o, 0x3C);
     ASSERT_OK(whole);
-    o.imageStream = c.perSm;
+    o.overrides.imageStream = c.perSm;
     auto streamed = poisonedGemm(dev, da, dc, c.m, c.n, **prepared, o, 0x3D);
     ASSERT_OK(streamed);
     EXPECT_EQ(bf16Differences(*streamed, *whole, "streamed", "whole image"), 0);
@@ -113,14 +113,14 @@ TEST_F(ImageStream, FreshActivationsEveryCallOnOneStream) {
   }
   ASSERT_FALSE(bool(dev.synchronize()));
   GemmA4W4Options o;
-  o.bm = 128;
-  o.preQuantize = true;
-  o.splitK = 2;
-  o.imageStream = 2;
+  o.overrides.bm = 128;
+  o.overrides.preQuantize = true;
+  o.overrides.splitK = 2;
+  o.overrides.imageStream = 2;
   for (size_t i = 0; i < ms.size(); ++i)
     ASSERT_FALSE(bool(gemmA4W4(dev, nullptr, das[i]->get(), ms[i], **prepared, dcs[i]->get(), o)));
   ASSERT_FALSE(bool(dev.synchronize()));
-  o.imageStream = 0;
+  o.overrides.imageStream = 0;
   for (size_t i = 0; i < ms.size(); ++i) {
     SCOPED_TRACE(testing::Message() << "call " << i << " M=" << ms[i] << " seed=" << seed);
     std::vector<uint16_t> streamed = dcs[i]->download<uint16_t>(size_t(ms[i] * n));
@@ -140,20 +140,20 @@ TEST_F(ImageStream, RefusesWhatItDoesNotStream) {
   ASSERT_OK(prepared);
   DeviceBuffer da(dev, size_t(m * k * 2)), dc(dev, size_t(m * n * 2));
   GemmA4W4Options o;
-  o.bm = 128;
-  o.preQuantize = true;
-  o.imageStream = 17;
+  o.overrides.bm = 128;
+  o.overrides.preQuantize = true;
+  o.overrides.imageStream = 17;
   EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), o),
                         "1 to 16 quantizer workgroups per SM");
-  o.imageStream = 2;
-  o.persistent = true;
+  o.overrides.imageStream = 2;
+  o.overrides.persistent = true;
   EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), o),
                         "a persistent grid");
-  o.persistent = false;
-  o.bm = 256;
+  o.overrides.persistent = false;
+  o.overrides.bm = 256;
   EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), o), "BM 256");
-  o.bm = 128;
-  o.quantizerBm = 64;
+  o.overrides.bm = 128;
+  o.overrides.quantizerBm = 64;
   EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), m, **prepared, dc.get(), o),
                         "at most 32 rows");
 }

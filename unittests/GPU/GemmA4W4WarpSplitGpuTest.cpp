@@ -90,8 +90,8 @@ TEST_F(GemmWarpSplit, MatchesQdqReferenceAndRepeats) {
     DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(c.m * c.n * 2));
     da.upload(a);
     GemmA4W4Options o;
-    o.warpSplitK = c.warps;
-    o.bn = c.bn;
+    o.overrides.warpSplitK = c.warps;
+    o.overrides.bn = c.bn;
     auto out = poisonedGemm(dev, da, dc, c.m, c.n, **prepared, o, 0x3C);
     ASSERT_OK(out);
     expectMatchesQdq(rng, a, w, c.m, *out);
@@ -129,7 +129,7 @@ TEST_F(GemmWarpSplit, EveryRoundingModeAndScale) {
       SCOPED_TRACE(testing::Message() << "rounding " << toString(mode) << " large weight scales "
                                       << largeScales << " seed=" << seed);
       GemmA4W4Options o;
-      o.warpSplitK = 8;
+      o.overrides.warpSplitK = 8;
       o.rounding = mode;
       auto out = poisonedGemm(dev, da, dc, m, n, **prepared, o, 0x3E);
       ASSERT_OK(out);
@@ -150,24 +150,24 @@ TEST_F(GemmWarpSplit, RefusesWhatItDoesNotRun) {
   DeviceBuffer da(dev, size_t(16 * k) * 2), dc(dev, size_t(16 * n) * 2);
   da.upload(randomActivations(rng, 16, k));
   GemmA4W4Options o;
-  o.warpSplitK = 7; // K = 768 has 6 chunks
+  o.overrides.warpSplitK = 7; // K = 768 has 6 chunks
   EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), 1, **prepared, dc.get(), o),
                         "K = 768 has 6 chunks, got 7 warps");
-  o.warpSplitK = 4;
-  o.splitK = 2;
+  o.overrides.warpSplitK = 4;
+  o.overrides.splitK = 2;
   EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), 1, **prepared, dc.get(), o),
                         "without split-K");
-  o.splitK.reset();
-  o.bn = 64;
+  o.overrides.splitK.reset();
+  o.overrides.bn = 64;
   EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), 1, **prepared, dc.get(), o),
                         "BN 16 or 32");
-  o.bn.reset();
-  o.preQuantize = true;
+  o.overrides.bn.reset();
+  o.overrides.preQuantize = true;
   EXPECT_ERROR_CONTAINS(gemmA4W4(dev, nullptr, da.get(), 1, **prepared, dc.get(), o),
                         "does not apply with preQuantize");
   // Past one M tile of 8 it would read the weights once per 8 tokens: the
   // variant is BM 8, and M = 16 runs two of its tiles, still correct.
-  o.preQuantize.reset();
+  o.overrides.preQuantize.reset();
   std::vector<uint16_t> a16 = randomActivations(rng, 16, k);
   da.upload(a16);
   auto out = poisonedGemm(dev, da, dc, 16, n, **prepared, o, 0x3F);

@@ -127,17 +127,17 @@ TEST_F(QuantizeMx, PreQuantizedGemmIsBitIdenticalToInline) {
       GemmA4W4Options o;
       o.rounding = mode;
       if (bm)
-        o.bm = bm;
-      o.preQuantize = false;
+        o.overrides.bm = bm;
+      o.overrides.preQuantize = false;
       ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, inl.get(), o));
-      o.preQuantize = true; // dequantized once (qdq_mxfp4 + gemm_qdqa4w4)
+      o.overrides.preQuantize = true; // dequantized once (qdq_mxfp4 + gemm_qdqa4w4)
       ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, pre.get(), o));
       ASSERT_OK(dev.synchronize());
       std::vector<uint16_t> x = inl.download<uint16_t>(size_t(m * n)),
                             y = pre.download<uint16_t>(size_t(m * n));
       EXPECT_EQ(bf16Differences(y, x, "dequantized once", "inline", /*nanMatchesNaN=*/true), 0)
           << "outputs differ";
-      o.dequantizeOnce = false; // codes and scales (quant_mxfp4 + gemm_mxa4w4)
+      o.overrides.dequantizeOnce = false; // codes and scales (quant_mxfp4 + gemm_mxa4w4)
       pre.fill(0x7E);
       ASSERT_OK(gemmA4W4(dev, nullptr, da.get(), m, **prepared, pre.get(), o));
       ASSERT_OK(dev.synchronize());
@@ -167,8 +167,8 @@ TEST_F(QuantizeMx, PreQuantizedGemmAtLargeMIsBitIdenticalToInline) {
       GemmA4W4Options o; // the table's tile: the image, BM 128 or 256
       auto pre = poisonedGemm(dev, da, dc, m, s.n, **prepared, o, 0x7F);
       ASSERT_OK(pre);
-      o.preQuantize = false;
-      o.bm = 128;
+      o.overrides.preQuantize = false;
+      o.overrides.bm = 128;
       auto inl = poisonedGemm(dev, da, dc, m, s.n, **prepared, o, 0xFF);
       ASSERT_OK(inl);
       EXPECT_EQ(bf16Differences(*pre, *inl, "on the image", "inline", /*nanMatchesNaN=*/true), 0)

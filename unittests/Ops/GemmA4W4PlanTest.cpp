@@ -80,14 +80,14 @@ TEST(GemmA4W4Plan, FollowsThePathTheTableChooses) {
   ASSERT_OK(big);
   EXPECT_FALSE(big->gemms[0].foldedScales);
   GemmA4W4Options fold;
-  fold.foldScales = true;
+  fold.overrides.foldScales = true;
   EXPECT_ERROR_CONTAINS(planGemmA4W4({Arch::SM90A, 8448, 7168, false}, 1, fold),
                         "only when every scale is below 128");
 
   // Forced: quantize once to MXFP4 codes, then gemm_mxa4w4.
   GemmA4W4Options mx;
-  mx.preQuantize = true;
-  mx.dequantizeOnce = false;
+  mx.overrides.preQuantize = true;
+  mx.overrides.dequantizeOnce = false;
   Expected<GemmA4W4Plan> twoPass = planGemmA4W4(w, 512, mx);
   ASSERT_OK(twoPass);
   EXPECT_EQ(twoPass->path, GemmA4W4Plan::Path::MxActivations);
@@ -97,11 +97,11 @@ TEST(GemmA4W4Plan, FollowsThePathTheTableChooses) {
 
   // The streamed image: its quantizer carries the GEMM's split count.
   GemmA4W4Options streamed;
-  streamed.imageStream = 2;
-  streamed.preQuantize = true;
-  streamed.bm = 128;
-  streamed.persistent = false;
-  streamed.streamK = false;
+  streamed.overrides.imageStream = 2;
+  streamed.overrides.preQuantize = true;
+  streamed.overrides.bm = 128;
+  streamed.overrides.persistent = false;
+  streamed.overrides.streamK = false;
   Expected<GemmA4W4Plan> s = planGemmA4W4(w, 512, streamed);
   ASSERT_OK(s);
   ASSERT_EQ(s->path, GemmA4W4Plan::Path::StreamedImage);
@@ -125,17 +125,17 @@ TEST(GemmA4W4Plan, RefusesWhatNoKernelRuns) {
   half.dumpCodes = &dummy;
   EXPECT_ERROR_CONTAINS(planGemmA4W4(w, 16, half), "needs both dumpCodes and dumpScales");
   GemmA4W4Options groups;
-  groups.decodeGroups = 2;
+  groups.overrides.decodeGroups = 2;
   EXPECT_ERROR_CONTAINS(planGemmA4W4(w, 2048, groups), "force decode = true too");
   GemmA4W4Options splitM;
-  splitM.splitM = 100;
+  splitM.overrides.splitM = 100;
   EXPECT_ERROR_CONTAINS(planGemmA4W4(w, 2048, splitM), "positive multiple of 256");
   GemmA4W4Options tooMany;
-  tooMany.imageStream = 17;
-  tooMany.preQuantize = true;
-  tooMany.bm = 128;
-  tooMany.persistent = false;
-  tooMany.streamK = false;
+  tooMany.overrides.imageStream = 17;
+  tooMany.overrides.preQuantize = true;
+  tooMany.overrides.bm = 128;
+  tooMany.overrides.persistent = false;
+  tooMany.overrides.streamK = false;
   EXPECT_ERROR_CONTAINS(planGemmA4W4(w, 2048, tooMany), "1 to 16 quantizer workgroups");
   EXPECT_ERROR_CONTAINS(planGemmA4W4(w, 16, half, /*mxActivations=*/true), "nothing to dump");
 }

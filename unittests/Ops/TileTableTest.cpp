@@ -8,6 +8,7 @@
 
 #include "TestUtil/Expected.h"
 #include "mxfp4/Ops/GemmA4W4.h"
+#include "mxfp4/Ops/GemmA4W4Plan.h"
 #include "mxfp4/Ops/QuantizeMx.h"
 
 #include "gtest/gtest.h"

@@ -14,6 +14,7 @@
 #ifndef MXFP4_OPS_GEMMA4W4_H
 #define MXFP4_OPS_GEMMA4W4_H
 
+#include "mxfp4/Ops/GemmA4W4Overrides.h"
 #include "mxfp4/Runtime/Device.h"
 
 #include "mxfp4/Support/Error.h"
@@ -58,105 +59,16 @@ prepareGemmA4W4Weight(Device &dev, Span<uint8_t> wFp4, Span<uint8_t> wScale, int
                       std::optional<Arch> arch = std::nullopt);
 
 struct GemmA4W4Options {
+  /// The activations' E8M0 scale rounding (docs/Numerics.md).
   ScaleRounding rounding = kDefaultScaleRounding;
-  /// Override the M tile / split-K factor the table picks.
-  std::optional<int64_t> bm;
-  std::optional<int64_t> splitK;
-  std::optional<int64_t> bk;
-  /// Override the N tile (sm_90a: 128, or 64 for twice the workgroups where
-  /// N / 128 tiles leave SMs idle (BM <= 128, one warpgroup), or 192 on the
-  /// activation image at BM 128, one tile per workgroup).
-  std::optional<int64_t> bn;
-  /// Override the sm_90a TMA stage count (0: the tile's default). Unforced,
-  /// the table's count is dropped when BM, the activation path or the
-  /// decode variant is forced to another kernel than the table's.
-  std::optional<int64_t> stages;
-  /// Override whether sm_90a dequantize-once GEMMs below BM 128 use two
-  /// warpgroups.
-  std::optional<bool> twoWarpgroups;
-  /// Override whether sm_90a dequantize-once GEMMs without split-K run as a
-  /// persistent grid (workgroups looping over output tiles).
-  std::optional<bool> persistent;
-  /// Override the row tile of qdq_mxfp4 ahead of a dequantize-once GEMM (8,
-  /// 16, 32 or 64; selectQuantizeMxBm's otherwise).
-  std::optional<int64_t> quantizerBm;
-  /// Override whether sm_90a GEMMs that quantize inline below BM 128 run
-  /// the decode variant (weights straight to registers, the activations of
-  /// every K step quantized first, no barriers in the K loop).
-  std::optional<bool> decode;
-  /// Override the decode variant's warpgroups splitting a workgroup's K
-  /// steps (1 to 4; Schedule::decodeGroups). More than one where the
-  /// decode variant does not run (by the table or `decode`) is an error.
-  std::optional<int64_t> decodeGroups;
-  /// Override the sm_90a warp-split variant (Schedule::warpSplitK): W
-  /// warps per workgroup splitting K with mma.sync, BM 8 (M <= 8 in one
-  /// M tile), BN 32 unless `bn` says 16, no split-K; 0: the table's tile
-  /// without it.
-  std::optional<int64_t> warpSplitK;
-  /// Override the streamed activation image (sm_90a dequantize-once at BM
-  /// 128, one tile per workgroup, no split M): qdq_mxfp4 and the GEMM run
-  /// at once, the GEMM copying each piece of the image as soon as it is
-  /// written; the value is the quantizer's workgroups per SM (1..16). 0:
-  /// the quantizer ends before the GEMM reads the image.
-  std::optional<int64_t> imageStream;
-  /// Override whether sm_90a dequantize-once GEMMs of BM 128 or 256 without
-  /// split-K run stream-K (every SM an equal share of the tiles' K steps).
-  std::optional<bool> streamK;
-  /// Override the table's split of M on sm_90a's dequantize-once path: rows
-  /// [0, splitM) with the chosen tile, the rest with the table's tile for
-  /// them, in a second launch on the same activation image (0: no split;
-  /// else a multiple of 256 below M). Forcing BM turns the table's split off.
-  std::optional<int64_t> splitM;
-  /// Override the table's choice between quantizing the activations inline
-  /// in every workgroup (false) and once, in a separate quant_mxfp4 pass,
-  /// before a gemm_mxa4w4 (true; sm_90a).
-  std::optional<bool> preQuantize;
-  /// With preQuantize: hand the GEMM the dequantized activations (bf16 in
-  /// the wgmma operand image, qdq_mxfp4 + gemm_qdqa4w4: copied into shared
-  /// memory by the stages, no conversion left in its K loop; the default) or
-  /// their codes and scales (quant_mxfp4 + gemm_mxa4w4; also what a
-  /// quantization dump uses).
-  std::optional<bool> dequantizeOnce;
-  /// Override whether sm_90a kernels fold the weight scales (one multiply per
-  /// dequantized pair; the default whenever every scale is below 128). Both
-  /// give the same bits; true on weights with larger scales is an error.
-  std::optional<bool> foldScales;
   /// Debug: also write the inline-quantized activations as packed E2M1
   /// [M, K/2] and E8M0 [M, K/32] (device pointers; sm_90a only).
   void *dumpCodes = nullptr;
   void *dumpScales = nullptr;
+  /// Experimental, for tuning and tests: overrides of the kernels and tile
+  /// dispatch picks (Ops/GemmA4W4Overrides.h). Empty: dispatch decides.
+  experimental::GemmA4W4Overrides overrides;
 };
-
-/// A tile choice: the M tile and the split-K factor.
-struct GemmA4W4Tile {
-  int64_t bm = 16;
-  int64_t splitK = 1;
-  int64_t bk = 0;             ///< 0: the target's default
-  bool preQuantize = false;   ///< quant_mxfp4 once, then gemm_mxa4w4 (sm_90a)
-  int64_t stages = 0;         ///< sm_90a TMA stages; 0: the tile's default
-  bool twoWarpgroups = false; ///< sm_90a gemm_qdqa4w4 below BM 128: 8 warps
-  bool persistent = false;    ///< sm_90a gemm_qdqa4w4 without split-K: a persistent grid
-  bool streamK = false;       ///< sm_90a gemm_qdqa4w4, BM 128/256, no split-K: stream-K
-  bool decode = false;        ///< sm_90a inline quantization below BM 128: the decode variant
-  /// sm_90a dequantize-once: this tile for rows [0, splitM) only (0: all),
-  /// the table's tile for the rest, launched after it on the same image.
-  int64_t splitM = 0;
-  /// sm_90a N tile, 128, 64 or 192 (0: the target's default).
-  int64_t bn = 0;
-  /// The decode variant's warpgroups splitting K (Schedule::decodeGroups).
-  int64_t decodeGroups = 1;
-  /// sm_90a inline quantization at BM 8, BN 16 or 32: warps splitting K
-  /// (Schedule::warpSplitK); 0: not this variant.
-  int64_t warpSplitK = 0;
-  /// sm_90a dequantize-once at BM 128: the streamed image, its quantizer's
-  /// workgroups per SM (GemmA4W4Options::imageStream); 0: not streamed.
-  int64_t imageStream = 0;
-};
-
-/// The tile for (arch, N, K, M): the one table later tuning replaces.
-/// `warpSplit` false: the tile it picks without the sm_90a warp-split
-/// variant (what forcing warpSplitK = 0 runs).
-GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m, bool warpSplit = true);
 
 /// out[M, N] = quantize(a[M, K]) * W^T on `stream`. `a` and `out` are device
 /// pointers to row-major bf16 (both 16-byte aligned); M >= 1.

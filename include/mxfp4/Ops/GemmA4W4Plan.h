@@ -19,6 +19,37 @@
 
 namespace mxfp4 {
 
+/// A tile choice: the M tile and the split-K factor.
+struct GemmA4W4Tile {
+  int64_t bm = 16;
+  int64_t splitK = 1;
+  int64_t bk = 0;             ///< 0: the target's default
+  bool preQuantize = false;   ///< quant_mxfp4 once, then gemm_mxa4w4 (sm_90a)
+  int64_t stages = 0;         ///< sm_90a TMA stages; 0: the tile's default
+  bool twoWarpgroups = false; ///< sm_90a gemm_qdqa4w4 below BM 128: 8 warps
+  bool persistent = false;    ///< sm_90a gemm_qdqa4w4 without split-K: a persistent grid
+  bool streamK = false;       ///< sm_90a gemm_qdqa4w4, BM 128/256, no split-K: stream-K
+  bool decode = false;        ///< sm_90a inline quantization below BM 128: the decode variant
+  /// sm_90a dequantize-once: this tile for rows [0, splitM) only (0: all),
+  /// the table's tile for the rest, launched after it on the same image.
+  int64_t splitM = 0;
+  /// sm_90a N tile, 128, 64 or 192 (0: the target's default).
+  int64_t bn = 0;
+  /// The decode variant's warpgroups splitting K (Schedule::decodeGroups).
+  int64_t decodeGroups = 1;
+  /// sm_90a inline quantization at BM 8, BN 16 or 32: warps splitting K
+  /// (Schedule::warpSplitK); 0: not this variant.
+  int64_t warpSplitK = 0;
+  /// sm_90a dequantize-once at BM 128: the streamed image, its quantizer's
+  /// workgroups per SM (GemmA4W4Overrides::imageStream); 0: not streamed.
+  int64_t imageStream = 0;
+};
+
+/// The tile for (arch, N, K, M): the one table later tuning replaces.
+/// `warpSplit` false: the tile it picks without the sm_90a warp-split
+/// variant (what forcing warpSplitK = 0 runs).
+GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m, bool warpSplit = true);
+
 /// What dispatch needs to know of the weights: the target they were
 /// prepared for, their shape, and whether every scale is below 128 (the
 /// sm_90a kernels then fold it; PreparedWeight::scalesBelow128).
