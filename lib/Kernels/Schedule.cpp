@@ -18,6 +18,17 @@ const ScheduleField *findScheduleField(std::string_view param) {
   return nullptr;
 }
 
+std::string toJson(const Schedule &s) {
+  std::string out = "{";
+  for (const ScheduleField &f : kScheduleFields) {
+    if (out.size() > 1)
+      out += ", ";
+    out += strCat("\"", f.param, "\": ");
+    out += f.boolean ? (f.get(s) ? "true" : "false") : std::to_string(f.get(s));
+  }
+  return out + "}";
+}
+
 Error verifyScheduleFields(const Schedule &s) {
   if (s.bm <= 0 || s.bn <= 0 || s.bk <= 0)
     return makeError("the tile must be positive, got BM ", s.bm, ", BN ", s.bn, ", BK ", s.bk);

@@ -113,6 +113,10 @@ struct Row {
   double ours = 0, bf16 = 0, fp8 = 0;
   double oursHost = 0, bf16Host = 0; ///< CPU microseconds of one call (median)
   double bytes = 0, flops = 0;
+  /// The kernels dispatch runs at this point (planGemmA4W4), and the
+  /// schedule of its (last) GEMM as JSON (toJson, one key per field).
+  std::vector<std::string> kernels;
+  std::string schedule = "{}";
 };
 
 std::vector<int64_t> parseList(llvm::StringRef s) {
@@ -245,6 +249,13 @@ int main(int argc, char **argv) {
     auto prepared = prepareGemmA4W4Weight(dev, wq, ws, n, k);
     if (!prepared)
       return fail(prepared.takeError().message());
+    Expected<GemmA4W4Plan> plan = planGemmA4W4(
+        {(*prepared)->arch(), n, k, (*prepared)->scalesBelow128()}, m);
+    if (!plan)
+      return fail(plan.takeError().message());
+    for (const KernelSpec &s : plan->kernels())
+      row.kernels.push_back(s.name());
+    row.schedule = toJson(plan->gemms.back().schedule());
     std::vector<uint16_t> a(size_t(m * k));
     std::normal_distribution<float> normal;
     for (auto &x : a)
@@ -355,10 +366,13 @@ int main(int argc, char **argv) {
       os << llvm::format("  {\"n\": %lld, \"k\": %lld, \"m\": %lld, \"ours_us\": %.2f, "
                          "\"cublas_bf16_us\": %.2f, \"cublas_fp8_us\": %.2f, \"floor_us\": %.2f, "
                          "\"bytes\": %.0f, \"flops\": %.0f, \"ours_host_us\": %.2f, "
-                         "\"cublas_bf16_host_us\": %.2f}%s\n",
+                         "\"cublas_bf16_host_us\": %.2f, ",
                          (long long)r.n, (long long)r.k, (long long)r.m, r.ours, r.bf16, r.fp8,
-                         floorUs, r.bytes, r.flops, r.oursHost, r.bf16Host,
-                         i + 1 < rows.size() ? "," : "");
+                         floorUs, r.bytes, r.flops, r.oursHost, r.bf16Host);
+      os << "\"schedule\": " << r.schedule << ", \"kernels\": [";
+      for (size_t j = 0; j < r.kernels.size(); ++j)
+        os << (j ? ", \"" : "\"") << r.kernels[j] << "\"";
+      os << "]}" << (i + 1 < rows.size() ? "," : "") << "\n";
     }
     os << "]}\n";
   }

@@ -104,6 +104,24 @@ TEST(Schedule, NameCarriesEveryVariantInTheTablesOrder) {
   }
 }
 
+TEST(Schedule, JsonHasEveryFieldOnce) {
+  const Schedule s = everyFieldSet();
+  const std::string json = toJson(s);
+  ASSERT_EQ(json.front(), '{');
+  ASSERT_EQ(json.back(), '}');
+  size_t at = 0;
+  for (const ScheduleField &f : kScheduleFields) {
+    std::string want = "\"" + std::string(f.param) + "\": ";
+    want += f.boolean ? std::string("true") : std::to_string(f.get(s));
+    size_t found = json.find(want, at);
+    EXPECT_NE(found, std::string::npos) << want << " in " << json;
+    EXPECT_EQ(json.find(want, found + 1), std::string::npos) << "twice: " << want;
+    if (found != std::string::npos)
+      at = found;
+  }
+  EXPECT_NE(toJson(Schedule()).find("\"folded_scales\": false"), std::string::npos);
+}
+
 TEST(Schedule, FieldsAreCheckedOnTheirOwn) {
   auto check = [](auto edit, const char *want) {
     Schedule s;

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace mxfp4 {
@@ -158,6 +159,10 @@ inline constexpr ScheduleField kScheduleFields[] = {
 
 /// The field whose attribute parameter (or JSON key) is `param`.
 const ScheduleField *findScheduleField(std::string_view param);
+
+/// The schedule as a JSON object, one key per field (its `param`), in the
+/// table's order: `{"bm": 8, "bn": 64, ..., "decode": true, ...}`.
+std::string toJson(const Schedule &s);
 
 /// What each field allows on its own, whatever the problem and target:
 /// positive tiles and split, stage count 0 or 2..8, decode groups 1..4 and

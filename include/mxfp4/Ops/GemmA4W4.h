@@ -8,7 +8,7 @@
 // E2M1 [N, K/2] (even K in the low nibble) with E8M0 scales [N, K/32], both
 // row-major on the host; prepare() preshuffles them for the device's target
 // and uploads them once. Kernels come from the JIT (memory, disk cache, or a
-// compile) for the tile the table below picks for M.
+// compile): the ones dispatch picks for M (planGemmA4W4, Ops/GemmA4W4Plan.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MXFP4_OPS_GEMMA4W4_H

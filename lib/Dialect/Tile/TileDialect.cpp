@@ -36,34 +36,11 @@ static void printShape(AsmPrinter &printer, ArrayRef<int64_t> shape, Type elemen
 // The schedule
 //===----------------------------------------------------------------------===//
 
-mxfp4::Schedule ScheduleAttr::getSchedule() const {
-  mxfp4::Schedule s;
-  s.bm = getBm();
-  s.bn = getBn();
-  s.bk = getBk();
-  s.splitK = getSplitK();
-  s.foldedScales = getFoldedScales();
-  s.stages = getStages();
-  s.twoWarpgroups = getTwoWarpgroups();
-  s.decode = getDecode();
-  s.decodeGroups = getDecodeGroups();
-  s.warpSplitK = getWarpSplitK();
-  s.imageStream = getImageStream();
-  s.persistent = getPersistent();
-  s.streamK = getStreamK();
-  return s;
-}
-
-ScheduleAttr ScheduleAttr::get(MLIRContext *ctx, const mxfp4::Schedule &s) {
-  return get(ctx, s.bm, s.bn, s.bk, s.splitK, s.foldedScales, s.stages, s.twoWarpgroups, s.decode,
-             s.decodeGroups, s.warpSplitK, s.imageStream, s.persistent, s.streamK);
-}
-
-LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t bm,
-                                   int64_t bn, int64_t bk, int64_t splitK, bool foldedScales,
-                                   int64_t stages, bool twoWarpgroups, bool decode,
-                                   int64_t decodeGroups, int64_t warpSplitK, int64_t imageStream,
-                                   bool persistent, bool streamK) {
+/// The C++ schedule of the attribute's parameters, in ODS order.
+static mxfp4::Schedule makeSchedule(int64_t bm, int64_t bn, int64_t bk, int64_t splitK,
+                                    bool foldedScales, int64_t stages, bool twoWarpgroups,
+                                    bool decode, int64_t decodeGroups, int64_t warpSplitK,
+                                    int64_t imageStream, bool persistent, bool streamK) {
   mxfp4::Schedule s;
   s.bm = bm;
   s.bn = bn;
@@ -78,7 +55,28 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   s.imageStream = imageStream;
   s.persistent = persistent;
   s.streamK = streamK;
-  if (mxfp4::Error e = mxfp4::verifyScheduleFields(s))
+  return s;
+}
+
+mxfp4::Schedule ScheduleAttr::getSchedule() const {
+  return makeSchedule(getBm(), getBn(), getBk(), getSplitK(), getFoldedScales(), getStages(),
+                      getTwoWarpgroups(), getDecode(), getDecodeGroups(), getWarpSplitK(),
+                      getImageStream(), getPersistent(), getStreamK());
+}
+
+ScheduleAttr ScheduleAttr::get(MLIRContext *ctx, const mxfp4::Schedule &s) {
+  return get(ctx, s.bm, s.bn, s.bk, s.splitK, s.foldedScales, s.stages, s.twoWarpgroups, s.decode,
+             s.decodeGroups, s.warpSplitK, s.imageStream, s.persistent, s.streamK);
+}
+
+LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t bm,
+                                   int64_t bn, int64_t bk, int64_t splitK, bool foldedScales,
+                                   int64_t stages, bool twoWarpgroups, bool decode,
+                                   int64_t decodeGroups, int64_t warpSplitK, int64_t imageStream,
+                                   bool persistent, bool streamK) {
+  if (mxfp4::Error e = mxfp4::verifyScheduleFields(
+          makeSchedule(bm, bn, bk, splitK, foldedScales, stages, twoWarpgroups, decode,
+                       decodeGroups, warpSplitK, imageStream, persistent, streamK)))
     return emitError() << e.message();
   return success();
 }
