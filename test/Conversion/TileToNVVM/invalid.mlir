@@ -1,7 +1,8 @@
 // mxtile-to-nvvm diagnostics: a kernel whose schedule is not legal for
 // its problem on sm_90a (verifyKernelSpec, the one place that decides),
 // whose IR disagrees with its schedule, or that the K-loop lowering does
-// not take. Each case is the dense GEMM tile program (N 256, K 512) with
+// not take (buffer roles, argument types, what sits inside and outside
+// the K loop). Each case is the dense GEMM tile program (N 256, K 512) with
 // one thing changed.
 // RUN: mxfp4-opt %s --split-input-file --mxtile-to-nvvm --verify-diagnostics
 
@@ -752,6 +753,200 @@ func.func @k(%a: memref<?xbf16>, %w: memref<?xi8>, %ws: memref<?xi8>, %d: memref
     // expected-error @+1 {{on sm_90a weights are fetched by TMA}}
     %wt = mxtile.load_weight %w[%n0, %k0] {k = 512 : i64, layout = #mxtile<weight_layout sm90_mma16>}
         : memref<?xi8> -> !mxtile.tile<128x128xf4E2M1FN>
+    %kb = arith.divui %k0, %c32 : index
+    %wst = mxtile.load_scales %ws[%n0, %kb] {k = 512 : i64, layout = #mxtile<scale_layout sm90_mma16>}
+        : memref<?xi8> -> !mxtile.tile<128x4xf8E8M0FNU>
+    %r = mxtile.scaled_mma %q, %s, %wt, %wst, %acc1
+        : !mxtile.tile<16x128xf4E2M1FN>, !mxtile.tile<16x4xf8E8M0FNU>,
+          !mxtile.tile<128x128xf4E2M1FN>, !mxtile.tile<128x4xf8E8M0FNU> -> !mxtile.tile<16x128xf32>
+    scf.yield %r : !mxtile.tile<16x128xf32>
+  }
+  mxtile.store %acc, %c[%m0, %n0] ld %cN rows %valid : !mxtile.tile<16x128xf32> -> memref<?xbf16>
+  return
+}
+
+// -----
+
+// One buffer, one role: the activations are not also the output.
+// expected-error @+1 {{argument 0 is used in incompatible roles}}
+func.func @k(%a: memref<?xbf16>, %w: memref<?xi8>, %ws: memref<?xi8>, %d: memref<?xi8>,
+             %c: memref<?xbf16>, %m: i32)
+    attributes {mxtile.kernel, mxtile.schedule = #mxtile.schedule<bm = 16, bn = 128, bk = 128>} {
+  %mi = arith.index_cast %m : i32 to index
+  %t0 = mxtile.tile_id 0
+  %c128 = arith.constant 128 : index
+  %n0 = arith.muli %t0, %c128 : index
+  %t1 = mxtile.tile_id 1
+  %c16 = arith.constant 16 : index
+  %m0 = arith.muli %t1, %c16 : index
+  %valid = arith.subi %mi, %m0 : index
+  %cK = arith.constant 512 : index
+  %cN = arith.constant 256 : index
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %acc0 = mxtile.zero : !mxtile.tile<16x128xf32>
+  %acc = scf.for %k0 = %c0 to %cK step %c128 iter_args(%acc1 = %acc0) -> (!mxtile.tile<16x128xf32>) {
+    %x = mxtile.load %a[%m0, %k0] ld %cK rows %valid : memref<?xbf16> -> !mxtile.tile<16x128xbf16>
+    %q, %s = mxtile.quantize %x {rounding = #mxtile<rounding roundup>}
+        : !mxtile.tile<16x128xbf16> -> !mxtile.tile<16x128xf4E2M1FN>, !mxtile.tile<16x4xf8E8M0FNU>
+    %wt = mxtile.load_weight %w[%n0, %k0] via %d {k = 512 : i64, layout = #mxtile<weight_layout sm90_mma16>}
+        : memref<?xi8>, memref<?xi8> -> !mxtile.tile<128x128xf4E2M1FN>
+    %kb = arith.divui %k0, %c32 : index
+    %wst = mxtile.load_scales %ws[%n0, %kb] {k = 512 : i64, layout = #mxtile<scale_layout sm90_mma16>}
+        : memref<?xi8> -> !mxtile.tile<128x4xf8E8M0FNU>
+    %r = mxtile.scaled_mma %q, %s, %wt, %wst, %acc1
+        : !mxtile.tile<16x128xf4E2M1FN>, !mxtile.tile<16x4xf8E8M0FNU>,
+          !mxtile.tile<128x128xf4E2M1FN>, !mxtile.tile<128x4xf8E8M0FNU> -> !mxtile.tile<16x128xf32>
+    scf.yield %r : !mxtile.tile<16x128xf32>
+  }
+  mxtile.store %acc, %a[%m0, %n0] ld %cN rows %valid : !mxtile.tile<16x128xf32> -> memref<?xbf16>
+  return
+}
+
+// -----
+
+// Kernel arguments are 1-D buffers and i32 / index scalars.
+// expected-error @+1 {{unsupported kernel argument type}}
+func.func @k(%a: memref<?xbf16>, %w: memref<?xi8>, %ws: memref<?xi8>, %d: memref<?xi8>,
+             %c: memref<?xbf16>, %m: i32, %extra: f32)
+    attributes {mxtile.kernel, mxtile.schedule = #mxtile.schedule<bm = 16, bn = 128, bk = 128>} {
+  %mi = arith.index_cast %m : i32 to index
+  %t0 = mxtile.tile_id 0
+  %c128 = arith.constant 128 : index
+  %n0 = arith.muli %t0, %c128 : index
+  %t1 = mxtile.tile_id 1
+  %c16 = arith.constant 16 : index
+  %m0 = arith.muli %t1, %c16 : index
+  %valid = arith.subi %mi, %m0 : index
+  %cK = arith.constant 512 : index
+  %cN = arith.constant 256 : index
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %acc0 = mxtile.zero : !mxtile.tile<16x128xf32>
+  %acc = scf.for %k0 = %c0 to %cK step %c128 iter_args(%acc1 = %acc0) -> (!mxtile.tile<16x128xf32>) {
+    %x = mxtile.load %a[%m0, %k0] ld %cK rows %valid : memref<?xbf16> -> !mxtile.tile<16x128xbf16>
+    %q, %s = mxtile.quantize %x {rounding = #mxtile<rounding roundup>}
+        : !mxtile.tile<16x128xbf16> -> !mxtile.tile<16x128xf4E2M1FN>, !mxtile.tile<16x4xf8E8M0FNU>
+    %wt = mxtile.load_weight %w[%n0, %k0] via %d {k = 512 : i64, layout = #mxtile<weight_layout sm90_mma16>}
+        : memref<?xi8>, memref<?xi8> -> !mxtile.tile<128x128xf4E2M1FN>
+    %kb = arith.divui %k0, %c32 : index
+    %wst = mxtile.load_scales %ws[%n0, %kb] {k = 512 : i64, layout = #mxtile<scale_layout sm90_mma16>}
+        : memref<?xi8> -> !mxtile.tile<128x4xf8E8M0FNU>
+    %r = mxtile.scaled_mma %q, %s, %wt, %wst, %acc1
+        : !mxtile.tile<16x128xf4E2M1FN>, !mxtile.tile<16x4xf8E8M0FNU>,
+          !mxtile.tile<128x128xf4E2M1FN>, !mxtile.tile<128x4xf8E8M0FNU> -> !mxtile.tile<16x128xf32>
+    scf.yield %r : !mxtile.tile<16x128xf32>
+  }
+  mxtile.store %acc, %c[%m0, %n0] ld %cN rows %valid : !mxtile.tile<16x128xf32> -> memref<?xbf16>
+  return
+}
+
+// -----
+
+// Weights are fetched inside the K loop only.
+func.func @k(%a: memref<?xbf16>, %w: memref<?xi8>, %ws: memref<?xi8>, %d: memref<?xi8>,
+             %c: memref<?xbf16>, %m: i32)
+    attributes {mxtile.kernel, mxtile.schedule = #mxtile.schedule<bm = 16, bn = 128, bk = 128>} {
+  %mi = arith.index_cast %m : i32 to index
+  %t0 = mxtile.tile_id 0
+  %c128 = arith.constant 128 : index
+  %n0 = arith.muli %t0, %c128 : index
+  %t1 = mxtile.tile_id 1
+  %c16 = arith.constant 16 : index
+  %m0 = arith.muli %t1, %c16 : index
+  %valid = arith.subi %mi, %m0 : index
+  %cK = arith.constant 512 : index
+  %cN = arith.constant 256 : index
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  // expected-error @+1 {{is not supported outside the K loop by the sm_90a lowering}}
+  %stray = mxtile.load_weight %w[%n0, %c0] via %d {k = 512 : i64, layout = #mxtile<weight_layout sm90_mma16>}
+      : memref<?xi8>, memref<?xi8> -> !mxtile.tile<128x128xf4E2M1FN>
+  %acc0 = mxtile.zero : !mxtile.tile<16x128xf32>
+  %acc = scf.for %k0 = %c0 to %cK step %c128 iter_args(%acc1 = %acc0) -> (!mxtile.tile<16x128xf32>) {
+    %x = mxtile.load %a[%m0, %k0] ld %cK rows %valid : memref<?xbf16> -> !mxtile.tile<16x128xbf16>
+    %q, %s = mxtile.quantize %x {rounding = #mxtile<rounding roundup>}
+        : !mxtile.tile<16x128xbf16> -> !mxtile.tile<16x128xf4E2M1FN>, !mxtile.tile<16x4xf8E8M0FNU>
+    %wt = mxtile.load_weight %w[%n0, %k0] via %d {k = 512 : i64, layout = #mxtile<weight_layout sm90_mma16>}
+        : memref<?xi8>, memref<?xi8> -> !mxtile.tile<128x128xf4E2M1FN>
+    %kb = arith.divui %k0, %c32 : index
+    %wst = mxtile.load_scales %ws[%n0, %kb] {k = 512 : i64, layout = #mxtile<scale_layout sm90_mma16>}
+        : memref<?xi8> -> !mxtile.tile<128x4xf8E8M0FNU>
+    %r = mxtile.scaled_mma %q, %s, %wt, %wst, %acc1
+        : !mxtile.tile<16x128xf4E2M1FN>, !mxtile.tile<16x4xf8E8M0FNU>,
+          !mxtile.tile<128x128xf4E2M1FN>, !mxtile.tile<128x4xf8E8M0FNU> -> !mxtile.tile<16x128xf32>
+    scf.yield %r : !mxtile.tile<16x128xf32>
+  }
+  mxtile.store %acc, %c[%m0, %n0] ld %cN rows %valid : !mxtile.tile<16x128xf32> -> memref<?xbf16>
+  return
+}
+
+// -----
+
+// One weight fetch per K step.
+func.func @k(%a: memref<?xbf16>, %w: memref<?xi8>, %ws: memref<?xi8>, %d: memref<?xi8>,
+             %c: memref<?xbf16>, %m: i32)
+    attributes {mxtile.kernel, mxtile.schedule = #mxtile.schedule<bm = 16, bn = 128, bk = 128>} {
+  %mi = arith.index_cast %m : i32 to index
+  %t0 = mxtile.tile_id 0
+  %c128 = arith.constant 128 : index
+  %n0 = arith.muli %t0, %c128 : index
+  %t1 = mxtile.tile_id 1
+  %c16 = arith.constant 16 : index
+  %m0 = arith.muli %t1, %c16 : index
+  %valid = arith.subi %mi, %m0 : index
+  %cK = arith.constant 512 : index
+  %cN = arith.constant 256 : index
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %acc0 = mxtile.zero : !mxtile.tile<16x128xf32>
+  %acc = scf.for %k0 = %c0 to %cK step %c128 iter_args(%acc1 = %acc0) -> (!mxtile.tile<16x128xf32>) {
+    %x = mxtile.load %a[%m0, %k0] ld %cK rows %valid : memref<?xbf16> -> !mxtile.tile<16x128xbf16>
+    %q, %s = mxtile.quantize %x {rounding = #mxtile<rounding roundup>}
+        : !mxtile.tile<16x128xbf16> -> !mxtile.tile<16x128xf4E2M1FN>, !mxtile.tile<16x4xf8E8M0FNU>
+    %wt = mxtile.load_weight %w[%n0, %k0] via %d {k = 512 : i64, layout = #mxtile<weight_layout sm90_mma16>}
+        : memref<?xi8>, memref<?xi8> -> !mxtile.tile<128x128xf4E2M1FN>
+    // expected-error @+1 {{does not fit the K loop the sm_90a lowering pipelines}}
+    %wt2 = mxtile.load_weight %w[%n0, %k0] via %d {k = 512 : i64, layout = #mxtile<weight_layout sm90_mma16>}
+        : memref<?xi8>, memref<?xi8> -> !mxtile.tile<128x128xf4E2M1FN>
+    %kb = arith.divui %k0, %c32 : index
+    %wst = mxtile.load_scales %ws[%n0, %kb] {k = 512 : i64, layout = #mxtile<scale_layout sm90_mma16>}
+        : memref<?xi8> -> !mxtile.tile<128x4xf8E8M0FNU>
+    %r = mxtile.scaled_mma %q, %s, %wt, %wst, %acc1
+        : !mxtile.tile<16x128xf4E2M1FN>, !mxtile.tile<16x4xf8E8M0FNU>,
+          !mxtile.tile<128x128xf4E2M1FN>, !mxtile.tile<128x4xf8E8M0FNU> -> !mxtile.tile<16x128xf32>
+    scf.yield %r : !mxtile.tile<16x128xf32>
+  }
+  mxtile.store %acc, %c[%m0, %n0] ld %cN rows %valid : !mxtile.tile<16x128xf32> -> memref<?xbf16>
+  return
+}
+
+// -----
+
+// Inline quantization reads BF16.
+func.func @k(%a: memref<?xf32>, %w: memref<?xi8>, %ws: memref<?xi8>, %d: memref<?xi8>,
+             %c: memref<?xbf16>, %m: i32)
+    attributes {mxtile.kernel, mxtile.schedule = #mxtile.schedule<bm = 16, bn = 128, bk = 128>} {
+  %mi = arith.index_cast %m : i32 to index
+  %t0 = mxtile.tile_id 0
+  %c128 = arith.constant 128 : index
+  %n0 = arith.muli %t0, %c128 : index
+  %t1 = mxtile.tile_id 1
+  %c16 = arith.constant 16 : index
+  %m0 = arith.muli %t1, %c16 : index
+  %valid = arith.subi %mi, %m0 : index
+  %cK = arith.constant 512 : index
+  %cN = arith.constant 256 : index
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %acc0 = mxtile.zero : !mxtile.tile<16x128xf32>
+  %acc = scf.for %k0 = %c0 to %cK step %c128 iter_args(%acc1 = %acc0) -> (!mxtile.tile<16x128xf32>) {
+    // expected-error @+1 {{inline quantization on sm_90a takes bf16 input}}
+    %x = mxtile.load %a[%m0, %k0] ld %cK rows %valid : memref<?xf32> -> !mxtile.tile<16x128xf32>
+    %q, %s = mxtile.quantize %x {rounding = #mxtile<rounding roundup>}
+        : !mxtile.tile<16x128xf32> -> !mxtile.tile<16x128xf4E2M1FN>, !mxtile.tile<16x4xf8E8M0FNU>
+    %wt = mxtile.load_weight %w[%n0, %k0] via %d {k = 512 : i64, layout = #mxtile<weight_layout sm90_mma16>}
+        : memref<?xi8>, memref<?xi8> -> !mxtile.tile<128x128xf4E2M1FN>
     %kb = arith.divui %k0, %c32 : index
     %wst = mxtile.load_scales %ws[%n0, %kb] {k = 512 : i64, layout = #mxtile<scale_layout sm90_mma16>}
         : memref<?xi8> -> !mxtile.tile<128x4xf8E8M0FNU>
