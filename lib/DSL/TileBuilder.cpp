@@ -1,6 +1,7 @@
 //===- TileBuilder.cpp - A C++ DSL for mxtile programs --------------------===//
 
 #include "mxfp4/DSL/TileBuilder.h"
+#include "mxfp4/Dialect/Tile/TileEnumConversion.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -9,45 +10,7 @@ using namespace mlir;
 
 namespace mxfp4::dsl {
 
-static tile::ScaleRoundingKind toTile(ScaleRounding r) {
-  switch (r) {
-  case ScaleRounding::RoundUp:
-    return tile::ScaleRoundingKind::roundup;
-  case ScaleRounding::Even:
-    return tile::ScaleRoundingKind::even;
-  case ScaleRounding::Floor:
-    return tile::ScaleRoundingKind::floor;
-  case ScaleRounding::Nearest:
-    return tile::ScaleRoundingKind::nearest;
-  }
-  llvm_unreachable("unknown rounding");
-}
-
-static tile::WeightLayoutKind toTile(WeightLayout l) {
-  switch (l) {
-  case WeightLayout::RowMajor:
-    return tile::WeightLayoutKind::rowmajor;
-  case WeightLayout::Gfx950Mfma16:
-    return tile::WeightLayoutKind::gfx950_mfma16;
-  case WeightLayout::Sm90Mma16:
-    return tile::WeightLayoutKind::sm90_mma16;
-  }
-  llvm_unreachable("unknown layout");
-}
-
-static tile::ScaleLayoutKind toTile(ScaleLayout l) {
-  switch (l) {
-  case ScaleLayout::RowMajor:
-    return tile::ScaleLayoutKind::rowmajor;
-  case ScaleLayout::Gfx950Mfma16:
-    return tile::ScaleLayoutKind::gfx950_mfma16;
-  case ScaleLayout::Gfx1250Wmma:
-    return tile::ScaleLayoutKind::gfx1250_wmma;
-  case ScaleLayout::Sm90Mma16:
-    return tile::ScaleLayoutKind::sm90_mma16;
-  }
-  llvm_unreachable("unknown layout");
-}
+using tile::toTile;
 
 Index Index::operator+(Index o) const {
   return Index(tb, arith::AddIOp::create(tb->builder(), v, o.v));
@@ -97,8 +60,8 @@ Tile TileBuilder::load(Value buffer, Index row, Index col, Index ld, Index valid
                        int64_t rows, int64_t cols) {
   Type elem = cast<MemRefType>(buffer.getType()).getElementType();
   auto t = tile::TileType::get(b.getContext(), {rows, cols}, elem);
-  return Tile(tile::LoadOp::create(b, t, buffer, row.value(), col.value(), ld.value(),
-                                   validRows.value()));
+  return Tile(
+      tile::LoadOp::create(b, t, buffer, row.value(), col.value(), ld.value(), validRows.value()));
 }
 
 MxTile TileBuilder::quantize(Tile t, ScaleRounding rounding, Value dumpData, Value dumpScales,
@@ -165,8 +128,7 @@ Tile TileBuilder::activation(const Activation &act, Tile gate, Tile up) {
 void TileBuilder::store(Tile t, Value buffer, Index row, Index col, Index ld, Index validRows,
                         const SplitK &splitK) {
   tile::StoreOp::create(b, t.value(), buffer, row.value(), col.value(), ld.value(),
-                        validRows.value(), splitK.workspace, splitK.counters,
-                        splitK.splits);
+                        validRows.value(), splitK.workspace, splitK.counters, splitK.splits);
 }
 
 Tile TileBuilder::loopK(Index lb, Index ub, int64_t step, Tile init,

@@ -1,7 +1,7 @@
 //===- CompiledKernel.cpp - A code object and how to launch it ------------===//
 
-#include "mxfp4/Kernels/Sm90Geometry.h"
 #include "mxfp4/JIT/CompiledKernel.h"
+#include "mxfp4/Kernels/Sm90Geometry.h"
 #include "mxfp4/Kernels/Sm90Pipeline.h"
 
 #include <algorithm>

@@ -2,22 +2,9 @@
 
 #include "mxfp4/Kernels/GemmA4W4.h"
 #include "mxfp4/DSL/TileBuilder.h"
+#include "mxfp4/Dialect/Tile/TileEnumConversion.h"
 
 namespace mxfp4 {
-
-static tile::ActivationKind toTile(Activation a) {
-  switch (a) {
-  case Activation::None:
-    return tile::ActivationKind::none;
-  case Activation::Silu:
-    return tile::ActivationKind::silu;
-  case Activation::Swiglu:
-    return tile::ActivationKind::swiglu;
-  case Activation::Situv2:
-    return tile::ActivationKind::situv2;
-  }
-  llvm_unreachable("unknown activation");
-}
 
 /// Every scheduling choice goes on the kernel as its #mxtile.schedule; the
 /// lowerings read the spec back from it and the ops (readKernelSpec).
@@ -90,7 +77,7 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
       });
   if (spec.activation != Activation::None) {
     dsl::Activation act;
-    act.kind = toTile(spec.activation);
+    act.kind = tile::toTile(spec.activation);
     act.alpha = act.beta = spec.activationParams[0];
     act.limit = act.linearBeta = spec.activationParams[1];
     acc = tb.activation(act, acc);

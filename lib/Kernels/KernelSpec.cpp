@@ -178,19 +178,24 @@ private:
 };
 } // namespace
 
+/// The field that extends field `i`'s token ("dec" -> "dec3"), if any.
+static const ScheduleField *suffixOf(size_t i) {
+  return i + 1 < std::size(kScheduleFields) && kScheduleFields[i + 1].form == FieldForm::Suffix
+             ? &kScheduleFields[i + 1]
+             : nullptr;
+}
+
 /// The variants' tokens as the parser's errors list them.
 static std::string variantGrammar() {
   std::string out;
-  constexpr size_t fields = std::size(kScheduleFields);
-  for (size_t i = 0; i < fields; ++i) {
+  for (size_t i = 0; i < std::size(kScheduleFields); ++i) {
     const ScheduleField &f = kScheduleFields[i];
     if (f.form == FieldForm::Number || f.form == FieldForm::Suffix)
       continue;
     if (!out.empty())
       out += ", then ";
-    const bool suffixed = i + 1 < fields && kScheduleFields[i + 1].form == FieldForm::Suffix;
     out += f.form == FieldForm::Count ? strCat("'", f.token, "<N>'")
-           : suffixed                 ? strCat("'", f.token, "' or '", f.token, "<N>'")
+           : suffixOf(i)              ? strCat("'", f.token, "' or '", f.token, "<N>'")
                                       : strCat("'", f.token, "'");
   }
   return out;
@@ -313,9 +318,7 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
       if (f.form == FieldForm::Number || f.form == FieldForm::Suffix ||
           !consumeFront(rest, f.token))
         continue;
-      const ScheduleField *suffix =
-          i + 1 < fields && kScheduleFields[i + 1].form == FieldForm::Suffix ? &kScheduleFields[i + 1]
-                                                                            : nullptr;
+      const ScheduleField *suffix = suffixOf(i);
       std::optional<int64_t> v = canonicalNumber(rest);
       if (f.form == FieldForm::Flag && rest.empty()) {
         f.set(s, 1);

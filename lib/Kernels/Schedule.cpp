@@ -38,8 +38,8 @@ Error verifyScheduleFields(const Schedule &s) {
     return makeError("the stage count (_st<N>) must be 0 (the tile's default) or more, got ",
                      s.stages);
   if (s.decodeGroups != 1 && !s.decode)
-    return makeError("warpgroups splitting K (_dec<G>) are a decode variant; got ",
-                     s.decodeGroups, " without it");
+    return makeError("warpgroups splitting K (_dec<G>) are a decode variant; got ", s.decodeGroups,
+                     " without it");
   if (s.decodeGroups < 1)
     return makeError("the decode variant takes at least one warpgroup (_dec<G>), got ",
                      s.decodeGroups);

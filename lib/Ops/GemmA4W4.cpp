@@ -1,14 +1,14 @@
 //===- GemmA4W4.cpp - The public dense A4W4 GEMM API ----------------------===//
 
-#include "mxfp4/Kernels/Sm90Geometry.h"
 #include "mxfp4/Ops/GemmA4W4.h"
+#include "QuantizeMxLaunch.h"
 #include "mxfp4/Format/Layout.h"
 #include "mxfp4/JIT/Jit.h"
+#include "mxfp4/Kernels/Sm90Geometry.h"
 #include "mxfp4/Kernels/Sm90Pipeline.h"
 #include "mxfp4/Ops/GemmA4W4Plan.h"
 #include "mxfp4/Ops/PreparedWeightImpl.h"
 #include "mxfp4/Ops/QuantizeMx.h"
-#include "QuantizeMxLaunch.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -30,7 +30,7 @@ PreparedWeight::Impl::~Impl() {
   for (void *p : {data, scales, descriptors})
     dev->free(p);
   for (auto &[stream, s] : scratch)
-    for (const RowScratch &r : {s.splitK, s.activations, s.qdq}) {
+    for (const RowScratch &r : {s.splitK, s.activations, s.qdq, s.imageFlags}) {
       dev->free(r.first);
       dev->free(r.second);
     }
@@ -38,10 +38,9 @@ PreparedWeight::Impl::~Impl() {
     dev->free(p);
 }
 
-Expected<std::pair<void *, void *>> PreparedWeight::Impl::grow(RowScratch StreamScratch::*which,
-                                                         int64_t m, size_t firstPerRow,
-                                                         size_t secondPerRow, bool zeroed,
-                                                         void *stream, const char *what) const {
+Expected<std::pair<void *, void *>>
+PreparedWeight::Impl::grow(RowScratch StreamScratch::*which, int64_t m, size_t firstPerRow,
+                           size_t secondPerRow, bool zeroed, void *stream, const char *what) const {
   std::lock_guard<std::mutex> lock(scratchMutex);
   RowScratch &s = scratch[stream].*which;
   if (m <= s.rows)
@@ -85,7 +84,7 @@ Expected<std::pair<void *, void *>> PreparedWeight::Impl::grow(RowScratch Stream
 }
 
 Expected<std::pair<void *, void *>> PreparedWeight::Impl::activationScratch(int64_t m,
-                                                                      void *stream) const {
+                                                                            void *stream) const {
   return grow(&StreamScratch::activations, m, size_t(k / 2), size_t(k / 32), /*zeroed=*/false,
               stream, "MXFP4 activation");
 }
@@ -111,7 +110,7 @@ Expected<void *> PreparedWeight::Impl::imageFlagsScratch(int64_t m, void *stream
 }
 
 Expected<std::pair<void *, void *>> PreparedWeight::Impl::splitKScratch(int64_t m, int64_t splits,
-                                                                  void *stream) const {
+                                                                        void *stream) const {
   // An f32 per output element and split; one i32 counter per output tile is
   // at most one per row and 128 columns.
   return grow(&StreamScratch::splitK, m * splits, size_t(n) * 4, size_t(n / 128 + 1) * 4,
@@ -238,7 +237,8 @@ static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
   // Whole M tiles: sm_90a stores each workgroup's tile as its threads hold it.
   const int64_t tileRows = (m + spec.bm - 1) / spec.bm * spec.bm;
   if (scratch) {
-    Expected<std::pair<void *, void *>> scratch = w.impl().splitKScratch(tileRows, spec.splitK, stream);
+    Expected<std::pair<void *, void *>> scratch =
+        w.impl().splitKScratch(tileRows, spec.splitK, stream);
     if (!scratch)
       return scratch.takeError();
     std::tie(ws, counters) = *scratch;
@@ -317,8 +317,8 @@ static Error launchStreamed(Device &dev, void *stream, const void *a, int64_t m,
   s.flags = *flags;
   s.splits = plan.quantizer->imageStream;
   s.workgroupsPerSm = plan.streamWorkgroupsPerSm;
-  if (Error e = launchQuantizerSpec("qdqMxfp4Streamed", dev, stream, *plan.quantizer, a, m,
-                                    {image}, &s))
+  if (Error e =
+          launchQuantizerSpec("qdqMxfp4Streamed", dev, stream, *plan.quantizer, a, m, {image}, &s))
     return e;
   Error e = launchGemm(dev, stream, plan.gemms[0], {image}, w, out, m, {*flags});
   if (e)

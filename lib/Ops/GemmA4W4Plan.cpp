@@ -29,85 +29,80 @@ std::vector<KernelSpec> GemmA4W4Plan::kernels() const {
 }
 
 /// The tile the table picks for M, with the caller's overrides.
-static GemmA4W4Tile chooseTile(const GemmWeightFacts &w, int64_t m, const GemmA4W4Options &o) {
-  GemmA4W4Tile tile = selectGemmA4W4Tile(w.arch, w.n, w.k, m, o.overrides.warpSplitK.value_or(1) != 0);
-  const bool otherBm = o.overrides.bm && *o.overrides.bm != tile.bm;
-  const bool otherPath = o.overrides.preQuantize && *o.overrides.preQuantize != tile.preQuantize;
+static GemmA4W4Tile chooseTile(const GemmWeightFacts &w, int64_t m,
+                               const GemmA4W4Options &options) {
+  const experimental::GemmA4W4Overrides &o = options.overrides;
+  GemmA4W4Tile tile = selectGemmA4W4Tile(w.arch, w.n, w.k, m, o.warpSplitK.value_or(1) != 0);
+  const bool otherBm = o.bm && *o.bm != tile.bm;
+  const bool otherPath = o.preQuantize && *o.preQuantize != tile.preQuantize;
   // The table's stage count belongs to its tile and kernel: another BM, the
   // other activation path or the decode variant (which has no stages) takes
   // its own default unless the stages are forced too.
-  if (otherBm || otherPath || (o.overrides.decode && *o.overrides.decode))
+  if (otherBm || otherPath || (o.decode && *o.decode))
     tile.stages = 0;
   // So do its variants: another BM, split-K, split M or activation path
   // leaves the decode variant (and the BK it came with) and stream-K, and a
   // forced persistent grid leaves stream-K, unless those are forced too.
-  const bool reshaped = otherBm || otherPath || (o.overrides.splitK && *o.overrides.splitK != tile.splitK) ||
-                        (o.overrides.splitM && *o.overrides.splitM != tile.splitM);
-  if (tile.decode && !o.overrides.decode && reshaped) {
+  const bool reshaped = otherBm || otherPath || (o.splitK && *o.splitK != tile.splitK) ||
+                        (o.splitM && *o.splitM != tile.splitM);
+  if (tile.decode && !o.decode && reshaped) {
     tile.decode = false;
     tile.bk = 0;
     tile.decodeGroups = 1;
   }
-  if (tile.streamK && !o.overrides.streamK && (reshaped || (o.overrides.persistent && *o.overrides.persistent)))
+  if (tile.streamK && !o.streamK && (reshaped || (o.persistent && *o.persistent)))
     tile.streamK = false;
   // The warp-split variant (and the BN it came with) gives way to any other
   // forced shape or variant, and to a quantization dump.
-  const bool dumps = o.dumpCodes || o.dumpScales;
-  if (tile.warpSplitK && !o.overrides.warpSplitK &&
-      (reshaped || dumps || (o.overrides.decode && *o.overrides.decode) || o.overrides.bn || o.overrides.bk || o.overrides.stages)) {
+  const bool dumps = options.dumpCodes || options.dumpScales;
+  if (tile.warpSplitK && !o.warpSplitK &&
+      (reshaped || dumps || (o.decode && *o.decode) || o.bn || o.bk || o.stages)) {
     tile.warpSplitK = 0;
-    if (!o.overrides.bn)
+    if (!o.bn)
       tile.bn = 0;
   }
-  if (o.overrides.bm) {
-    tile.bm = *o.overrides.bm;
+  // What is forced replaces the table's.
+  auto take = [](auto &field, const auto &forced) {
+    if (forced)
+      field = *forced;
+  };
+  if (o.bm)
     tile.splitM = 0;
-  }
-  if (o.overrides.splitM)
-    tile.splitM = *o.overrides.splitM;
-  if (o.overrides.splitK)
-    tile.splitK = *o.overrides.splitK;
-  if (o.overrides.bk)
-    tile.bk = *o.overrides.bk;
-  if (o.overrides.bn)
-    tile.bn = *o.overrides.bn;
-  if (o.overrides.preQuantize)
-    tile.preQuantize = *o.overrides.preQuantize;
-  if (o.overrides.stages)
-    tile.stages = *o.overrides.stages;
-  if (o.overrides.twoWarpgroups)
-    tile.twoWarpgroups = *o.overrides.twoWarpgroups;
-  if (o.overrides.persistent)
-    tile.persistent = *o.overrides.persistent;
-  if (o.overrides.decode)
-    tile.decode = *o.overrides.decode;
-  if (o.overrides.decodeGroups)
-    tile.decodeGroups = *o.overrides.decodeGroups;
-  if (o.overrides.warpSplitK && *o.overrides.warpSplitK != tile.warpSplitK) {
-    tile.warpSplitK = *o.overrides.warpSplitK;
+  take(tile.bm, o.bm);
+  take(tile.splitM, o.splitM);
+  take(tile.splitK, o.splitK);
+  take(tile.bk, o.bk);
+  take(tile.bn, o.bn);
+  take(tile.preQuantize, o.preQuantize);
+  take(tile.stages, o.stages);
+  take(tile.twoWarpgroups, o.twoWarpgroups);
+  take(tile.persistent, o.persistent);
+  take(tile.decode, o.decode);
+  take(tile.decodeGroups, o.decodeGroups);
+  if (o.warpSplitK && *o.warpSplitK != tile.warpSplitK) {
+    tile.warpSplitK = *o.warpSplitK;
     // Its tile, unless forced otherwise: BM 8, BN 32, BK 128, one split, no
     // decode variant; turned off, the table's BN 16 / 32 goes with it.
     if (tile.warpSplitK) {
-      if (!o.overrides.bm)
+      if (!o.bm)
         tile.bm = 8;
-      if (!o.overrides.bn)
+      if (!o.bn)
         tile.bn = 32;
-      if (!o.overrides.splitK)
+      if (!o.splitK)
         tile.splitK = 1;
-      if (!o.overrides.bk)
+      if (!o.bk)
         tile.bk = 0;
-      if (!o.overrides.decode)
+      if (!o.decode)
         tile.decode = false;
-    } else if (!o.overrides.bn) {
+    } else if (!o.bn) {
       tile.bn = 0;
     }
   }
-  if (o.overrides.imageStream)
-    tile.imageStream = *o.overrides.imageStream;
-  if (o.overrides.streamK) {
-    tile.streamK = *o.overrides.streamK;
+  take(tile.imageStream, o.imageStream);
+  if (o.streamK) {
+    tile.streamK = *o.streamK;
     // Stream-K replaces the table's split-K unless that is forced too.
-    if (tile.streamK && !o.overrides.splitK)
+    if (tile.streamK && !o.splitK)
       tile.splitK = 1;
   }
   // A forced BN 192 runs one tile per workgroup: it leaves the table's
@@ -115,19 +110,19 @@ static GemmA4W4Tile chooseTile(const GemmWeightFacts &w, int64_t m, const GemmA4
   // BN 192 is a BM 128 x BK 128 tile on the image, one per workgroup: other
   // forced variants take BN 128 unless BN is forced too (gemm_mxa4w4:
   // preQuantizedSpec).
-  if (o.overrides.bn && *o.overrides.bn == sm90::kWideTileRows) {
-    if (!o.overrides.persistent)
+  if (o.bn && *o.bn == sm90::kWideTileRows) {
+    if (!o.persistent)
       tile.persistent = false;
-    if (!o.overrides.streamK)
+    if (!o.streamK)
       tile.streamK = false;
   }
-  if (!o.overrides.bn && tile.bn == sm90::kWideTileRows &&
+  if (!o.bn && tile.bn == sm90::kWideTileRows &&
       (tile.bm != 128 || (tile.bk != 0 && tile.bk != 128) || !tile.preQuantize || tile.persistent ||
        tile.streamK || tile.decode))
     tile.bn = 0;
   // The table's BN 64 runs one warpgroup without stream-K: a forced BM 256,
   // second warpgroup or stream-K takes BN 128 unless BN is forced too.
-  if (!o.overrides.bn && tile.bn == sm90::kNarrowTileRows &&
+  if (!o.bn && tile.bn == sm90::kNarrowTileRows &&
       (tile.bm > 128 || tile.twoWarpgroups || tile.streamK))
     tile.bn = 0;
   return tile;
@@ -135,15 +130,16 @@ static GemmA4W4Tile chooseTile(const GemmWeightFacts &w, int64_t m, const GemmA4
 
 /// Folds the weight scales into the dequantization when every one is below
 /// 128 (or as the caller forces, where allowed).
-static Error chooseFold(KernelSpec &spec, const GemmWeightFacts &w, const GemmA4W4Options &o) {
+static Error chooseFold(KernelSpec &spec, const GemmWeightFacts &w,
+                        const experimental::GemmA4W4Overrides &o) {
   spec.foldedScales = w.arch == Arch::SM90A && w.scalesBelow128;
-  if (!o.overrides.foldScales)
+  if (!o.foldScales)
     return Error::success();
-  if (*o.overrides.foldScales && !spec.foldedScales)
+  if (*o.foldScales && !spec.foldedScales)
     return fail("foldScales: only sm_90a kernels fold weight scales, and only when every scale "
                 "is below 128 (these weights: ",
                 w.arch == Arch::SM90A ? "a scale is 128 or more" : "not sm_90a", ")");
-  spec.foldedScales = *o.overrides.foldScales;
+  spec.foldedScales = *o.foldScales;
   return Error::success();
 }
 
@@ -153,6 +149,7 @@ static Expected<KernelSpec> preQuantizedSpec(OpKind op, const GemmWeightFacts &w
                                              const GemmA4W4Tile &tile,
                                              const GemmA4W4Options &options,
                                              int64_t streamRows = 0) {
+  const experimental::GemmA4W4Overrides &o = options.overrides;
   // BM 256 exists on the image only; the MXFP4-activation GEMM (also what a
   // quantization dump runs) takes the same tile at BM 128.
   const int64_t bm = op == OpKind::GemmQdqA4W4 ? tile.bm : std::min<int64_t>(tile.bm, 128);
@@ -174,20 +171,19 @@ static Expected<KernelSpec> preQuantizedSpec(OpKind op, const GemmWeightFacts &w
     spec->bk = tile.bk;
   // So does the table's BN 192: gemm_mxa4w4 takes BN 128 unless forced;
   // and the warp-split variant's BN (it quantizes inline, so not here).
-  if (options.overrides.warpSplitK && *options.overrides.warpSplitK)
-    return fail(toString(op), ": warpSplitK = ", *options.overrides.warpSplitK,
+  if (o.warpSplitK && *o.warpSplitK)
+    return fail(toString(op), ": warpSplitK = ", *o.warpSplitK,
                 " quantizes inline; it does not apply to pre-quantized activations");
-  if (tile.bn && (tile.bn != sm90::kWideTileRows || op == OpKind::GemmQdqA4W4 || options.overrides.bn) &&
-      (!tile.warpSplitK || options.overrides.bn))
+  if (tile.bn && (tile.bn != sm90::kWideTileRows || op == OpKind::GemmQdqA4W4 || o.bn) &&
+      (!tile.warpSplitK || o.bn))
     spec->bn = tile.bn;
   spec->imageStream = streamRows;
-  if (Error e = chooseFold(*spec, w, options))
+  if (Error e = chooseFold(*spec, w, o))
     return e;
   if (Error e = verifyKernelSpec(*spec))
     return e;
   return spec;
 }
-
 
 /// gemm_mxa4w4 after quant_mxfp4 (its activations arrive as codes and
 /// scales, so the rounding and a dump do not apply).
@@ -207,15 +203,15 @@ static Expected<GemmA4W4Plan> planMx(const GemmWeightFacts &w, int64_t m,
 
 /// qdq_mxfp4 and gemm_qdqa4w4 (split in M, or streamed, as the tile says).
 static Expected<GemmA4W4Plan> planImage(const GemmWeightFacts &w, int64_t m,
-                                        const GemmA4W4Options &options,
-                                        const GemmA4W4Tile &tile) {
+                                        const GemmA4W4Options &options, const GemmA4W4Tile &tile) {
+  const experimental::GemmA4W4Overrides &o = options.overrides;
   GemmA4W4Plan plan;
   plan.path = GemmA4W4Plan::Path::Image;
   // The streamed image: BM 128 tiles, one a workgroup, one launch (the
   // table's gives way to other forced variants; forced, it must fit).
-  const bool streamable = tile.bm == 128 && tile.splitM == 0 && !tile.persistent &&
-                          !tile.streamK && options.overrides.quantizerBm.value_or(0) <= 32;
-  if (tile.imageStream && !streamable && options.overrides.imageStream)
+  const bool streamable = tile.bm == 128 && tile.splitM == 0 && !tile.persistent && !tile.streamK &&
+                          o.quantizerBm.value_or(0) <= 32;
+  if (tile.imageStream && !streamable && o.imageStream)
     return fail("gemmA4W4: imageStream streams the activation image to a BM 128 GEMM of one "
                 "tile per workgroup, no split M, after a quantizer of at most 32 rows; this "
                 "call has BM ",
@@ -227,7 +223,7 @@ static Expected<GemmA4W4Plan> planImage(const GemmWeightFacts &w, int64_t m,
   if (tile.imageStream && streamable) {
     plan.path = GemmA4W4Plan::Path::StreamedImage;
     plan.streamWorkgroupsPerSm = tile.imageStream;
-    const int64_t rows = options.overrides.quantizerBm.value_or(streamedQuantizerRows(m));
+    const int64_t rows = o.quantizerBm.value_or(streamedQuantizerRows(m));
     Expected<KernelSpec> gemm = preQuantizedSpec(OpKind::GemmQdqA4W4, w, tile, options, rows);
     if (!gemm)
       return gemm.takeError();
@@ -243,10 +239,9 @@ static Expected<GemmA4W4Plan> planImage(const GemmWeightFacts &w, int64_t m,
     plan.gemms.push_back(*gemm);
     return plan;
   }
-  Expected<KernelSpec> quant =
-      makeQuantizeMxSpec(w.arch, w.k, options.overrides.quantizerBm.value_or(0) ? *options.overrides.quantizerBm
-                                                                       : selectQuantizeMxBm(m, w.k),
-                         options.rounding, OpKind::QdqMx);
+  Expected<KernelSpec> quant = makeQuantizeMxSpec(
+      w.arch, w.k, o.quantizerBm.value_or(0) ? *o.quantizerBm : selectQuantizeMxBm(m, w.k),
+      options.rounding, OpKind::QdqMx);
   if (!quant)
     return quant.takeError();
   plan.quantizer = *quant;
@@ -273,9 +268,10 @@ static Expected<GemmA4W4Plan> planImage(const GemmWeightFacts &w, int64_t m,
 /// One gemm_a4w4 quantizing inline.
 static Expected<GemmA4W4Plan> planInline(const GemmWeightFacts &w, const GemmA4W4Options &options,
                                          const GemmA4W4Tile &tile, bool dump) {
+  const experimental::GemmA4W4Overrides &o = options.overrides;
   // The table's BM 256 exists on the activation image only: quantizing
   // inline (as forced) takes BM 128.
-  const int64_t bm = options.overrides.bm ? tile.bm : std::min<int64_t>(tile.bm, 128);
+  const int64_t bm = o.bm ? tile.bm : std::min<int64_t>(tile.bm, 128);
   Expected<KernelSpec> spec = makeGemmA4W4Spec(w.arch, w.n, w.k, bm, options.rounding);
   if (!spec)
     return spec.takeError();
@@ -290,16 +286,15 @@ static Expected<GemmA4W4Plan> planInline(const GemmWeightFacts &w, const GemmA4W
   spec->decode = tile.decode;
   spec->decodeGroups = tile.decode ? tile.decodeGroups : 1;
   spec->warpSplitK = tile.warpSplitK;
-  if (Error e = chooseFold(*spec, w, options))
+  if (Error e = chooseFold(*spec, w, o))
     return e;
   // The table's decode variant gives way where forced options leave a spec
   // it cannot run (uneven splits, too many activations for shared memory,
   // a dump): first its warpgroups splitting K, then the variant; asked for
   // explicitly, verifyKernelSpec below says why.
-  if (spec->decode && spec->decodeGroups > 1 && !options.overrides.decodeGroups && verifyKernelSpec(*spec))
+  if (spec->decode && spec->decodeGroups > 1 && !o.decodeGroups && verifyKernelSpec(*spec))
     spec->decodeGroups = 1;
-  if (spec->decode && !options.overrides.decode.value_or(false) && !options.overrides.decodeGroups &&
-      verifyKernelSpec(*spec))
+  if (spec->decode && !o.decode.value_or(false) && !o.decodeGroups && verifyKernelSpec(*spec))
     spec->decode = false;
   if (Error e = verifyKernelSpec(*spec))
     return e;
@@ -310,6 +305,7 @@ static Expected<GemmA4W4Plan> planInline(const GemmWeightFacts &w, const GemmA4W
 
 Expected<GemmA4W4Plan> planGemmA4W4(const GemmWeightFacts &w, int64_t m,
                                     const GemmA4W4Options &options, bool mxActivations) {
+  const experimental::GemmA4W4Overrides &o = options.overrides;
   if (m < 1)
     return fail(mxActivations ? "gemmMxA4W4" : "gemmA4W4", ": M must be >= 1, got ", m);
   if (mxActivations)
@@ -318,8 +314,8 @@ Expected<GemmA4W4Plan> planGemmA4W4(const GemmWeightFacts &w, int64_t m,
   if (dump && !(options.dumpCodes && options.dumpScales))
     return fail("gemmA4W4: the quantization dump needs both dumpCodes and dumpScales");
   GemmA4W4Tile tile = chooseTile(w, m, options);
-  if (options.overrides.decodeGroups && *options.overrides.decodeGroups != 1 && !tile.decode)
-    return fail("gemmA4W4: decodeGroups = ", *options.overrides.decodeGroups,
+  if (o.decodeGroups && *o.decodeGroups != 1 && !tile.decode)
+    return fail("gemmA4W4: decodeGroups = ", *o.decodeGroups,
                 " splits the decode variant's K steps, which this call does not run (M = ", m,
                 "); force decode = true too, or leave decodeGroups unset");
   if (tile.splitM != 0 && (tile.splitM % 256 != 0 || tile.splitM >= m || tile.splitM < 0))
@@ -328,8 +324,8 @@ Expected<GemmA4W4Plan> planGemmA4W4(const GemmWeightFacts &w, int64_t m,
   if (tile.warpSplitK && tile.preQuantize)
     return fail("gemmA4W4: warpSplitK = ", tile.warpSplitK,
                 " quantizes inline; it does not apply with preQuantize");
-  const bool image = tile.preQuantize && !dump && options.overrides.dequantizeOnce.value_or(true);
-  if (options.overrides.splitM.value_or(0) != 0 && !image)
+  const bool image = tile.preQuantize && !dump && o.dequantizeOnce.value_or(true);
+  if (o.splitM.value_or(0) != 0 && !image)
     return fail("gemmA4W4: splitM splits the dequantize-once path (qdq_mxfp4 + gemm_qdqa4w4); "
                 "it does not apply with inline quantization, a quantization dump or "
                 "dequantizeOnce = false");

@@ -49,12 +49,11 @@ static Error checkQuantizerArgs(const char *api, OpKind op, const void *a, int64
   return Error::success();
 }
 
-Error launchQuantizerSpec(const char *api, Device &dev, void *stream, const KernelSpec &spec,
-                          const void *a, int64_t m, std::vector<void *> outputs,
-                          const ImageStream *streamed) {
+/// Launches `spec` once the arguments are checked.
+static Error launchChecked(const char *api, Device &dev, void *stream, const KernelSpec &spec,
+                           const void *a, int64_t m, std::vector<void *> outputs,
+                           const ImageStream *streamed) {
   auto fail = [&](const auto &...parts) { return makeError(api, ": ", parts...); };
-  if (Error e = checkQuantizerArgs(api, spec.op, a, m, spec.k, outputs))
-    return e;
   if (streamed) {
     if (!streamed->flags)
       return fail("the streamed image's flags pointer must not be null");
@@ -80,6 +79,14 @@ Error launchQuantizerSpec(const char *api, Device &dev, void *stream, const Kern
   return dev.launch(**kernel, g, args.data(), stream);
 }
 
+Error launchQuantizerSpec(const char *api, Device &dev, void *stream, const KernelSpec &spec,
+                          const void *a, int64_t m, std::vector<void *> outputs,
+                          const ImageStream *streamed) {
+  if (Error e = checkQuantizerArgs(api, spec.op, a, m, spec.k, outputs))
+    return e;
+  return launchChecked(api, dev, stream, spec, a, m, std::move(outputs), streamed);
+}
+
 /// Launches quant_mxfp4 (outputs: codes, scales) or qdq_mxfp4 (output: the
 /// activation image) after the checks both share.
 static Error launchQuantizer(const char *api, OpKind op, Device &dev, void *stream, const void *a,
@@ -101,7 +108,7 @@ static Error launchQuantizer(const char *api, OpKind op, Device &dev, void *stre
     if (Error e = verifyKernelSpec(*spec))
       return fail(e.message());
   }
-  return launchQuantizerSpec(api, dev, stream, *spec, a, m, std::move(outputs), streamed);
+  return launchChecked(api, dev, stream, *spec, a, m, std::move(outputs), streamed);
 }
 
 Error quantizeMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t k, void *codes,

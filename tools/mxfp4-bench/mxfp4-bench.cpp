@@ -249,8 +249,8 @@ int main(int argc, char **argv) {
     auto prepared = prepareGemmA4W4Weight(dev, wq, ws, n, k);
     if (!prepared)
       return fail(prepared.takeError().message());
-    Expected<GemmA4W4Plan> plan = planGemmA4W4(
-        {(*prepared)->arch(), n, k, (*prepared)->scalesBelow128()}, m);
+    Expected<GemmA4W4Plan> plan =
+        planGemmA4W4({(*prepared)->arch(), n, k, (*prepared)->scalesBelow128()}, m);
     if (!plan)
       return fail(plan.takeError().message());
     for (const KernelSpec &s : plan->kernels())

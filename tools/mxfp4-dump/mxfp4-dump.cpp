@@ -54,43 +54,46 @@ static cl::opt<std::string> outputFile("o", cl::desc("output file (default stdou
                                        cl::init("-"));
 
 /// One flag per field of the schedule (kScheduleFields, Kernels/Schedule.h),
-/// `--<flag>=`: numbers and counts take a value, flags none. Unset, a field
-/// keeps the target's default tile (makeGemmA4W4Spec); BM is 16 unless set.
+/// `--<flag>=`: numbers and counts take a value, flags none. A field whose
+/// flag is not given keeps the target's default tile (makeGemmA4W4Spec);
+/// BM, which makeGemmA4W4Spec takes, defaults to the table's 16.
 class ScheduleFlags {
 public:
   ScheduleFlags() {
     for (const ScheduleField &f : kScheduleFields) {
+      llvm::StringRef name(f.flag.data(), f.flag.size()), help(f.help.data(), f.help.size());
+      Flag flag{&f};
       if (f.boolean)
-        booleans.push_back(std::make_unique<cl::opt<bool>>(
-            llvm::StringRef(f.flag.data(), f.flag.size()),
-            cl::desc(llvm::StringRef(f.help.data(), f.help.size()))));
+        flag.boolean = std::make_unique<cl::opt<bool>>(name, cl::desc(help));
       else
-        numbers.push_back(std::make_unique<cl::opt<int64_t>>(
-            llvm::StringRef(f.flag.data(), f.flag.size()),
-            cl::desc(llvm::StringRef(f.help.data(), f.help.size())),
-            cl::init(f.number == &Schedule::bm ? 16 : f.defaultValue)));
+        flag.number =
+            std::make_unique<cl::opt<int64_t>>(name, cl::desc(help), cl::init(f.defaultValue));
+      flags.push_back(std::move(flag));
     }
   }
-  int64_t bm() const { return *numbers.front(); }
+  int64_t bm() const {
+    for (const Flag &f : flags)
+      if (f.field->number == &Schedule::bm)
+        return *f.number;
+    return kScheduleFields[0].defaultValue;
+  }
   /// Sets the fields whose flags were given.
   void apply(Schedule &s) const {
-    size_t b = 0, n = 0;
-    for (const ScheduleField &f : kScheduleFields) {
-      if (f.boolean) {
-        const cl::opt<bool> &o = *booleans[b++];
-        if (o.getNumOccurrences())
-          f.set(s, o);
-      } else {
-        const cl::opt<int64_t> &o = *numbers[n++];
-        if (o.getNumOccurrences())
-          f.set(s, o);
-      }
+    for (const Flag &f : flags) {
+      if (f.boolean && f.boolean->getNumOccurrences())
+        f.field->set(s, *f.boolean);
+      if (f.number && f.number->getNumOccurrences())
+        f.field->set(s, *f.number);
     }
   }
 
 private:
-  std::vector<std::unique_ptr<cl::opt<int64_t>>> numbers;
-  std::vector<std::unique_ptr<cl::opt<bool>>> booleans;
+  struct Flag {
+    const ScheduleField *field;
+    std::unique_ptr<cl::opt<int64_t>> number;
+    std::unique_ptr<cl::opt<bool>> boolean;
+  };
+  std::vector<Flag> flags;
 };
 
 static int fail(const llvm::Twine &msg) {

@@ -31,7 +31,6 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
-#include <set>
 #include <thread>
 
 using namespace mxfp4;

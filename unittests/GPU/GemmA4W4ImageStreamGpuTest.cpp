@@ -18,8 +18,8 @@
 #include "TestUtil/PoisonedGemm.h"
 #include "TestUtil/QdqCheck.h"
 #include "TestUtil/Random.h"
-#include "mxfp4/Ops/PreparedWeightImpl.h"
 #include "mxfp4/Ops/GemmA4W4.h"
+#include "mxfp4/Ops/PreparedWeightImpl.h"
 
 #include "gtest/gtest.h"
 

@@ -1,8 +1,8 @@
 //===- Sm90PipelineTest.cpp - Shared memory of the sm_90a GEMMs -----------===//
 
-#include "mxfp4/Kernels/Sm90Geometry.h"
-#include "mxfp4/JIT/CompiledKernel.h"
 #include "mxfp4/Kernels/Sm90Pipeline.h"
+#include "mxfp4/JIT/CompiledKernel.h"
+#include "mxfp4/Kernels/Sm90Geometry.h"
 
 #include "TestUtil/Expected.h"
 

@@ -5,10 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mxfp4/Kernels/TargetInfo.h"
 #include "TestUtil/Expected.h"
 #include "mxfp4/Conversion/LaneLayout.h"
 #include "mxfp4/Kernels/KernelSpec.h"
-#include "mxfp4/Kernels/TargetInfo.h"
 
 #include "gtest/gtest.h"
 

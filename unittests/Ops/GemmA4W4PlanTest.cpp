@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "TestUtil/Expected.h"
 #include "mxfp4/Ops/GemmA4W4Plan.h"
+#include "TestUtil/Expected.h"
 #include "mxfp4/Ops/QuantizeMx.h"
 
 #include "gtest/gtest.h"

@@ -101,9 +101,12 @@ Expected<GemmA4W4Plan> planGemmA4W4(const GemmWeightFacts &weights, int64_t m,
 inline constexpr std::pair<int64_t, int64_t> kSeedDenseShapes[] = {
     {8448, 7168}, {7168, 4224}, {1536, 7168}, {7168, 768}};
 inline constexpr std::pair<int64_t, int64_t> kModelDenseShapes[] = {
-    {7168, 4608}, {9216, 7168}, // DeepSeek-R1 FP4 (dsv3_a4w4_blockscale)
-    {3584, 7168}, {7168, 3584}, // Kimi-K3
-    {1536, 4224}};              // AITER's dense tests
+    // DeepSeek-R1 FP4 (dsv3_a4w4_blockscale) x 2, Kimi-K3 x 2, AITER's dense tests.
+    {7168, 4608},
+    {9216, 7168},
+    {3584, 7168},
+    {7168, 3584},
+    {1536, 4224}};
 inline constexpr int64_t kPresetMs[] = {1, 8, 32, 128, 512, 2048};
 
 /// The (N, K) points of a preset, or an error naming the known ones.

@@ -11,8 +11,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "AmdLowering.h"
-#include "mxfp4/Conversion/IndexMath.h"
 #include "mxfp4/Conversion/ActivationEmitter.h"
+#include "mxfp4/Conversion/IndexMath.h"
+#include "mxfp4/Dialect/Tile/TileEnumConversion.h"
 
 #include "mxfp4/Format/Layout.h"
 
@@ -28,9 +29,7 @@ using namespace mxfp4::amd;
 
 /// Bytes per row-group of 32 in the padded scale storage of `layout`.
 static int64_t scaleGroupBytes(tile::ScaleLayoutKind layout, int64_t k) {
-  ScaleLayout l = layout == tile::ScaleLayoutKind::gfx950_mfma16 ? ScaleLayout::Gfx950Mfma16
-                                                                 : ScaleLayout::Gfx1250Wmma;
-  return 32 * scaleStorageShape(l, 32, k / 32).cols;
+  return 32 * scaleStorageShape(tile::fromTile(layout), 32, k / 32).cols;
 }
 
 LogicalResult KernelEmitter::lowerScaledMma(ImplicitLocOpBuilder &b, tile::ScaledMmaOp op) {

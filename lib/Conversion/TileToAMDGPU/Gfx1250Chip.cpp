@@ -27,9 +27,7 @@ namespace {
 class Gfx1250Chip final : public AmdChip {
 public:
   MmaIntrinsic mma() const override { return MmaIntrinsic::WMMA_SCALE_F32_16x16x128_B32; }
-  tile::ScaleLayoutKind scaleLayout() const override {
-    return tile::ScaleLayoutKind::gfx1250_wmma;
-  }
+  tile::ScaleLayoutKind scaleLayout() const override { return tile::ScaleLayoutKind::gfx1250_wmma; }
   int64_t elemsPerThread(int64_t bm, int64_t bk) const override {
     return std::min<int64_t>(32, bm * bk / 128);
   }

@@ -41,8 +41,8 @@ public:
     for (int64_t pair = 0; pair < 4; ++pair) {
       Value two = vector::ExtractStridedSliceOp::create(b, x, ArrayRef<int64_t>{dw * 8 + 2 * pair},
                                                         ArrayRef<int64_t>{2}, ArrayRef<int64_t>{1});
-      packed = amdgpu::PackedScaledTruncOp::create(b, fp4x8, two, scale,
-                                                   b.getI32IntegerAttr(pair), packed);
+      packed = amdgpu::PackedScaledTruncOp::create(b, fp4x8, two, scale, b.getI32IntegerAttr(pair),
+                                                   packed);
     }
     Value v = vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), packed);
     return vector::ExtractOp::create(b, v, ArrayRef<int64_t>{0});

@@ -244,7 +244,8 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
                         mapping.lookup(op.getWorkspace()), mapping.lookup(op.getCounters()));
   }
   if (op.getWorkspace() && op.getSplits() == 0)
-    return op.emitOpError() << "splits = 0 (stream-K) needs a kernel whose #mxtile.schedule has stream_k";
+    return op.emitOpError()
+           << "splits = 0 (stream-K) needs a kernel whose #mxtile.schedule has stream_k";
   if (!op.getWorkspace()) {
     // The warp-split variant's first warp holds the workgroup's sums: a few
     // hundred elements, stored as they are.

@@ -12,6 +12,7 @@
 #include "mxfp4/Conversion/ActivationEmitter.h"
 #include "mxfp4/Conversion/IndexMath.h"
 #include "mxfp4/Conversion/KernelOutlining.h"
+#include "mxfp4/Dialect/Tile/TileEnumConversion.h"
 #include "mxfp4/Dialect/Tile/TilePasses.h"
 #include "mxfp4/Kernels/KernelSpec.h"
 #include "mxfp4/Kernels/Sm90Geometry.h"
@@ -179,32 +180,6 @@ tile::ScheduleAttr scheduleOf(func::FuncOp kernel) {
   return kernel->getAttrOfType<tile::ScheduleAttr>(tile::TileDialect::getScheduleAttrName());
 }
 
-WeightLayout toWeightLayout(tile::WeightLayoutKind l) {
-  switch (l) {
-  case tile::WeightLayoutKind::rowmajor:
-    return WeightLayout::RowMajor;
-  case tile::WeightLayoutKind::gfx950_mfma16:
-    return WeightLayout::Gfx950Mfma16;
-  case tile::WeightLayoutKind::sm90_mma16:
-    return WeightLayout::Sm90Mma16;
-  }
-  llvm_unreachable("unknown weight layout");
-}
-
-ScaleLayout toScaleLayout(tile::ScaleLayoutKind l) {
-  switch (l) {
-  case tile::ScaleLayoutKind::rowmajor:
-    return ScaleLayout::RowMajor;
-  case tile::ScaleLayoutKind::gfx950_mfma16:
-    return ScaleLayout::Gfx950Mfma16;
-  case tile::ScaleLayoutKind::gfx1250_wmma:
-    return ScaleLayout::Gfx1250Wmma;
-  case tile::ScaleLayoutKind::sm90_mma16:
-    return ScaleLayout::Sm90Mma16;
-  }
-  llvm_unreachable("unknown scale layout");
-}
-
 /// The spec an sm_90a kernel stands for: its problem read back from its
 /// ops, its schedule from its attribute. Where the two disagree (a tile
 /// shape that is not the schedule's) it is an error here; whether the spec
@@ -242,7 +217,7 @@ FailureOr<KernelSpec> readKernelSpec(func::FuncOp kernel) {
     mx |= isa<tile::LoadMxOp>(op);
   });
   if (quant)
-    spec.rounding = ScaleRounding(quant.getRounding());
+    spec.rounding = tile::fromTile(quant.getRounding());
   if (!mma && !weight && quant) {
     // The quantizers: rows of a constant K, no weights.
     spec.op = quant.getQdq() ? OpKind::QdqMx : OpKind::QuantizeMx;
@@ -279,12 +254,12 @@ FailureOr<KernelSpec> readKernelSpec(func::FuncOp kernel) {
     return mma.emitOpError() << "multiplies " << rows << "x" << depth << " by " << cols << "x"
                              << depth << " tiles; the schedule says BM " << spec.bm << ", BN "
                              << spec.bn << ", BK " << spec.bk;
-  spec.weightLayout = toWeightLayout(weight.getLayout());
-  spec.scaleLayout = toScaleLayout(scales.getLayout());
+  spec.weightLayout = tile::fromTile(weight.getLayout());
+  spec.scaleLayout = tile::fromTile(scales.getLayout());
   if (quant && quant.getDumpData())
     spec.epilogue = Epilogue::BF16DumpQuant;
   if (act)
-    spec.activation = Activation(act.getKind());
+    spec.activation = tile::fromTile(act.getKind());
   return spec;
 }
 

@@ -84,8 +84,8 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
   if (attr.getName() == getScheduleAttrName()) {
     if (!isa<ScheduleAttr>(attr.getValue()))
-      return op->emitError() << "'" << getScheduleAttrName()
-                             << "' must be a #mxtile.schedule, got " << attr.getValue();
+      return op->emitError() << "'" << getScheduleAttrName() << "' must be a #mxtile.schedule, got "
+                             << attr.getValue();
     if (!op->hasAttr(getKernelAttrName()))
       return op->emitError() << "'" << getScheduleAttrName() << "' belongs on a kernel (an op "
                              << "marked '" << getKernelAttrName() << "')";

@@ -209,4 +209,3 @@ LogicalResult StoreOp::verify() {
     return emitOpError() << "stores bf16 or f32, but the buffer holds " << elem;
   return success();
 }
-
