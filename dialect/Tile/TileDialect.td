@@ -30,6 +30,9 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getKernelAttrName() { return "mxtile.kernel"; }
     /// The kernel's #mxtile.schedule (TileTypes.td).
     static constexpr ::llvm::StringLiteral getScheduleAttrName() { return "mxtile.schedule"; }
+    /// On a SIMT kernel (no tiles: upstream gpu, scf, arith and memref ops,
+    /// outlined as they are; Conversion/SimtOutlining.h): its threads (i64).
+    static constexpr ::llvm::StringLiteral getSimtAttrName() { return "mxtile.simt"; }
   }];
   let hasOperationAttrVerify = 1;
 }

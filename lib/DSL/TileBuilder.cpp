@@ -4,6 +4,7 @@
 #include "mxfp4/Dialect/Tile/TileEnumConversion.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
@@ -46,6 +47,13 @@ Index TileBuilder::i32Arg() {
   (void)func.insertArgument(func.getNumArguments(), b.getI32Type(), {}, b.getLoc());
   Value arg = func.getArgument(func.getNumArguments() - 1);
   return Index(this, arith::IndexCastOp::create(b, b.getIndexType(), arg));
+}
+
+Value TileBuilder::workgroupArg(Type elem, int64_t count) {
+  auto space = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Type t = MemRefType::get({count}, elem, MemRefLayoutAttrInterface(), space);
+  (void)func.insertArgument(func.getNumArguments(), t, {}, b.getLoc());
+  return func.getArgument(func.getNumArguments() - 1);
 }
 
 Index TileBuilder::constant(int64_t v) { return Index(this, arith::ConstantIndexOp::create(b, v)); }

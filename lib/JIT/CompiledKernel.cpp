@@ -39,6 +39,12 @@ unsigned launchedGridX(const LaunchGeometry &g, int multiprocessors) {
 
 LaunchGeometry CompiledKernel::geometry(int64_t m) const {
   LaunchGeometry g;
+  // The SIMT kernels (MoE sorting): one workgroup per expert, BN threads.
+  if (isSimt(spec.op)) {
+    g.grid[0] = unsigned(spec.n);
+    g.block[0] = unsigned(spec.bn);
+    return g;
+  }
   // The quantizer has one workgroup per BM x BK block; GEMMs one per output tile.
   g.grid[0] = unsigned(isQuantizer(spec.op) ? spec.k / spec.bk : spec.n / spec.bn);
   g.grid[1] = unsigned((m + spec.bm - 1) / spec.bm);

@@ -2,6 +2,7 @@
 
 #include "mxfp4/Kernels/GemmA4W4.h"
 #include "mxfp4/DSL/TileBuilder.h"
+#include "mxfp4/Kernels/MoeSort.h"
 #include "mxfp4/Dialect/Tile/TileEnumConversion.h"
 
 namespace mxfp4 {
@@ -110,7 +111,9 @@ void buildQuantizeMx(mlir::ModuleOp module, const KernelSpec &spec) {
 }
 
 void buildKernel(mlir::ModuleOp module, const KernelSpec &spec) {
-  if (isQuantizer(spec.op))
+  if (isSimt(spec.op))
+    buildMoeSort(module, spec);
+  else if (isQuantizer(spec.op))
     buildQuantizeMx(module, spec);
   else
     buildGemmA4W4(module, spec);

@@ -25,6 +25,10 @@ std::string_view toString(OpKind op) {
     return "qdq_mxfp4";
   case OpKind::GemmQdqA4W4:
     return "gemm_qdqa4w4";
+  case OpKind::MoeCount:
+    return "moe_count";
+  case OpKind::MoePlace:
+    return "moe_place";
   }
   return "invalid";
 }
@@ -212,13 +216,12 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
   auto t0 = p.next("the op"), t1 = p.next("the op");
   std::optional<OpKind> op;
   if (t0 && t1)
-    for (OpKind o : {OpKind::GemmA4W4, OpKind::GemmMxA4W4, OpKind::QuantizeMx, OpKind::QdqMx,
-                     OpKind::GemmQdqA4W4})
+    for (OpKind o : kAllOpKinds)
       if (toString(o) == strCat(*t0, "_", *t1))
         op = o;
   if (!op)
     return p.error("unknown op; expected it to start with 'gemm_a4w4_', 'gemm_mxa4w4_', "
-                   "'gemm_qdqa4w4_', 'quant_mxfp4_' or 'qdq_mxfp4_'");
+                   "'gemm_qdqa4w4_', 'quant_mxfp4_', 'qdq_mxfp4_', 'moe_count_' or 'moe_place_'");
   s.op = *op;
   Expected<std::string_view> arch = p.next("the target");
   if (!arch)
@@ -416,6 +419,30 @@ static Error verifyQuantizeMx(const KernelSpec &s) {
   return Error::success();
 }
 
+/// The sorting kernels: SIMT, every target; only E, topk and block_m vary.
+static Error verifyMoeSort(const KernelSpec &s) {
+  auto fail = [&](const auto &...parts) { return makeError(toString(s.op), ": ", parts...); };
+  if (s.n < 1 || s.n > 65536)
+    return fail("N is the number of experts, 1 to 65536, got ", s.n);
+  if (s.k < 1 || s.k > 255)
+    return fail("K is topk, 1 to 255, got ", s.k);
+  if (s.bm < 1 || s.bm > 256)
+    return fail("BM is block_m, 1 to 256, got ", s.bm);
+  if (s.bn != 256 || s.bk != 16)
+    return fail("runs 256 threads (BN 256) over 16 ids each per pass (BK 16), got BN ", s.bn,
+                " and BK ", s.bk);
+  if (s.splitK != 1 || s.foldedScales || s.stages || s.twoWarpgroups || s.decode ||
+      s.decodeGroups != 1 || s.warpSplitK || s.imageStream || s.persistent || s.streamK)
+    return fail("is a SIMT kernel: no GEMM variant applies");
+  if (s.weightLayout != WeightLayout::RowMajor || s.scaleLayout != ScaleLayout::RowMajor ||
+      s.activation != Activation::None || s.epilogue != Epilogue::BF16 ||
+      s.rounding != kDefaultScaleRounding)
+    return fail("has no weights, activation, epilogue or rounding: they must be the defaults "
+                "(rowmajor, none, bf16, ",
+                toString(kDefaultScaleRounding), ")");
+  return Error::success();
+}
+
 Error verifyKernelSpec(const KernelSpec &s) {
   std::string_view arch = toString(s.arch);
   auto fail = [](const auto &...parts) { return makeError(parts...); };
@@ -423,6 +450,8 @@ Error verifyKernelSpec(const KernelSpec &s) {
     return e;
   if (isQuantizer(s.op))
     return verifyQuantizeMx(s);
+  if (isSimt(s.op))
+    return verifyMoeSort(s);
   if (s.foldedScales && s.arch != Arch::SM90A)
     return fail("folded weight scales (_fold) are an sm_90a GEMM variant, not ", arch);
   if (s.stages != 0 && s.arch != Arch::SM90A)
@@ -619,6 +648,26 @@ Expected<KernelSpec> makeQuantizeMxSpec(Arch arch, int64_t k, int64_t bm, ScaleR
   if (Error e = verifyKernelSpec(s))
     return e;
   return s;
+}
+
+Expected<std::array<KernelSpec, 2>> makeMoeSortSpecs(Arch arch, int64_t experts, int64_t topk,
+                                                     int64_t blockM) {
+  std::array<KernelSpec, 2> specs;
+  for (int i = 0; i < 2; ++i) {
+    KernelSpec &s = specs[size_t(i)];
+    s.op = i == 0 ? OpKind::MoeCount : OpKind::MoePlace;
+    s.arch = arch;
+    s.n = experts;
+    s.k = topk;
+    s.bm = blockM;
+    s.bn = 256;
+    s.bk = 16;
+    s.weightLayout = WeightLayout::RowMajor;
+    s.scaleLayout = ScaleLayout::RowMajor;
+    if (Error e = verifyKernelSpec(s))
+      return e;
+  }
+  return specs;
 }
 
 } // namespace mxfp4

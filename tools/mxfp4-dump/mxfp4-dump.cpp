@@ -36,12 +36,18 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::desc("[tile program .m
 static cl::opt<std::string> opName("op",
                                    cl::desc("kernel to build: gemm_a4w4, gemm_mxa4w4, gemm_qdqa4w4 "
                                             "(sm_90a), quant_mxfp4 or qdq_mxfp4 (sm_90a; --n "
-                                            "is ignored)"),
+                                            "is ignored), moe_sort (--experts, --topk, "
+                                            "--block-m)"),
                                    cl::init("gemm_a4w4"));
 static cl::opt<std::string> archName("arch", cl::desc("gfx950, gfx1250 or sm_90a"),
                                      cl::init("gfx950"));
 static cl::opt<int64_t> nOpt("n", cl::desc("N (output columns)"), cl::init(8448));
 static cl::opt<int64_t> kOpt("k", cl::desc("K (reduction length)"), cl::init(7168));
+static cl::opt<int64_t> expertsOpt("experts", cl::desc("moe_sort: E (default: seed 002's 896)"),
+                                   cl::init(896));
+static cl::opt<int64_t> topkOpt("topk", cl::desc("moe_sort: topk (default: seed 002's 16)"),
+                                cl::init(16));
+static cl::opt<int64_t> blockMOpt("block-m", cl::desc("moe_sort: block_m"), cl::init(32));
 static cl::opt<std::string> nameOpt("name",
                                     cl::desc("build the kernel of this canonical name (instead of "
                                              "--op, --n, --k and the schedule flags)"),
@@ -142,6 +148,15 @@ int main(int argc, char **argv) {
                   "; give --arch=" + std::string(toString(spec->arch)));
     module = mlir::ModuleOp::create(mlir::UnknownLoc::get(&ctx));
     buildKernel(*module, *spec);
+  } else if (opName == "moe_sort") {
+    // Both sorting kernels, in one module.
+    Expected<std::array<KernelSpec, 2>> specs =
+        makeMoeSortSpecs(*arch, expertsOpt, topkOpt, blockMOpt);
+    if (!specs)
+      return fail(specs.takeError().message());
+    module = mlir::ModuleOp::create(mlir::UnknownLoc::get(&ctx));
+    for (const KernelSpec &spec : *specs)
+      buildKernel(*module, spec);
   } else {
     std::optional<OpKind> op;
     for (OpKind o : {OpKind::GemmA4W4, OpKind::GemmMxA4W4, OpKind::GemmQdqA4W4,
@@ -150,7 +165,8 @@ int main(int argc, char **argv) {
         op = o;
     if (!op)
       return fail("unknown --op '" + opName +
-                  "'; expected gemm_a4w4, gemm_mxa4w4, gemm_qdqa4w4, quant_mxfp4 or qdq_mxfp4");
+                  "'; expected gemm_a4w4, gemm_mxa4w4, gemm_qdqa4w4, quant_mxfp4, qdq_mxfp4 or "
+                  "moe_sort");
     const int64_t bm = scheduleFlags.bm();
     Expected<KernelSpec> spec = isQuantizer(*op)
                                     ? makeQuantizeMxSpec(*arch, kOpt, bm, *rounding, *op)

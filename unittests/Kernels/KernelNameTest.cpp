@@ -24,7 +24,7 @@ KernelSpec randomSpec(std::mt19937_64 &rng) {
   Activation act = rng() % 2 ? Activation::Silu : Activation::None;
   int64_t smBm = int64_t(8) << (rng() % 4);
   Expected<KernelSpec> s = makeError("unreached");
-  switch (rng() % 4) {
+  switch (rng() % 5) {
   case 0:
     s = makeGemmA4W4Spec(rng() % 2 ? Arch::GFX950 : Arch::GFX1250, n, k, rng() % 2 ? 16 : 64, r,
                          act);
@@ -43,9 +43,16 @@ KernelSpec randomSpec(std::mt19937_64 &rng) {
         s->stages = 0;
     }
     break;
-  default:
+  case 3:
     s = makeQuantizeMxSpec(Arch::SM90A, k, smBm, r);
     break;
+  default: {
+    const Arch arches[] = {Arch::GFX950, Arch::GFX1250, Arch::SM90A};
+    auto sort = makeMoeSortSpecs(arches[rng() % 3], 1 + int64_t(rng() % 1024),
+                                 1 + int64_t(rng() % 32), 1 + int64_t(rng() % 256));
+    s = sort ? Expected<KernelSpec>((*sort)[rng() % 2]) : Expected<KernelSpec>(sort.takeError());
+    break;
+  }
   }
   EXPECT_TRUE(bool(s)) << s.takeError().message();
   return s ? *s : KernelSpec();
@@ -159,6 +166,28 @@ TEST(KernelName, QuantizerAndPreQuantizedGemm) {
                       "wsm90mma16_ssm90mma16_anone_ebf16dq"),
       "the quantization dump (epilogue bf16dq) does not apply");
   EXPECT_ERROR_CONTAINS(parseKernelName("quant_fp8_sm90a"), "unknown op");
+}
+
+TEST(KernelName, MoeSort) {
+  auto specs = makeMoeSortSpecs(Arch::SM90A, 896, 16, 32);
+  ASSERT_OK(specs);
+  EXPECT_EQ((*specs)[0].name(), "moe_count_sm90a_n896_k16_bm32_bn256_bk16_ks1_roundup_wrowmajor_"
+                                "srowmajor_anone_ebf16");
+  EXPECT_EQ((*specs)[1].name().rfind("moe_place_sm90a_n896_k16_bm32_", 0), 0u);
+  for (Arch a : {Arch::GFX950, Arch::GFX1250})
+    EXPECT_TRUE(bool(makeMoeSortSpecs(a, 257, 9, 16)));
+  EXPECT_ERROR_CONTAINS(makeMoeSortSpecs(Arch::SM90A, 0, 16, 32), "number of experts");
+  EXPECT_ERROR_CONTAINS(makeMoeSortSpecs(Arch::SM90A, 896, 256, 32), "K is topk");
+  EXPECT_ERROR_CONTAINS(makeMoeSortSpecs(Arch::SM90A, 896, 16, 512), "block_m");
+  EXPECT_ERROR_CONTAINS(parseKernelName("moe_count_sm90a_n896_k16_bm32_bn128_bk16_ks1_roundup_"
+                                        "wrowmajor_srowmajor_anone_ebf16"),
+                        "256 threads");
+  EXPECT_ERROR_CONTAINS(parseKernelName("moe_place_gfx950_n896_k16_bm32_bn256_bk16_ks1_roundup_"
+                                        "wrowmajor_srowmajor_anone_ebf16_dec"),
+                        "no GEMM variant");
+  EXPECT_ERROR_CONTAINS(parseKernelName("moe_place_gfx950_n896_k16_bm32_bn256_bk16_ks1_even_"
+                                        "wrowmajor_srowmajor_anone_ebf16"),
+                        "must be the defaults");
 }
 
 // sm_90a GEMMs on weights whose scales are all below 128 fold the 2^126 of

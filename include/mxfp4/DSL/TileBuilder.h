@@ -91,6 +91,10 @@ public:
   mlir::Value bufferArg(mlir::Type elem);
   /// Appends a run-time i32 argument; returns it as an index.
   Index i32Arg();
+  /// A SIMT kernel's workgroup memory: `count` elements, an argument in the
+  /// workgroup address space that outlining turns into the gpu.func's
+  /// workgroup buffer (Conversion/SimtOutlining.h); launches do not pass it.
+  mlir::Value workgroupArg(mlir::Type elem, int64_t count);
 
   Index constant(int64_t v);
   Index tileId(int dim);

@@ -41,10 +41,27 @@ namespace mxfp4 {
 ///   ("qdq_mxfp4"; sm_90a; Kernels/Sm90Pipeline.h).
 /// GemmQdqA4W4: the GEMM on that image ("gemm_qdqa4w4"; sm_90a): its stages
 ///   receive the activations by bulk copies, its K loop converts weights only.
-enum class OpKind : uint8_t { GemmA4W4, GemmMxA4W4, QuantizeMx, QdqMx, GemmQdqA4W4 };
+/// MoeCount, MoePlace: MoE sorting (Kernels/MoeSort.h; "moe_count",
+///   "moe_place"): N = E experts, K = topk, BM = block_m, BN = 256 threads,
+///   BK = 16 ids per thread and pass; SIMT kernels on every target.
+enum class OpKind : uint8_t {
+  GemmA4W4,
+  GemmMxA4W4,
+  QuantizeMx,
+  QdqMx,
+  GemmQdqA4W4,
+  MoeCount,
+  MoePlace
+};
 std::string_view toString(OpKind op);
+/// Every op, in order.
+inline constexpr OpKind kAllOpKinds[] = {OpKind::GemmA4W4,    OpKind::GemmMxA4W4, OpKind::QuantizeMx,
+                                         OpKind::QdqMx,       OpKind::GemmQdqA4W4, OpKind::MoeCount,
+                                         OpKind::MoePlace};
 /// The quantizer kernels (no weights): QuantizeMx and QdqMx.
 inline bool isQuantizer(OpKind op) { return op == OpKind::QuantizeMx || op == OpKind::QdqMx; }
+/// The SIMT kernels (no tiles, outlined as they are): the MoE sorting.
+inline bool isSimt(OpKind op) { return op == OpKind::MoeCount || op == OpKind::MoePlace; }
 enum class Activation : uint8_t { None, Silu, Swiglu, Situv2 };
 /// BF16: store C. BF16DumpQuant: also write the inline-quantized activations
 /// and their scales (tests compare them with the CPU quantizer byte for byte).
@@ -100,6 +117,11 @@ Expected<KernelSpec> makeGemmA4W4Spec(Arch arch, int64_t n, int64_t k, int64_t b
 Expected<KernelSpec> makeQuantizeMxSpec(Arch arch, int64_t k, int64_t bm,
                                         ScaleRounding rounding = kDefaultScaleRounding,
                                         OpKind op = OpKind::QuantizeMx);
+
+/// The two sorting kernels (moe_count, moe_place) for E experts, topk and
+/// block_m on `arch`; verified.
+Expected<std::array<KernelSpec, 2>> makeMoeSortSpecs(Arch arch, int64_t experts, int64_t topk,
+                                                     int64_t blockM);
 
 } // namespace mxfp4
 

@@ -11,6 +11,7 @@
 #include "AmdLowering.h"
 #include "mxfp4/Conversion/IndexMath.h"
 #include "mxfp4/Conversion/KernelOutlining.h"
+#include "mxfp4/Conversion/SimtOutlining.h"
 #include "mxfp4/Dialect/Tile/TilePasses.h"
 
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
@@ -231,7 +232,8 @@ struct TileToAMDGPUPass : tile::impl::TileToAMDGPUBase<TileToAMDGPUPass> {
     auto gpuModule = createKernelModule(
         module, ROCDL::ROCDLTargetAttr::get(&getContext(), /*optLevel=*/3, "amdgcn-amd-amdhsa", chip));
     for (func::FuncOp kernel : kernels)
-      if (failed(lowerKernel(kernel, gpuModule)))
+      if (failed(isSimtKernel(kernel) ? outlineSimtKernel(kernel, gpuModule)
+                                      : lowerKernel(kernel, gpuModule)))
         return signalPassFailure();
   }
 

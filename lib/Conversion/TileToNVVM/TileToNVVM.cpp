@@ -12,6 +12,7 @@
 #include "mxfp4/Conversion/ActivationEmitter.h"
 #include "mxfp4/Conversion/IndexMath.h"
 #include "mxfp4/Conversion/KernelOutlining.h"
+#include "mxfp4/Conversion/SimtOutlining.h"
 #include "mxfp4/Dialect/Tile/TileEnumConversion.h"
 #include "mxfp4/Dialect/Tile/TilePasses.h"
 #include "mxfp4/Kernels/KernelSpec.h"
@@ -369,7 +370,8 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
         module, NVVM::NVVMTargetAttr::get(&getContext(), /*optLevel=*/3, "nvptx64-nvidia-cuda",
                                           "sm_90a", "+ptx86"));
     for (func::FuncOp kernel : kernels)
-      if (failed(lowerKernel(kernel, gpuModule)))
+      if (failed(isSimtKernel(kernel) ? outlineSimtKernel(kernel, gpuModule)
+                                      : lowerKernel(kernel, gpuModule)))
         return signalPassFailure();
   }
 

@@ -96,6 +96,15 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribut
       return op->emitError() << "'" << getKernelAttrName() << "' is a unit attribute";
     return success();
   }
+  if (attr.getName() == getSimtAttrName()) {
+    auto threads = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!threads || threads.getInt() < 1 || threads.getInt() > 1024)
+      return op->emitError() << "'" << getSimtAttrName()
+                             << "' is the kernel's threads, an integer in [1, 1024]";
+    if (!op->hasAttr(getKernelAttrName()))
+      return op->emitError() << "'" << getSimtAttrName() << "' belongs on a kernel";
+    return success();
+  }
   return op->emitError() << "unknown mxtile attribute '" << attr.getName().getValue() << "'";
 }
 
