@@ -36,6 +36,22 @@ inline mlir::gpu::GPUModuleOp createKernelModule(mlir::ModuleOp module, mlir::At
                                         b.getArrayAttr({target}));
 }
 
+/// The gpu.func of `kernel` (same name and location) at the end of
+/// `gpuModule`: a kernel with `args`, the workgroup buffers `workgroup` and
+/// `threads` threads a workgroup.
+inline mlir::gpu::GPUFuncOp createKernelFunc(mlir::gpu::GPUModuleOp gpuModule,
+                                             mlir::func::FuncOp kernel, mlir::TypeRange args,
+                                             mlir::TypeRange workgroup, int32_t threads) {
+  mlir::OpBuilder b(kernel.getContext());
+  b.setInsertionPointToEnd(gpuModule.getBody());
+  auto func = mlir::gpu::GPUFuncOp::create(b, kernel.getLoc(), kernel.getSymName(),
+                                           b.getFunctionType(args, {}), workgroup,
+                                           mlir::TypeRange{});
+  func->setAttr(mlir::gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({threads, 1, 1}));
+  return func;
+}
+
 } // namespace mxfp4
 
 #endif // MXFP4_CONVERSION_KERNELOUTLINING_H

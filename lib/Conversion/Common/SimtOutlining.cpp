@@ -1,6 +1,7 @@
 //===- SimtOutlining.cpp - SIMT kernels into the target module ------------===//
 
 #include "mxfp4/Conversion/SimtOutlining.h"
+#include "mxfp4/Conversion/KernelOutlining.h"
 #include "mxfp4/Dialect/Tile/TileOps.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -46,12 +47,9 @@ LogicalResult outlineSimtKernel(func::FuncOp kernel, gpu::GPUModuleOp gpuModule)
       return kernel.emitError() << "unsupported SIMT kernel argument type " << t;
     }
   }
+  auto func =
+      createKernelFunc(gpuModule, kernel, argTypes, workgroupTypes, int32_t(threads.getInt()));
   OpBuilder b(ctx);
-  b.setInsertionPointToEnd(gpuModule.getBody());
-  auto func = gpu::GPUFuncOp::create(b, kernel.getLoc(), kernel.getSymName(),
-                                     b.getFunctionType(argTypes, {}), workgroupTypes, TypeRange{});
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
-  func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({int32_t(threads.getInt()), 1, 1}));
   b.setInsertionPointToStart(&func.getBody().front());
   IRMapping mapping;
   unsigned next = 0, nextWorkgroup = 0;

@@ -257,17 +257,14 @@ struct TileToAMDGPUPass : tile::impl::TileToAMDGPUBase<TileToAMDGPUPass> {
         return kernel.emitError() << "unsupported kernel argument type " << t;
       }
     }
-    OpBuilder ob(ctx);
-    ob.setInsertionPointToEnd(gpuModule.getBody());
-    auto func = gpu::GPUFuncOp::create(
-        ob, kernel.getLoc(), kernel.getSymName(), ob.getFunctionType(argTypes, {}),
-        TypeRange{MemRefType::get({2 * cfg->aDataBytes()}, ob.getI8Type(),
-                                  MemRefLayoutAttrInterface(), workgroup),
-                  MemRefType::get({2 * cfg->aScaleBytes()}, ob.getI8Type(),
-                                  MemRefLayoutAttrInterface(), workgroup)},
-        TypeRange{});
-    func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
-    func.setKnownBlockSizeAttr(ob.getDenseI32ArrayAttr({cfg->threads(), 1, 1}));
+    auto i8 = IntegerType::get(ctx, 8);
+    auto func = createKernelFunc(
+        gpuModule, kernel, argTypes,
+        TypeRange{MemRefType::get({2 * cfg->aDataBytes()}, i8, MemRefLayoutAttrInterface(),
+                                  workgroup),
+                  MemRefType::get({2 * cfg->aScaleBytes()}, i8, MemRefLayoutAttrInterface(),
+                                  workgroup)},
+        cfg->threads());
 
     KernelEmitter emitter(*cfg, func, func.getWorkgroupAttributions()[0],
                           func.getWorkgroupAttributions()[1]);

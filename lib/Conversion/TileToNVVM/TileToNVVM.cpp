@@ -423,17 +423,14 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
     // and 1024-byte aligned, toolchain.md 2.2).
     const bool dynamic = !cfg->quantizeOnly;
     OpBuilder ob(ctx);
-    ob.setInsertionPointToEnd(gpuModule.getBody());
-    auto func = gpu::GPUFuncOp::create(ob, kernel.getLoc(), kernel.getSymName(),
-                                       ob.getFunctionType(argTypes, {}),
-                                       dynamic ? TypeRange{} : TypeRange{smemType}, TypeRange{});
-    func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
+    auto func = createKernelFunc(gpuModule, kernel, argTypes,
+                                 dynamic ? TypeRange{} : TypeRange{smemType},
+                                 int32_t(cfg->blockThreads()));
     // wgmma matrix descriptors address 16-byte aligned core matrices; 128 B
     // keeps every slab on its own bank-aligned boundary.
     if (!dynamic)
       func.setWorkgroupAttributionAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
                                        ob.getI64IntegerAttr(128));
-    func.setKnownBlockSizeAttr(ob.getDenseI32ArrayAttr({int32_t(cfg->blockThreads()), 1, 1}));
     if (cfg->maxRegisters)
       func->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
                     ob.getI32IntegerAttr(int32_t(cfg->maxRegisters)));
