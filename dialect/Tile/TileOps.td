@@ -2,9 +2,8 @@
 //
 // The kernel anatomy of the dense A4W4 GEMM: load a BF16 tile (masked rows),
 // quantize it to MXFP4, fetch preshuffled weights and scales, scaled MMA,
-// activation, and store. Every op here lowers on the targets it claims;
-// the MoE stages add their gathered loads, scattered stores and fused
-// quantized store with their lowerings.
+// activation, and store. Every op here lowers on the targets it claims.
+// The MoE stages are grouped GEMMs over sorted rows (group_block).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MXFP4_TILE_OPS
@@ -27,6 +26,30 @@ def Tile_TileIdOp : Tile_Op<"tile_id", [Pure]> {
   let arguments = (ins ConfinedAttr<I32Attr, [IntMinValue<0>, IntMaxValue<2>]>:$dim);
   let results = (outs Index:$result);
   let assemblyFormat = "$dim attr-dict";
+}
+
+def Tile_GroupBlockOp : Tile_Op<"group_block", [MemoryEffects<[MemRead]>]> {
+  let summary = "A grouped GEMM's row block: its group, the valid rows; ends empty blocks";
+  let description = [{
+    The rows of a grouped GEMM (a MoE stage) are sorted by group (expert) in
+    blocks of BM rows, each block in one group (`moe_place`, Kernels/MoeSort.h).
+    For row block `block`, reads its group `groups[block]` and the number of
+    valid rows `numValid[0]` from global memory. A workgroup whose block
+    starts at or past the valid rows, or whose group is negative (a block
+    past the sorted length), ends here: nothing after the op runs. Both
+    results are uniform across the workgroup.
+
+    ```mlir
+    %expert, %rows = mxtile.group_block %groups, %num_valid [%block]
+        : memref<?xi32>, memref<?xi32>
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[I32], [1]>:$groups, MemRefRankOf<[I32], [1]>:$numValid,
+                       Index:$block);
+  let results = (outs Index:$group, Index:$rows);
+  let assemblyFormat = [{
+    $groups `,` $numValid `[` $block `]` attr-dict `:` type($groups) `,` type($numValid)
+  }];
 }
 
 def Tile_LoadOp : Tile_Op<"load", [

@@ -49,6 +49,11 @@ Index TileBuilder::i32Arg() {
   return Index(this, arith::IndexCastOp::create(b, b.getIndexType(), arg));
 }
 
+Value TileBuilder::f32Arg() {
+  (void)func.insertArgument(func.getNumArguments(), b.getF32Type(), {}, b.getLoc());
+  return func.getArgument(func.getNumArguments() - 1);
+}
+
 Value TileBuilder::workgroupArg(Type elem, int64_t count) {
   auto space = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   Type t = MemRefType::get({count}, elem, MemRefLayoutAttrInterface(), space);
@@ -100,6 +105,12 @@ MxTile TileBuilder::loadMx(Value data, Value scales, Index row, Index col, Index
   auto op = tile::LoadMxOp::create(b, dt, st, data, scales, row.value(), col.value(), ld.value(),
                                    validRows.value());
   return {Tile(op.getResult()), Tile(op.getResultScales())};
+}
+
+std::pair<Index, Index> TileBuilder::groupBlock(Value groups, Value numValid, Index block) {
+  auto op = tile::GroupBlockOp::create(b, b.getIndexType(), b.getIndexType(), groups, numValid,
+                                       block.value());
+  return {Index(this, op.getGroup()), Index(this, op.getRows())};
 }
 
 MxTile TileBuilder::loadWeight(Value data, Value scales, Index row, Index col, int64_t k,

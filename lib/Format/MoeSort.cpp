@@ -43,6 +43,7 @@ Expected<MoeSortResult> moeSortReference(const MoeSortShape &shape, Span<int32_t
   r.sortedIds.assign(size_t(sizes.paddedEntries), sentinel);
   r.sortedWeights.assign(size_t(sizes.paddedEntries), 0.0f);
   r.expertIds.assign(size_t(sizes.blocks), -1);
+  r.positions.assign(size_t(t * topk), -1);
   // Entries per expert, in (token, slot) order.
   std::vector<std::vector<int64_t>> entries(static_cast<size_t>(e));
   for (int64_t i = 0; i < t * topk; ++i) {
@@ -63,6 +64,7 @@ Expected<MoeSortResult> moeSortReference(const MoeSortShape &shape, Span<int32_t
       const int64_t i = list[j];
       r.sortedIds[size_t(offset) + j] = int32_t(((i % topk) << 24) | (i / topk));
       r.sortedWeights[size_t(offset) + j] = topkWeights[size_t(i)];
+      r.positions[size_t(i)] = int32_t(offset + int64_t(j));
     }
     const int64_t padded = (int64_t(list.size()) + bm - 1) / bm * bm;
     for (int64_t blk = offset / bm; blk < (offset + padded) / bm; ++blk)

@@ -39,10 +39,23 @@ unsigned launchedGridX(const LaunchGeometry &g, int multiprocessors) {
 
 LaunchGeometry CompiledKernel::geometry(int64_t m) const {
   LaunchGeometry g;
-  // The SIMT kernels (MoE sorting): one workgroup per expert, BN threads.
+  // The SIMT kernels (Kernels/MoeSort.h, Kernels/MoeElementwise.h), BN
+  // threads: moe_count one workgroup per kMoeCountGroup experts, moe_place
+  // one per expert; the elementwise ones one thread per 32-element block of
+  // `m` padded rows of K (moe_quant, moe_actq) or per 8 outputs of `m`
+  // tokens of N (moe_reduce).
   if (isSimt(spec.op)) {
-    g.grid[0] = unsigned(spec.n);
     g.block[0] = unsigned(spec.bn);
+    int64_t work = spec.n;
+    if (spec.op == OpKind::MoeCount)
+      work = (spec.n + kMoeCountGroup - 1) / kMoeCountGroup * spec.bn;
+    else if (spec.op == OpKind::MoePlace)
+      work = spec.n * spec.bn;
+    else if (spec.op == OpKind::MoeReduce)
+      work = m * spec.n / 8;
+    else // every block of the padded row (kMoeRowAlign)
+      work = m * moePaddedRow(spec.k) / 32;
+    g.grid[0] = unsigned(std::max<int64_t>(1, (work + spec.bn - 1) / spec.bn));
     return g;
   }
   // The quantizer has one workgroup per BM x BK block; GEMMs one per output tile.

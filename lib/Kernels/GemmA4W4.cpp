@@ -2,8 +2,9 @@
 
 #include "mxfp4/Kernels/GemmA4W4.h"
 #include "mxfp4/DSL/TileBuilder.h"
-#include "mxfp4/Kernels/MoeSort.h"
 #include "mxfp4/Dialect/Tile/TileEnumConversion.h"
+#include "mxfp4/Kernels/MoeElementwise.h"
+#include "mxfp4/Kernels/MoeSort.h"
 
 namespace mxfp4 {
 
@@ -19,8 +20,10 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
   dsl::TileBuilder tb(module, spec.name());
   // gemm_a4w4 quantizes bf16 activations inline; gemm_mxa4w4 reads them
   // already quantized (codes, then scales), gemm_qdqa4w4 already quantized
-  // and dequantized (bf16).
-  const bool mx = spec.op == OpKind::GemmMxA4W4, qdq = spec.op == OpKind::GemmQdqA4W4;
+  // and dequantized (bf16). moe_gemm is gemm_mxa4w4 over sorted rows,
+  // grouped by expert.
+  const bool grouped = spec.op == OpKind::MoeGemm;
+  const bool mx = spec.op == OpKind::GemmMxA4W4 || grouped, qdq = spec.op == OpKind::GemmQdqA4W4;
   mlir::Value a = tb.bufferArg(mx ? tb.i8() : tb.bf16());
   mlir::Value as = mx ? tb.bufferArg(tb.i8()) : mlir::Value();
   mlir::Value w = tb.bufferArg(tb.i8());
@@ -28,7 +31,16 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
   // sm_90a fetches the weights by TMA: their descriptors follow the scales.
   mlir::Value descriptors = spec.arch == Arch::SM90A ? tb.bufferArg(tb.i8()) : mlir::Value();
   mlir::Value c = tb.bufferArg(tb.bf16());
-  dsl::Index m = tb.i32Arg();
+  // moe_gemm: each row block's expert (moe_place's block experts) and the
+  // valid rows (num_valid) instead of M.
+  mlir::Value groups, numValid;
+  if (grouped) {
+    groups = tb.bufferArg(tb.builder().getI32Type());
+    numValid = tb.bufferArg(tb.builder().getI32Type());
+  }
+  dsl::Index m(&tb, mlir::Value());
+  if (!grouped)
+    m = tb.i32Arg();
   // The streamed image's flags (Schedule::imageStream): right after M.
   if (spec.imageStream)
     tb.bufferArg(tb.builder().getI32Type());
@@ -49,6 +61,13 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
 
   dsl::Index n0 = tb.tileId(0) * spec.bn;
   dsl::Index m0 = tb.tileId(1) * spec.bm;
+  // The weight rows: the expert's N rows of the [E * N, K] weights.
+  dsl::Index weightRow = n0;
+  if (grouped) {
+    auto [expert, rows] = tb.groupBlock(groups, numValid, tb.tileId(1));
+    m = rows;
+    weightRow = expert * spec.n + n0;
+  }
   dsl::Index valid = m - m0; // rows of this tile that exist (M tail)
   dsl::Index kDim = tb.constant(spec.k), nDim = tb.constant(spec.n);
 
@@ -72,8 +91,8 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
           dsl::Tile x = tb.load(a, m0, k0, kDim, valid, spec.bm, spec.bk);
           qa = tb.quantize(x, spec.rounding, dumpData, dumpScales);
         }
-        dsl::MxTile qw = tb.loadWeight(w, ws, n0, k0, spec.k, spec.weightLayout, spec.scaleLayout,
-                                       spec.bn, spec.bk, descriptors);
+        dsl::MxTile qw = tb.loadWeight(w, ws, weightRow, k0, spec.k, spec.weightLayout,
+                                       spec.scaleLayout, spec.bn, spec.bk, descriptors);
         return tb.scaledMma(qa, qw, acc);
       });
   if (spec.activation != Activation::None) {
@@ -111,8 +130,10 @@ void buildQuantizeMx(mlir::ModuleOp module, const KernelSpec &spec) {
 }
 
 void buildKernel(mlir::ModuleOp module, const KernelSpec &spec) {
-  if (isSimt(spec.op))
+  if (spec.op == OpKind::MoeCount || spec.op == OpKind::MoePlace)
     buildMoeSort(module, spec);
+  else if (isSimt(spec.op))
+    buildMoeElementwise(module, spec);
   else if (isQuantizer(spec.op))
     buildQuantizeMx(module, spec);
   else

@@ -29,6 +29,14 @@ std::string_view toString(OpKind op) {
     return "moe_count";
   case OpKind::MoePlace:
     return "moe_place";
+  case OpKind::MoeQuant:
+    return "moe_quant";
+  case OpKind::MoeActQuant:
+    return "moe_actq";
+  case OpKind::MoeReduce:
+    return "moe_reduce";
+  case OpKind::MoeGemm:
+    return "moe_gemm";
   }
   return "invalid";
 }
@@ -221,7 +229,9 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
         op = o;
   if (!op)
     return p.error("unknown op; expected it to start with 'gemm_a4w4_', 'gemm_mxa4w4_', "
-                   "'gemm_qdqa4w4_', 'quant_mxfp4_', 'qdq_mxfp4_', 'moe_count_' or 'moe_place_'");
+                   "'gemm_qdqa4w4_', 'quant_mxfp4_', 'qdq_mxfp4_', 'moe_count_', 'moe_place_', "
+                   "'moe_quant_', 'moe_actq_' or "
+                   "'moe_reduce_'");
   s.op = *op;
   Expected<std::string_view> arch = p.next("the target");
   if (!arch)
@@ -419,27 +429,52 @@ static Error verifyQuantizeMx(const KernelSpec &s) {
   return Error::success();
 }
 
-/// The sorting kernels: SIMT, every target; only E, topk and block_m vary.
-static Error verifyMoeSort(const KernelSpec &s) {
+/// The SIMT kernels (MoE sorting and elementwise), every target.
+static Error verifySimt(const KernelSpec &s) {
   auto fail = [&](const auto &...parts) { return makeError(toString(s.op), ": ", parts...); };
-  if (s.n < 1 || s.n > 65536)
-    return fail("N is the number of experts, 1 to 65536, got ", s.n);
-  if (s.k < 1 || s.k > 255)
-    return fail("K is topk, 1 to 255, got ", s.k);
-  if (s.bm < 1 || s.bm > 256)
-    return fail("BM is block_m, 1 to 256, got ", s.bm);
-  if (s.bn != 256 || s.bk != 16)
-    return fail("runs 256 threads (BN 256) over 16 ids each per pass (BK 16), got BN ", s.bn,
-                " and BK ", s.bk);
   if (s.splitK != 1 || s.foldedScales || s.stages || s.twoWarpgroups || s.decode ||
       s.decodeGroups != 1 || s.warpSplitK || s.imageStream || s.persistent || s.streamK)
     return fail("is a SIMT kernel: no GEMM variant applies");
   if (s.weightLayout != WeightLayout::RowMajor || s.scaleLayout != ScaleLayout::RowMajor ||
-      s.activation != Activation::None || s.epilogue != Epilogue::BF16 ||
-      s.rounding != kDefaultScaleRounding)
-    return fail("has no weights, activation, epilogue or rounding: they must be the defaults "
-                "(rowmajor, none, bf16, ",
-                toString(kDefaultScaleRounding), ")");
+      s.epilogue != Epilogue::BF16 || s.activationParams[0] != 0.0f ||
+      s.activationParams[1] != 0.0f)
+    return fail("has no weights, epilogue or compiled-in activation parameters: the layouts "
+                "must be rowmajor, the epilogue bf16, the parameters 0");
+  const bool quantizes = s.op == OpKind::MoeQuant || s.op == OpKind::MoeActQuant;
+  if (!quantizes && s.rounding != kDefaultScaleRounding)
+    return fail("does not quantize: the rounding must be the default, ",
+                toString(kDefaultScaleRounding));
+  if ((s.op == OpKind::MoeActQuant) !=
+      (s.activation == Activation::Silu || s.activation == Activation::Swiglu ||
+       s.activation == Activation::Situv2))
+    return fail(s.op == OpKind::MoeActQuant ? "needs a gated activation: silu, swiglu or situv2"
+                                            : "takes no activation");
+  if (s.bn != 256)
+    return fail("runs 256 threads a workgroup (BN 256), got BN ", s.bn);
+  if (s.op == OpKind::MoeCount || s.op == OpKind::MoePlace) {
+    if (s.n < 1 || s.n > 65536)
+      return fail("N is the number of experts, 1 to 65536, got ", s.n);
+    if (s.k < 1 || s.k > 255)
+      return fail("K is topk, 1 to 255, got ", s.k);
+    if (s.bm < 1 || s.bm > 256)
+      return fail("BM is block_m, 1 to 256, got ", s.bm);
+    if (s.bk != 16)
+      return fail("reads 16 ids a thread and pass (BK 16), got BK ", s.bk);
+    return Error::success();
+  }
+  if (s.bm != 1 || s.bk != 32)
+    return fail("takes one 32-element block a thread (BM 1, BK 32), got BM ", s.bm, ", BK ", s.bk);
+  if (s.op == OpKind::MoeReduce) {
+    if (s.n < 8 || s.n % 8 != 0)
+      return fail("N is the hidden size, a multiple of 8, got ", s.n);
+    if (s.k < 1 || s.k > 255)
+      return fail("K is topk, 1 to 255, got ", s.k);
+    return Error::success();
+  }
+  if (s.n != 0)
+    return fail("has no weights: N must be 0, got ", s.n);
+  if (s.k < 32 || s.k % 32 != 0)
+    return fail("K (the row length) must be a positive multiple of 32, got ", s.k);
   return Error::success();
 }
 
@@ -451,7 +486,7 @@ Error verifyKernelSpec(const KernelSpec &s) {
   if (isQuantizer(s.op))
     return verifyQuantizeMx(s);
   if (isSimt(s.op))
-    return verifyMoeSort(s);
+    return verifySimt(s);
   if (s.foldedScales && s.arch != Arch::SM90A)
     return fail("folded weight scales (_fold) are an sm_90a GEMM variant, not ", arch);
   if (s.stages != 0 && s.arch != Arch::SM90A)
@@ -513,7 +548,14 @@ Error verifyKernelSpec(const KernelSpec &s) {
                 "quantizer of R = 8, 16 or 32 rows; got ",
                 toString(s.op), " on ", arch, " with BM ", s.bm, ", R = ", s.imageStream,
                 s.persistent ? ", persistent" : "", s.streamK ? ", stream-K" : "");
-  const bool preQuantized = s.op == OpKind::GemmMxA4W4 || s.op == OpKind::GemmQdqA4W4;
+  if (s.op == OpKind::MoeGemm && (s.splitK != 1 || s.activation != Activation::None ||
+                                  s.epilogue != Epilogue::BF16 || s.foldedScales))
+    return fail("moe_gemm (the MoE stages' grouped GEMM) has one K split, no activation (it "
+                "runs in moe_actq), the bf16 epilogue and unfolded scales; got split-K ",
+                s.splitK, ", activation ", toString(s.activation),
+                s.foldedScales ? ", folded scales" : "");
+  const bool preQuantized =
+      s.op == OpKind::GemmMxA4W4 || s.op == OpKind::GemmQdqA4W4 || s.op == OpKind::MoeGemm;
   if (preQuantized && s.arch != Arch::SM90A)
     return fail(toString(s.op), " (pre-quantized activations) is implemented for sm_90a only, got ",
                 arch);
@@ -645,6 +687,46 @@ Expected<KernelSpec> makeQuantizeMxSpec(Arch arch, int64_t k, int64_t bm, ScaleR
   s.rounding = rounding;
   s.weightLayout = WeightLayout::RowMajor;
   s.scaleLayout = ScaleLayout::RowMajor;
+  if (Error e = verifyKernelSpec(s))
+    return e;
+  return s;
+}
+
+/// A SIMT spec with the defaults every one shares.
+static KernelSpec simtSpec(OpKind op, Arch arch, int64_t n, int64_t k) {
+  KernelSpec s;
+  s.op = op;
+  s.arch = arch;
+  s.n = n;
+  s.k = k;
+  s.bm = 1;
+  s.bn = 256;
+  s.bk = 32;
+  s.weightLayout = WeightLayout::RowMajor;
+  s.scaleLayout = ScaleLayout::RowMajor;
+  return s;
+}
+
+Expected<KernelSpec> makeMoeQuantSpec(Arch arch, int64_t hidden, ScaleRounding rounding) {
+  KernelSpec s = simtSpec(OpKind::MoeQuant, arch, 0, hidden);
+  s.rounding = rounding;
+  if (Error e = verifyKernelSpec(s))
+    return e;
+  return s;
+}
+
+Expected<KernelSpec> makeMoeActQuantSpec(Arch arch, int64_t inter, Activation activation,
+                                         ScaleRounding rounding) {
+  KernelSpec s = simtSpec(OpKind::MoeActQuant, arch, 0, inter);
+  s.rounding = rounding;
+  s.activation = activation;
+  if (Error e = verifyKernelSpec(s))
+    return e;
+  return s;
+}
+
+Expected<KernelSpec> makeMoeReduceSpec(Arch arch, int64_t hidden, int64_t topk) {
+  KernelSpec s = simtSpec(OpKind::MoeReduce, arch, hidden, topk);
   if (Error e = verifyKernelSpec(s))
     return e;
   return s;

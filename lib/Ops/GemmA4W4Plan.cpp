@@ -361,6 +361,8 @@ Expected<std::vector<std::pair<int64_t, int64_t>>> presetShapes(std::string_view
 
 Expected<std::vector<PresetKernel>> presetKernels(std::string_view preset, Arch arch,
                                                   ScaleRounding rounding) {
+  if (preset == "seed-moe" || preset == "model-moe")
+    return moePresetKernels(preset, arch, rounding);
   Expected<std::vector<std::pair<int64_t, int64_t>>> shapes = presetShapes(preset);
   if (!shapes)
     return shapes.takeError();

@@ -12,8 +12,9 @@ Error moeSort(Device &dev, void *stream, const MoeSortShape &shape, const MoeSor
   auto fail = [](const auto &...parts) { return makeError("moeSort: ", parts...); };
   if (Error e = checkMoeSortShape(shape))
     return e;
-  const void *required[] = {buf.topkIds,   buf.topkWeights, buf.sortedIds, buf.sortedWeights,
-                            buf.expertIds, buf.numValid,    buf.status,    buf.workspace};
+  const void *required[] = {buf.topkIds,       buf.topkWeights, buf.sortedIds,
+                            buf.sortedWeights, buf.expertIds,   buf.numValid,
+                            buf.status,        buf.workspace,   buf.positions};
   for (const void *p : required)
     if (!p)
       return fail("only the expert mask may be null");
@@ -41,13 +42,14 @@ Error moeSort(Device &dev, void *stream, const MoeSortShape &shape, const MoeSor
   // Without a mask the kernels never read it: any valid pointer will do.
   void *mask = buf.expertMask ? const_cast<int32_t *>(buf.expertMask) : ids;
   void *counts = buf.workspace, *status = buf.status, *sortedIds = buf.sortedIds,
-       *sortedWeights = buf.sortedWeights, *expertIds = buf.expertIds, *numValid = buf.numValid;
+       *sortedWeights = buf.sortedWeights, *expertIds = buf.expertIds, *numValid = buf.numValid,
+       *positions = buf.positions;
   int32_t tokens = int32_t(shape.tokens), masked = buf.expertMask ? 1 : 0;
-  void *countArgs[] = {&ids, &mask, &counts, &status, &tokens, &masked};
+  void *countArgs[] = {&ids, &mask, &counts, &status, &positions, &tokens, &masked};
   if (Error e = dev.launch(*kernels[0], kernels[0]->geometry(shape.tokens), countArgs, stream))
     return e;
-  void *placeArgs[] = {&ids,           &weights,   &mask,     &counts, &sortedIds,
-                       &sortedWeights, &expertIds, &numValid, &tokens, &masked};
+  void *placeArgs[] = {&ids,       &weights,  &mask,      &counts, &sortedIds, &sortedWeights,
+                       &expertIds, &numValid, &positions, &tokens, &masked};
   return dev.launch(*kernels[1], kernels[1]->geometry(shape.tokens), placeArgs, stream);
 }
 

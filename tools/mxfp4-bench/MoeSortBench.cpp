@@ -69,14 +69,16 @@ int runMoeSortBench(Device &dev, const TimeFn &time, const std::string &json, in
       b.numValid = static_cast<int32_t *>(alloc(8));
       b.status = static_cast<int32_t *>(alloc(4));
       b.workspace = static_cast<int32_t *>(alloc(size_t(moeSortWorkspaceBytes(shape))));
+      b.positions = static_cast<int32_t *>(alloc(ids.size() * 4));
       (void)dev.copyToDevice(const_cast<int32_t *>(b.topkIds), ids.data(), ids.size() * 4);
       (void)dev.copyToDevice(const_cast<float *>(b.topkWeights), weights.data(),
                              weights.size() * 4);
       Row r{c.model, t, c.experts, c.topk, int64_t(std::count(active.begin(), active.end(), true)),
             0,       0, 0};
       r.us = time([&] { return moeSort(dev, nullptr, shape, b); }, &r.hostUs);
-      // Read the routing once, write every output once.
-      r.bytes = double(ids.size() * 8 + size_t(sizes.paddedEntries) * 8 + size_t(sizes.blocks) * 4);
+      // Read the routing once, write every output (positions included) once.
+      r.bytes =
+          double(ids.size() * 12 + size_t(sizes.paddedEntries) * 8 + size_t(sizes.blocks) * 4);
       const double floorUs = r.bytes / kHbmBytesPerS * 1e6;
       llvm::outs() << llvm::format("%-13s %6lld %5lld %5lld %7lld %8.1f %8.1f %9.2f %8.1f\n",
                                    r.model, (long long)t, (long long)c.experts, (long long)c.topk,

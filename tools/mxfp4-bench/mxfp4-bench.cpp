@@ -3,6 +3,7 @@
 //   mxfp4-bench --preset=seed-dense --json=FILE
 //   mxfp4-bench --n=8448 --k=7168 --m=1,16,128
 //   mxfp4-bench --op=moe_sort --json=FILE        (MoeSortBench.h)
+//   mxfp4-bench --op=moe [--models=a,b] --json=FILE (MoeBench.h)
 //
 // Per point, on the same device and in the same run: our gemmA4W4 (inline
 // activation quantization included), cuBLAS BF16 on unquantized weights and
@@ -17,6 +18,7 @@
 
 #include "CublasPeer.h"
 #include "L2Flush.h"
+#include "MoeBench.h"
 #include "MoeSortBench.h"
 #include "mxfp4/Ops/GemmA4W4Plan.h"
 #include "mxfp4/Support/BF16.h"
@@ -40,9 +42,13 @@ static cl::opt<std::string>
                        "DeepSeek-R1 FP4, Kimi-K3 and AITER's dense tests beyond the seed's, at the "
                        "seed's M"),
               cl::init(""));
-static cl::opt<std::string> opOpt("op", cl::desc("gemm_a4w4 (default) or moe_sort"),
+static cl::opt<std::string> opOpt("op", cl::desc("gemm_a4w4 (default), moe_sort or moe"),
                                   cl::init("gemm_a4w4"));
 static cl::opt<int64_t> blockMOpt("block-m", cl::desc("moe_sort: block_m"), cl::init(32));
+static cl::opt<std::string> modelsOpt("models",
+                                      cl::desc("moe: kimi-k3, gpt-oss-120b, deepseek-r1 "
+                                               "(comma-separated; default all)"),
+                                      cl::init(""));
 static cl::opt<std::string> nOpt("n", cl::desc("comma-separated N"), cl::init("8448"));
 static cl::opt<std::string> kOpt("k", cl::desc("comma-separated K"), cl::init("7168"));
 static cl::opt<std::string> mOpt("m", cl::desc("comma-separated M"), cl::init("1,16,128"));
@@ -245,8 +251,14 @@ int main(int argc, char **argv) {
     dev.free(workspace);
     return rc;
   }
+  if (opOpt == "moe") {
+    llvm::outs() << "L2 flush before each repetition: " << bench::toString(*flushMode) << "\n";
+    const int rc = bench::runMoeBench(dev, timeIt, json, modelsOpt);
+    dev.free(workspace);
+    return rc;
+  }
   if (opOpt != "gemm_a4w4")
-    return fail("--op=" + opOpt + ": expected gemm_a4w4 or moe_sort");
+    return fail("--op=" + opOpt + ": expected gemm_a4w4, moe_sort or moe");
 
   std::vector<Row> rows;
   llvm::outs() << "L2 flush before each repetition: " << bench::toString(*flushMode) << "\n";

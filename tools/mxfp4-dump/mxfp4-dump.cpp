@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mxfp4/Kernels/GemmA4W4.h"
+#include "mxfp4/Kernels/MoeSpecs.h"
 #include "mxfp4/Kernels/Schedule.h"
 #include "mxfp4/Target/Compile.h"
 
@@ -37,7 +38,8 @@ static cl::opt<std::string> opName("op",
                                    cl::desc("kernel to build: gemm_a4w4, gemm_mxa4w4, gemm_qdqa4w4 "
                                             "(sm_90a), quant_mxfp4 or qdq_mxfp4 (sm_90a; --n "
                                             "is ignored), moe_sort (--experts, --topk, "
-                                            "--block-m)"),
+                                            "--block-m), moe_stage1, moe_stage2 (also "
+                                            "--hidden, --inter, --activation)"),
                                    cl::init("gemm_a4w4"));
 static cl::opt<std::string> archName("arch", cl::desc("gfx950, gfx1250 or sm_90a"),
                                      cl::init("gfx950"));
@@ -47,7 +49,14 @@ static cl::opt<int64_t> expertsOpt("experts", cl::desc("moe_sort: E (default: se
                                    cl::init(896));
 static cl::opt<int64_t> topkOpt("topk", cl::desc("moe_sort: topk (default: seed 002's 16)"),
                                 cl::init(16));
-static cl::opt<int64_t> blockMOpt("block-m", cl::desc("moe_sort: block_m"), cl::init(32));
+static cl::opt<int64_t> blockMOpt("block-m", cl::desc("moe_*: block_m"), cl::init(32));
+static cl::opt<int64_t> hiddenOpt("hidden", cl::desc("moe_stage*: H (default: seed 002's 3584)"),
+                                  cl::init(3584));
+static cl::opt<int64_t> interOpt("inter", cl::desc("moe_stage*: inter (default: seed 002's 768)"),
+                                 cl::init(768));
+static cl::opt<std::string> activationName("activation",
+                                           cl::desc("moe_stage1: silu, swiglu or situv2"),
+                                           cl::init("situv2"));
 static cl::opt<std::string> nameOpt("name",
                                     cl::desc("build the kernel of this canonical name (instead of "
                                              "--op, --n, --k and the schedule flags)"),
@@ -157,6 +166,22 @@ int main(int argc, char **argv) {
     module = mlir::ModuleOp::create(mlir::UnknownLoc::get(&ctx));
     for (const KernelSpec &spec : *specs)
       buildKernel(*module, spec);
+  } else if (opName == "moe_stage1" || opName == "moe_stage2") {
+    // A stage's kernels, in launch order, in one module.
+    std::optional<Activation> act;
+    for (Activation a : {Activation::Silu, Activation::Swiglu, Activation::Situv2})
+      if (activationName == toString(a))
+        act = a;
+    if (!act)
+      return fail("unknown --activation '" + activationName + "'; expected silu, swiglu or situv2");
+    MoeKernelShape shape{expertsOpt, topkOpt, hiddenOpt, interOpt, blockMOpt, *act, *rounding};
+    Expected<std::vector<KernelSpec>> specs =
+        makeMoeStageSpecs(*arch, opName == "moe_stage1" ? 1 : 2, shape);
+    if (!specs)
+      return fail(specs.takeError().message());
+    module = mlir::ModuleOp::create(mlir::UnknownLoc::get(&ctx));
+    for (const KernelSpec &spec : *specs)
+      buildKernel(*module, spec);
   } else {
     std::optional<OpKind> op;
     for (OpKind o : {OpKind::GemmA4W4, OpKind::GemmMxA4W4, OpKind::GemmQdqA4W4,
@@ -165,8 +190,8 @@ int main(int argc, char **argv) {
         op = o;
     if (!op)
       return fail("unknown --op '" + opName +
-                  "'; expected gemm_a4w4, gemm_mxa4w4, gemm_qdqa4w4, quant_mxfp4, qdq_mxfp4 or "
-                  "moe_sort");
+                  "'; expected gemm_a4w4, gemm_mxa4w4, gemm_qdqa4w4, quant_mxfp4, qdq_mxfp4, "
+                  "moe_sort, moe_stage1 or moe_stage2");
     const int64_t bm = scheduleFlags.bm();
     Expected<KernelSpec> spec = isQuantizer(*op)
                                     ? makeQuantizeMxSpec(*arch, kOpt, bm, *rounding, *op)

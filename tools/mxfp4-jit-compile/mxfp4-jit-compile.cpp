@@ -39,7 +39,8 @@ namespace cl = llvm::cl;
 static cl::opt<std::string>
     presetOpt("preset",
               cl::desc("seed-dense or model-dense: the kernels dispatch runs at the preset's "
-                       "(N, K, M) points"),
+                       "(N, K, M) points; seed-moe or model-moe: the MoE kernels at 1 to 4096 "
+                       "tokens"),
               cl::init(""));
 static cl::opt<std::string>
     shapesOpt("shapes", cl::desc("file of 'N K [BM]' lines or kernel names"), cl::init(""));

@@ -42,6 +42,8 @@ TEST(MoeSort, HandWorkedRouting) {
   std::vector<float> wantW{0.2f, 0.3f, 0.5f, 0, 0.4f, 0, 0.1f, 0.6f, 0, 0};
   EXPECT_EQ(r->sortedWeights, wantW);
   EXPECT_EQ(r->expertIds, (std::vector<int32_t>{0, 0, 1, 2, -1}));
+  // Entry (t, s) = 2t + s went to: (0,0) 6, (0,1) 0, (1,0) 1, (1,1) 4, (2,0) 2, (2,1) 7.
+  EXPECT_EQ(r->positions, (std::vector<int32_t>{6, 0, 1, 4, 2, 7}));
   EXPECT_EQ(r->numValid[0], 8);
   EXPECT_EQ(r->numValid[1], 3);
   EXPECT_EQ(r->dropped, 0);
@@ -73,6 +75,7 @@ TEST(MoeSort, MaskSkipsExpertsAndRenumbers) {
   EXPECT_EQ(std::vector<int32_t>(r->expertIds.begin(), r->expertIds.begin() + 5),
             (std::vector<int32_t>{0, 0, 1, 1, -1}));
   EXPECT_EQ(r->dropped, 0);
+  EXPECT_EQ(r->positions, (std::vector<int32_t>{0, -1, 2, -1, 3, 1}));
 }
 
 TEST(MoeSort, DropsIdsOutsideTheExperts) {
@@ -84,6 +87,7 @@ TEST(MoeSort, DropsIdsOutsideTheExperts) {
   EXPECT_EQ(r->numValid[0], 4);
   EXPECT_EQ(r->sortedIds[0], id(1, 1));
   EXPECT_EQ(r->sortedIds[2], id(1, 0));
+  EXPECT_EQ(r->positions, (std::vector<int32_t>{-1, 2, -1, 0}));
 }
 
 TEST(MoeSort, RejectsBadShapes) {

@@ -7,7 +7,8 @@
 // masked experts (expert parallelism), ids outside [0, E) (dropped and
 // counted), block_m 1 to 128, passes over many thousands of ids, and the
 // model shapes (Kimi-K3 E 896 topk 16, DeepSeek E 256/257 topk 8/9,
-// GPT-OSS E 128 topk 4). The same sort replays bit for bit from a CUDA
+// GPT-OSS E 128 topk 4). Each entry's position (what moeReduce reads) is
+// checked too, -1 where no expert placed it. The same sort replays bit for bit from a CUDA
 // graph, and bad input is an error before any launch.
 //
 //===----------------------------------------------------------------------===//
@@ -72,9 +73,11 @@ struct SortBuffers {
         mask(dev, size_t(s.experts * 4)), sortedIds(dev, size_t(sizes.paddedEntries + 1) * 4),
         sortedWeights(dev, size_t(sizes.paddedEntries + 1) * 4),
         expertIds(dev, size_t(sizes.blocks + 1) * 4), numValid(dev, 3 * 4), status(dev, 2 * 4),
-        workspace(dev, size_t(moeSortWorkspaceBytes(s))) {}
+        workspace(dev, size_t(moeSortWorkspaceBytes(s))),
+        positions(dev, size_t(s.tokens * s.topk + 1) * 4) {}
   void poison() {
-    for (DeviceBuffer *b : {&sortedIds, &sortedWeights, &expertIds, &numValid, &status, &workspace})
+    for (DeviceBuffer *b :
+         {&sortedIds, &sortedWeights, &expertIds, &numValid, &status, &workspace, &positions})
       b->fill(0xA5);
   }
   MoeSortBuffers args(bool masked) const {
@@ -88,10 +91,12 @@ struct SortBuffers {
     a.numValid = static_cast<int32_t *>(numValid.get());
     a.status = static_cast<int32_t *>(status.get());
     a.workspace = static_cast<int32_t *>(workspace.get());
+    a.positions = static_cast<int32_t *>(positions.get());
     return a;
   }
   MoeSortSizes sizes;
-  DeviceBuffer ids, weights, mask, sortedIds, sortedWeights, expertIds, numValid, status, workspace;
+  DeviceBuffer ids, weights, mask, sortedIds, sortedWeights, expertIds, numValid, status, workspace,
+      positions;
 };
 
 constexpr int32_t kPoison = int32_t(0xA5A5A5A5u);
@@ -103,6 +108,10 @@ void expectMatches(SortBuffers &b, const MoeSortResult &want) {
   auto experts = b.expertIds.download<int32_t>(want.expertIds.size() + 1);
   auto valid = b.numValid.download<int32_t>(3);
   auto status = b.status.download<int32_t>(2);
+  auto positions = b.positions.download<int32_t>(want.positions.size() + 1);
+  EXPECT_EQ(positions.back(), kPoison) << "wrote past the positions";
+  positions.pop_back();
+  EXPECT_EQ(positions, want.positions) << "positions differ";
   EXPECT_EQ(ids.back(), kPoison) << "wrote past the sorted ids";
   EXPECT_EQ(weights.back(), uint32_t(kPoison)) << "wrote past the sorted weights";
   EXPECT_EQ(experts.back(), kPoison) << "wrote past the expert ids";

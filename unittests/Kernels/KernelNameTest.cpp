@@ -8,6 +8,7 @@
 #include "TestUtil/Expected.h"
 #include "TestUtil/Random.h"
 #include "mxfp4/Kernels/KernelSpec.h"
+#include "mxfp4/Kernels/MoeSpecs.h"
 #include "mxfp4/Kernels/Sm90Geometry.h"
 #include "mxfp4/Kernels/Sm90Pipeline.h"
 
@@ -24,7 +25,7 @@ KernelSpec randomSpec(std::mt19937_64 &rng) {
   Activation act = rng() % 2 ? Activation::Silu : Activation::None;
   int64_t smBm = int64_t(8) << (rng() % 4);
   Expected<KernelSpec> s = makeError("unreached");
-  switch (rng() % 5) {
+  switch (rng() % 7) {
   case 0:
     s = makeGemmA4W4Spec(rng() % 2 ? Arch::GFX950 : Arch::GFX1250, n, k, rng() % 2 ? 16 : 64, r,
                          act);
@@ -46,6 +47,26 @@ KernelSpec randomSpec(std::mt19937_64 &rng) {
   case 3:
     s = makeQuantizeMxSpec(Arch::SM90A, k, smBm, r);
     break;
+  case 4:
+    s = makeMoeGemmSpec(Arch::SM90A, n, k, smBm);
+    break;
+  case 5: {
+    const Arch arches[] = {Arch::GFX950, Arch::GFX1250, Arch::SM90A};
+    const Arch a = arches[rng() % 3];
+    const Activation gated[] = {Activation::Silu, Activation::Swiglu, Activation::Situv2};
+    switch (rng() % 3) {
+    case 0:
+      s = makeMoeQuantSpec(a, 32 * int64_t(1 + rng() % 300), r);
+      break;
+    case 1:
+      s = makeMoeActQuantSpec(a, 32 * int64_t(1 + rng() % 300), gated[rng() % 3], r);
+      break;
+    default:
+      s = makeMoeReduceSpec(a, 8 * int64_t(1 + rng() % 1000), 1 + int64_t(rng() % 255));
+      break;
+    }
+    break;
+  }
   default: {
     const Arch arches[] = {Arch::GFX950, Arch::GFX1250, Arch::SM90A};
     auto sort = makeMoeSortSpecs(arches[rng() % 3], 1 + int64_t(rng() % 1024),
@@ -187,7 +208,7 @@ TEST(KernelName, MoeSort) {
                         "no GEMM variant");
   EXPECT_ERROR_CONTAINS(parseKernelName("moe_place_gfx950_n896_k16_bm32_bn256_bk16_ks1_even_"
                                         "wrowmajor_srowmajor_anone_ebf16"),
-                        "must be the defaults");
+                        "rounding must be the default");
 }
 
 // sm_90a GEMMs on weights whose scales are all below 128 fold the 2^126 of

@@ -91,6 +91,8 @@ public:
   mlir::Value bufferArg(mlir::Type elem);
   /// Appends a run-time i32 argument; returns it as an index.
   Index i32Arg();
+  /// A run-time f32 argument (SIMT kernels: activation parameters).
+  mlir::Value f32Arg();
   /// A SIMT kernel's workgroup memory: `count` elements, an argument in the
   /// workgroup address space that outlining turns into the gpu.func's
   /// workgroup buffer (Conversion/SimtOutlining.h); launches do not pass it.
@@ -117,6 +119,10 @@ public:
   /// or beyond `validRows` read as zero.
   MxTile loadMx(mlir::Value data, mlir::Value scales, Index row, Index col, Index ld,
                 Index validRows, int64_t rows, int64_t cols);
+  /// A grouped GEMM's row block `block` (mxtile.group_block): its group and
+  /// the valid rows of the sorted matrix; the workgroup ends here when the
+  /// block is empty.
+  std::pair<Index, Index> groupBlock(mlir::Value groups, mlir::Value numValid, Index block);
   /// Weights [rows, cols K-elements] at (row, col) of a [*, k] matrix, with its
   /// scales at (row, col / 32), in the given layouts; through the TMA
   /// descriptors in `descriptors` when given (sm_90a).

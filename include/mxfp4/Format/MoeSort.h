@@ -11,6 +11,7 @@
 //              length: -1
 //   valid[0] = the padded length (sum of the per-expert padded counts),
 //   valid[1] = T
+//   positions[token, slot] = where the entry went (-1: dropped or masked)
 //
 // Ids outside [0, E) are dropped (never read past an array) and counted in
 // `dropped`. With an expert mask (expert parallelism), masked-out experts
@@ -54,6 +55,7 @@ struct MoeSortResult {
   std::vector<int32_t> sortedIds;   ///< [paddedEntries]
   std::vector<float> sortedWeights; ///< [paddedEntries]
   std::vector<int32_t> expertIds;   ///< [blocks]
+  std::vector<int32_t> positions;   ///< [T * topk]: sorted position, -1 if not placed
   int32_t numValid[2] = {0, 0};
   int32_t dropped = 0; ///< ids outside [0, E)
 };

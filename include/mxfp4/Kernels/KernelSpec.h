@@ -44,6 +44,17 @@ namespace mxfp4 {
 /// MoeCount, MoePlace: MoE sorting (Kernels/MoeSort.h; "moe_count",
 ///   "moe_place"): N = E experts, K = topk, BM = block_m, BN = 256 threads,
 ///   BK = 16 ids per thread and pass; SIMT kernels on every target.
+/// MoeQuant, MoeActQuant, MoeReduce: the MoE elementwise kernels
+///   (Kernels/MoeElementwise.h; "moe_quant", "moe_actq", "moe_reduce"):
+///   gathered quantization of K = H, activation + quantization of K =
+///   inter (the spec's activation, its parameters run-time), the top-k
+///   weighted sum of N = H columns over K = topk slots; BN = 256 threads,
+///   BM 1, BK 32; SIMT kernels on every target.
+/// MoeGemm: the MoE stages' grouped GEMM ("moe_gemm"; sm_90a): C[r] =
+///   A[r] * W[expert(r)]^T over the sorted rows r of moe_place, A already
+///   MXFP4 like GemmMxA4W4, the weights of every expert one [E * N, K]
+///   prepared matrix; each BM row block reads its expert and the valid row
+///   count on the device (mxtile.group_block). N, K per expert.
 enum class OpKind : uint8_t {
   GemmA4W4,
   GemmMxA4W4,
@@ -51,17 +62,38 @@ enum class OpKind : uint8_t {
   QdqMx,
   GemmQdqA4W4,
   MoeCount,
-  MoePlace
+  MoePlace,
+  MoeQuant,
+  MoeActQuant,
+  MoeReduce,
+  MoeGemm
 };
 std::string_view toString(OpKind op);
 /// Every op, in order.
-inline constexpr OpKind kAllOpKinds[] = {OpKind::GemmA4W4,    OpKind::GemmMxA4W4, OpKind::QuantizeMx,
-                                         OpKind::QdqMx,       OpKind::GemmQdqA4W4, OpKind::MoeCount,
-                                         OpKind::MoePlace};
+inline constexpr OpKind kAllOpKinds[] = {
+    OpKind::GemmA4W4,    OpKind::GemmMxA4W4, OpKind::QuantizeMx, OpKind::QdqMx,
+    OpKind::GemmQdqA4W4, OpKind::MoeCount,   OpKind::MoePlace,   OpKind::MoeQuant,
+    OpKind::MoeActQuant, OpKind::MoeReduce,  OpKind::MoeGemm};
 /// The quantizer kernels (no weights): QuantizeMx and QdqMx.
 inline bool isQuantizer(OpKind op) { return op == OpKind::QuantizeMx || op == OpKind::QdqMx; }
-/// The SIMT kernels (no tiles, outlined as they are): the MoE sorting.
-inline bool isSimt(OpKind op) { return op == OpKind::MoeCount || op == OpKind::MoePlace; }
+/// The SIMT kernels (no tiles, outlined as they are): the MoE sorting and
+/// elementwise kernels.
+inline bool isSimt(OpKind op) {
+  return op == OpKind::MoeCount || op == OpKind::MoePlace || op == OpKind::MoeQuant ||
+         op == OpKind::MoeActQuant || op == OpKind::MoeReduce;
+}
+/// The experts one moe_count workgroup counts (Kernels/MoeSort.h).
+inline constexpr int64_t kMoeCountGroup = 8;
+/// The MoE intermediates (quantized rows, stage outputs) pad every row to
+/// a multiple of the GEMMs' K step, at least two steps, so that any hidden
+/// and inter size that is a multiple of 32 runs: the padding is zero codes
+/// (scale 1.0) on the A side and zero weights (Ops/FusedMoe.h),
+/// contributing exact zeros.
+inline constexpr int64_t kMoeRowAlign = 128;
+inline constexpr int64_t moePaddedRow(int64_t elements) {
+  const int64_t padded = (elements + kMoeRowAlign - 1) / kMoeRowAlign * kMoeRowAlign;
+  return padded < 2 * kMoeRowAlign ? 2 * kMoeRowAlign : padded;
+}
 enum class Activation : uint8_t { None, Silu, Swiglu, Situv2 };
 /// BF16: store C. BF16DumpQuant: also write the inline-quantized activations
 /// and their scales (tests compare them with the CPU quantizer byte for byte).
@@ -117,6 +149,15 @@ Expected<KernelSpec> makeGemmA4W4Spec(Arch arch, int64_t n, int64_t k, int64_t b
 Expected<KernelSpec> makeQuantizeMxSpec(Arch arch, int64_t k, int64_t bm,
                                         ScaleRounding rounding = kDefaultScaleRounding,
                                         OpKind op = OpKind::QuantizeMx);
+
+/// The MoE elementwise kernels on `arch` (verified): moe_quant for rows of
+/// K = `hidden` with `rounding`; moe_actq for rows of K = `inter` with the
+/// gated `activation` (its parameters are run-time arguments); moe_reduce
+/// for `hidden` columns and `topk` slots.
+Expected<KernelSpec> makeMoeQuantSpec(Arch arch, int64_t hidden, ScaleRounding rounding);
+Expected<KernelSpec> makeMoeActQuantSpec(Arch arch, int64_t inter, Activation activation,
+                                         ScaleRounding rounding);
+Expected<KernelSpec> makeMoeReduceSpec(Arch arch, int64_t hidden, int64_t topk);
 
 /// The two sorting kernels (moe_count, moe_place) for E experts, topk and
 /// block_m on `arch`; verified.

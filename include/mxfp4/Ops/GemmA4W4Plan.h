@@ -122,9 +122,16 @@ struct PresetKernel {
 
 /// The kernels gemmA4W4 runs at a preset's points on `arch` with default
 /// options but `rounding`, deduplicated in first-use order; on sm_90a for
-/// weights with scales below 128 (folded) and for any others.
+/// weights with scales below 128 (folded) and for any others. The MoE
+/// presets (seed-moe, model-moe) are moePresetKernels'.
 Expected<std::vector<PresetKernel>> presetKernels(std::string_view preset, Arch arch,
                                                   ScaleRounding rounding);
+
+/// The kernels fusedMoeA4W4 (Ops/FusedMoe.h) runs at 1 to 4096 tokens on
+/// seed 002's layer (seed-moe) or the MoE models' (model-moe: Kimi-K3,
+/// GPT-OSS-120B, DeepSeek-R1 FP4 at TP 8), deduplicated in first-use order.
+Expected<std::vector<PresetKernel>> moePresetKernels(std::string_view preset, Arch arch,
+                                                     ScaleRounding rounding);
 
 } // namespace mxfp4
 

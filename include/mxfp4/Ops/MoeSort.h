@@ -29,6 +29,9 @@ struct MoeSortBuffers {
   int32_t *expertIds = nullptr;        ///< [blocks]
   int32_t *numValid = nullptr;         ///< [2]
   int32_t *status = nullptr;           ///< [1]: the ids dropped
+  /// [T, topk]: where each entry went in the sorted order, -1 for entries
+  /// no expert placed (dropped or masked out); what moeReduce reads.
+  int32_t *positions = nullptr;
   int32_t *workspace = nullptr;        ///< moeSortWorkspaceBytes: per-expert counts
 };
 

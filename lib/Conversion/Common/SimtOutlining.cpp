@@ -41,7 +41,7 @@ LogicalResult outlineSimtKernel(func::FuncOp kernel, gpu::GPUModuleOp gpuModule)
       if (mt.getRank() != 1 || mt.getMemorySpace())
         return kernel.emitError() << "global buffers are 1-D memrefs, got " << t;
       argTypes.push_back(MemRefType::get({kNominalElements}, mt.getElementType()));
-    } else if (t.isSignlessInteger(32) || t.isIndex()) {
+    } else if (t.isSignlessInteger(32) || t.isIndex() || t.isF32()) {
       argTypes.push_back(t);
     } else {
       return kernel.emitError() << "unsupported SIMT kernel argument type " << t;

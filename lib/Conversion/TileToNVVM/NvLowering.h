@@ -436,6 +436,9 @@ private:
   /// With decode groups, after the K loop: the scf.if in which the first
   /// warpgroup runs the epilogue (the kernel returns after it).
   mlir::scf::IfOp firstGroupOnly;
+  /// moe_gemm: the rest of the kernel runs inside this if, for row blocks
+  /// that hold rows (mxtile.group_block).
+  mlir::scf::IfOp groupGuard;
   /// Persistent kernels: this workgroup's tile iteration, its linear tile,
   /// the next one it takes, and the number of tiles.
   mlir::Value tileIter, currentTile, nextTile, tileCount;

@@ -98,8 +98,31 @@ LogicalResult Sm90Emitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
   }
   if (auto st = dyn_cast<tile::StoreOp>(op))
     return lowerStore(b, st);
+  if (auto group = dyn_cast<tile::GroupBlockOp>(op)) {
+    // Uniform loads; a block past the valid rows, or of no expert, skips
+    // the rest of the kernel (before any barrier or copy is issued).
+    auto load = [&](Value buffer, Value at) {
+      return memref::LoadOp::create(b, mapping.lookup(buffer), ValueRange{at}).getResult();
+    };
+    Value block = mapping.lookup(group.getBlock());
+    Value expert = load(group.getGroups(), block);
+    Value rows = arith::IndexCastUIOp::create(b, b.getIndexType(),
+                                              load(group.getNumValid(), idxConst(b, 0)));
+    Value first = idxMul(b, block, cfg.bm);
+    Value live =
+        arith::AndIOp::create(b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, first, rows),
+                              arith::CmpIOp::create(b, arith::CmpIPredicate::sge, expert,
+                                                    arith::ConstantIntOp::create(b, 0, 32)));
+    mapping.map(group.getGroup(), arith::IndexCastOp::create(b, b.getIndexType(), expert));
+    mapping.map(group.getRows(), rows);
+    groupGuard = scf::IfOp::create(b, live, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(groupGuard.thenBlock());
+    return success();
+  }
   if (isa<func::ReturnOp>(op)) {
-    if (firstGroupOnly)
+    if (groupGuard)
+      b.setInsertionPointAfter(groupGuard);
+    else if (firstGroupOnly)
       b.setInsertionPointAfter(firstGroupOnly);
     gpu::ReturnOp::create(b);
     return success();
@@ -155,7 +178,7 @@ FailureOr<Type> argElementType(func::FuncOp kernel, BlockArgument arg) {
     else if (auto w = dyn_cast<tile::LoadWeightOp>(user))
       r = agree(w.getDescriptors() == arg ? Type(LLVM::LLVMPointerType::get(ctx))
                                           : Type(VectorType::get({4}, IntegerType::get(ctx, 32))));
-    else if (isa<tile::LoadScalesOp>(user))
+    else if (isa<tile::LoadScalesOp, tile::GroupBlockOp>(user))
       r = agree(IntegerType::get(ctx, 32));
     else if (auto q = dyn_cast<tile::QuantizeOp>(user)) // the image: written by bulk copies
       r = agree(q.getQdq() == arg        ? Type(LLVM::LLVMPointerType::get(ctx))
@@ -200,7 +223,7 @@ FailureOr<KernelSpec> readKernelSpec(func::FuncOp kernel) {
   tile::QuantizeOp quant;
   tile::StoreOp store;
   tile::ActivationOp act;
-  bool image = false, mx = false;
+  bool image = false, mx = false, grouped = false;
   kernel.walk([&](Operation *op) {
     if (auto x = dyn_cast<tile::ScaledMmaOp>(op))
       mma = x;
@@ -216,6 +239,7 @@ FailureOr<KernelSpec> readKernelSpec(func::FuncOp kernel) {
       act = x;
     image |= isa<tile::LoadQdqOp>(op);
     mx |= isa<tile::LoadMxOp>(op);
+    grouped |= isa<tile::GroupBlockOp>(op);
   });
   if (quant)
     spec.rounding = tile::fromTile(quant.getRounding());
@@ -242,7 +266,13 @@ FailureOr<KernelSpec> readKernelSpec(func::FuncOp kernel) {
     return kernel.emitError() << "kernel '" << kernel.getSymName()
                               << "' has no mxtile.scaled_mma fed by mxtile.load_weight and "
                                  "mxtile.load_scales (and is not a quantizer)";
-  spec.op = image ? OpKind::GemmQdqA4W4 : mx ? OpKind::GemmMxA4W4 : OpKind::GemmA4W4;
+  if (grouped && !mx)
+    return kernel.emitError() << "on sm_90a a grouped GEMM (mxtile.group_block) reads MXFP4 "
+                                 "activations (mxtile.load_mx)";
+  spec.op = image     ? OpKind::GemmQdqA4W4
+            : grouped ? OpKind::MoeGemm
+            : mx      ? OpKind::GemmMxA4W4
+                      : OpKind::GemmA4W4;
   std::optional<int64_t> n = store ? getConstantIntValue(store.getLd()) : std::nullopt;
   if (!n)
     return kernel.emitError() << "on sm_90a a GEMM stores one mxtile.store into a matrix of a "
@@ -308,7 +338,7 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
   // spills or serialized wgmmas (ptxas report, test/Target): two workgroups
   // (16 warps) per SM instead of one. BM 64 under the same cap has its
   // wgmmas serialized (ptxas C7511), so it keeps its registers.
-  if (spec.op == OpKind::GemmMxA4W4 && cfg.bm == 128)
+  if ((spec.op == OpKind::GemmMxA4W4 || spec.op == OpKind::MoeGemm) && cfg.bm == 128)
     cfg.maxRegisters = 128;
   // On the activation image, BM 128's five stages leave room for one
   // workgroup per SM: its 256 threads may take every register. With fewer

@@ -1,0 +1,144 @@
+//===- FusedMoe.h - The A4W4 mixture of experts -------------------*- C++ -*-===//
+//
+// A MoE layer on MXFP4 weights with BF16 activations (semantics.md 6):
+//
+//   out[t] = sum over slots s of w[t, s] * W2[e] act(W1[e] q(hidden[t]))
+//
+// with e = topk_ids[t, s], q the MXFP4 quantization of the activations
+// (inline, any rounding), act a gated activation on W1's gate and up
+// halves, its output quantized to MXFP4 again before W2. Six launches, no
+// host synchronisation (a CUDA graph can capture them): moeSort
+// (Ops/MoeSort.h), the gathered quantization of the hidden rows in sorted
+// order, stage 1's grouped GEMM (moe_gemm), the activation and its
+// quantization, stage 2's grouped GEMM, and the top-k weighted sum into
+// `out` in slot order (deterministic). The steps are also callable alone
+// (Ops/MoeSteps.h; moeStage1, moeStage2 below).
+//
+// Any hidden and inter size that is a multiple of 32 runs: the prepared
+// weights and the intermediates pad rows to moePaddedRow (128) with zeros,
+// which contribute exact zeros.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MXFP4_OPS_FUSEDMOE_H
+#define MXFP4_OPS_FUSEDMOE_H
+
+#include "mxfp4/Ops/MoeSteps.h"
+#include "mxfp4/Runtime/Device.h"
+#include "mxfp4/Support/Error.h"
+#include "mxfp4/Support/Span.h"
+
+#include <memory>
+#include <optional>
+
+namespace mxfp4 {
+
+/// A layer's shape: E experts, each token routed to topk of them, hidden
+/// size H (W1's K, W2's N), intermediate size inter (W1 has 2 inter rows:
+/// gate and up).
+struct MoeShape {
+  int64_t experts = 0, topk = 0, hidden = 0, inter = 0;
+};
+/// Checks E in [1, 65536], topk in [1, min(E, 255)], H and inter positive
+/// multiples of 32.
+Error checkMoeShape(const MoeShape &shape);
+
+/// Where W1's gate and up rows are: Gguu, all gate rows then all up rows
+/// ([gate(inter); up(inter)]); Gugu, 16-row tiles interleaved, gate tile i
+/// then up tile i (rows 32i..32i+15 are gate rows 16i.., rows 32i+16..
+/// up rows 16i..; AITER's gate_mode INTERLEAVE, semantics.md 3.1).
+enum class GateUpLayout : uint8_t { Gguu, Gugu };
+
+/// A layer's weights preshuffled and resident on one device, with the
+/// scratch the MoE calls keep per stream (like PreparedWeight's: it grows on
+/// demand, which cannot happen while a stream is captured; run a call with
+/// at least as many tokens once before capturing).
+class MoeWeights {
+public:
+  struct Impl;
+  explicit MoeWeights(std::unique_ptr<Impl> impl);
+  ~MoeWeights();
+  MoeWeights(const MoeWeights &) = delete;
+  MoeWeights &operator=(const MoeWeights &) = delete;
+
+  const MoeShape &shape() const;
+  Arch arch() const;
+  const Impl &impl() const { return *pimpl; }
+
+private:
+  std::unique_ptr<Impl> pimpl;
+};
+
+/// Preshuffles a layer's host weights for `arch` (default: the device's)
+/// and uploads them: W1 packed E2M1 [E, 2 inter, H/2] (even K element in the
+/// low nibble) with E8M0 scales [E, 2 inter, H/32], W2 [E, H, inter/2] with
+/// [E, H, inter/32], row-major. Once per layer.
+Expected<std::unique_ptr<MoeWeights>> prepareMoeWeights(Device &dev, const MoeShape &shape,
+                                                        Span<uint8_t> w1Fp4, Span<uint8_t> w1Scale,
+                                                        Span<uint8_t> w2Fp4, Span<uint8_t> w2Scale,
+                                                        GateUpLayout layout = GateUpLayout::Gguu,
+                                                        std::optional<Arch> arch = std::nullopt);
+
+struct FusedMoeOptions {
+  /// The gated activation and its parameters (no hidden defaults: situv2's
+  /// beta and linear_beta are the caller's).
+  MoeActivation activation;
+  /// The E8M0 scale rounding of both activation quantizations.
+  ScaleRounding rounding = kDefaultScaleRounding;
+  /// Multiply stage 1's rows by their routing weight before the activation
+  /// (and sum stage 2's unweighted).
+  bool doweightStage1 = false;
+  /// Rows per sorted block and M tile of the grouped GEMMs: 16, 32, 64 or
+  /// 128; 0: dispatch picks from the tokens per expert.
+  int64_t blockM = 0;
+  /// Expert parallelism: device pointer [globalExperts] i32, nonzero for
+  /// the experts this rank holds, which must be the weights' E, in global
+  /// order (null: the weights hold every expert). topk ids are global ids;
+  /// slots of other experts add nothing.
+  const int32_t *expertMask = nullptr;
+  int64_t globalExperts = 0;
+  /// Device pointer to one i32 (nullable): the number of routed ids outside
+  /// [0, E), which are dropped.
+  int32_t *dropped = nullptr;
+};
+
+/// out [tokens, H] bf16 = the MoE of `hidden` [tokens, H] bf16 routed by
+/// `topkIds` / `topkWeights` [tokens, topk] (i32, f32), on `stream`; device
+/// pointers, 4-byte aligned. `options.activation` must be set.
+Error fusedMoeA4W4(Device &dev, void *stream, const void *hidden, int64_t tokens,
+                   const int32_t *topkIds, const float *topkWeights, const MoeWeights &weights,
+                   const FusedMoeOptions &options, void *out);
+
+/// The block_m (and grouped GEMM M tile) fusedMoeA4W4 takes for `tokens`.
+int64_t moeBlockM(const MoeShape &shape, int64_t tokens, const FusedMoeOptions &options);
+/// The sorted rows the stages can reach for `tokens` at `blockM`: every
+/// placed entry plus each active expert's padding, at most the sorted length.
+int64_t moeMaxRows(const MoeShape &shape, int64_t tokens, int64_t blockM);
+
+/// A sorting on the device, as the stages read it (moeSort's outputs).
+struct MoeSorted {
+  const int32_t *sortedIds = nullptr;
+  const float *sortedWeights = nullptr;
+  const int32_t *expertIds = nullptr;
+  const int32_t *numValid = nullptr;
+  int64_t blockM = 0;
+};
+
+/// Stage 1 alone: the sorted rows of `hidden` quantized, times W1 of their
+/// expert, the activation (times the routing weight first when
+/// options.doweightStage1), quantized into `codes` [maxRows, Ip/2] and
+/// `scales` [maxRows, Ip/32] (Ip = moePaddedRow(inter); Ops/MoeSteps.h's
+/// layout) in sorted order.
+Error moeStage1(Device &dev, void *stream, const void *hidden, int64_t tokens,
+                const MoeSorted &sorted, const MoeWeights &weights, const FusedMoeOptions &options,
+                void *codes, void *scales);
+
+/// Stage 2 alone: those rows times W2 of their expert, then out [tokens, H]
+/// bf16 = the sum over each token's slots of weight x row (weights 1 with
+/// options.doweightStage1) through `positions` (moeSort's).
+Error moeStage2(Device &dev, void *stream, const void *codes, const void *scales, int64_t tokens,
+                const MoeSorted &sorted, const int32_t *positions, const float *topkWeights,
+                const MoeWeights &weights, const FusedMoeOptions &options, void *out);
+
+} // namespace mxfp4
+
+#endif // MXFP4_OPS_FUSEDMOE_H

@@ -1,0 +1,444 @@
+//===- FusedMoe.cpp - The A4W4 mixture of experts -------------------------===//
+
+#include "mxfp4/Ops/FusedMoe.h"
+#include "mxfp4/JIT/Jit.h"
+#include "mxfp4/Kernels/MoeSpecs.h"
+#include "mxfp4/Ops/GemmA4W4Plan.h"
+#include "mxfp4/Ops/MoeSort.h"
+#include "mxfp4/Ops/PreparedWeightImpl.h"
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+namespace mxfp4 {
+
+namespace {
+
+template <typename... Parts> Error fail(const Parts &...parts) { return makeError(parts...); }
+
+/// The scratch of one call: sorting outputs and the intermediates, carved
+/// from one buffer (256-byte aligned pieces).
+struct ScratchLayout {
+  enum Piece {
+    SortedIds,
+    SortedWeights,
+    ExpertIds,
+    NumValid,
+    Status,
+    Positions,
+    Workspace,
+    A1Codes,
+    A1Scales,
+    GateUp,
+    A2Codes,
+    A2Scales,
+    Y,
+    kPieces
+  };
+  size_t offset[kPieces] = {};
+  size_t total = 0;
+
+  /// `sortExperts`: the experts the routing ids index (with a mask, the
+  /// global ones).
+  ScratchLayout(const MoeShape &s, int64_t tokens, int64_t blockM, int64_t sortExperts) {
+    const MoeSortSizes sort = moeSortSizes(tokens, s.topk, sortExperts, blockM);
+    const int64_t rows = moeMaxRows(s, tokens, blockM);
+    const int64_t hp = moePaddedRow(s.hidden), ip = moePaddedRow(s.inter);
+    const int64_t bytes[kPieces] = {sort.paddedEntries * 4,
+                                    sort.paddedEntries * 4,
+                                    sort.blocks * 4,
+                                    8,
+                                    4,
+                                    tokens * s.topk * 4,
+                                    moeSortWorkspaceBytes({tokens, s.topk, sortExperts, blockM}),
+                                    rows * hp / 2,
+                                    rows * hp / 32,
+                                    rows * 2 * ip * 2,
+                                    rows * ip / 2,
+                                    rows * ip / 32,
+                                    rows * hp * 2};
+    for (int i = 0; i < kPieces; ++i) {
+      offset[i] = total;
+      total += (size_t(bytes[i]) + 255) / 256 * 256;
+    }
+  }
+};
+
+} // namespace
+
+struct MoeWeights::Impl {
+  Impl(Device &dev, Arch arch, MoeShape shape, std::unique_ptr<PreparedWeight> w1,
+       std::unique_ptr<PreparedWeight> w2)
+      : dev(&dev), arch(arch), shape(shape), w1(std::move(w1)), w2(std::move(w2)) {}
+  ~Impl() {
+    for (auto &[stream, p] : scratch)
+      dev->free(p.first);
+    for (void *p : retired)
+      dev->free(p);
+  }
+
+  /// `stream`'s scratch of at least `bytes`, grown (at least doubling) on
+  /// demand; replaced buffers stay allocated until the weights go (queued
+  /// or captured work may still use them).
+  Expected<char *> scratchFor(size_t bytes, void *stream) const {
+    std::lock_guard<std::mutex> lock(mutex);
+    std::pair<void *, size_t> &s = scratch[stream];
+    if (bytes <= s.second)
+      return static_cast<char *>(s.first);
+    Expected<bool> capturing = dev->capturing(stream);
+    if (!capturing)
+      return capturing.takeError();
+    if (*capturing)
+      return fail("fusedMoeA4W4: this call needs ", bytes,
+                  " bytes of scratch and the stream's "
+                  "holds ",
+                  s.second,
+                  "; growing it allocates device memory, which cannot happen while the "
+                  "stream is captured into a graph. Run a call with at least as many tokens "
+                  "once on this stream before capturing");
+    const size_t want = std::max(bytes, s.second * 2);
+    Expected<void *> p = dev->alloc(want);
+    if (!p)
+      return p.takeError();
+    if (s.first)
+      retired.push_back(s.first);
+    s = {*p, want};
+    return static_cast<char *>(s.first);
+  }
+
+  Device *dev;
+  Arch arch;
+  MoeShape shape;
+  /// W1 as one [E * 2 Ip, Hp] matrix (expert e's gate rows at 2 Ip e, up
+  /// rows at 2 Ip e + Ip), W2 as [E * Hp, Ip]; zero padded.
+  std::unique_ptr<PreparedWeight> w1, w2;
+
+private:
+  mutable std::mutex mutex;
+  mutable std::unordered_map<void *, std::pair<void *, size_t>> scratch;
+  mutable std::vector<void *> retired;
+};
+
+MoeWeights::MoeWeights(std::unique_ptr<Impl> impl) : pimpl(std::move(impl)) {}
+MoeWeights::~MoeWeights() = default;
+const MoeShape &MoeWeights::shape() const { return pimpl->shape; }
+Arch MoeWeights::arch() const { return pimpl->arch; }
+
+Error checkMoeShape(const MoeShape &s) {
+  if (s.experts < 1 || s.experts > 65536)
+    return fail("MoE: E must be in [1, 65536], got ", s.experts);
+  if (s.topk < 1 || s.topk > std::min<int64_t>(s.experts, 255))
+    return fail("MoE: topk must be in [1, min(E, 255)] = [1, ", std::min<int64_t>(s.experts, 255),
+                "], got ", s.topk);
+  if (s.hidden < 32 || s.hidden % 32 != 0)
+    return fail("MoE: the hidden size must be a positive multiple of 32 (the MXFP4 block), got ",
+                s.hidden);
+  if (s.inter < 32 || s.inter % 32 != 0)
+    return fail("MoE: inter must be a positive multiple of 32 (the MXFP4 block), got ", s.inter);
+  return Error::success();
+}
+
+int64_t moeBlockM(const MoeShape &shape, int64_t tokens, const FusedMoeOptions &options) {
+  if (options.blockM)
+    return options.blockM;
+  // The rows an active expert gets on average: the M tile that holds them
+  // with the least padding.
+  const int64_t entries = tokens * shape.topk;
+  const int64_t perExpert =
+      (entries + std::min(entries, shape.experts) - 1) / std::min(entries, shape.experts);
+  return perExpert <= 16 ? 16 : perExpert <= 32 ? 32 : perExpert <= 96 ? 64 : 128;
+}
+
+int64_t moeMaxRows(const MoeShape &shape, int64_t tokens, int64_t blockM) {
+  const int64_t entries = tokens * shape.topk;
+  const int64_t active = std::min(entries, shape.experts);
+  const int64_t bound = (entries + active * (blockM - 1) + blockM - 1) / blockM * blockM;
+  return std::min(bound, moeSortSizes(tokens, shape.topk, shape.experts, blockM).paddedEntries);
+}
+
+Expected<std::unique_ptr<MoeWeights>> prepareMoeWeights(Device &dev, const MoeShape &s,
+                                                        Span<uint8_t> w1Fp4, Span<uint8_t> w1Scale,
+                                                        Span<uint8_t> w2Fp4, Span<uint8_t> w2Scale,
+                                                        GateUpLayout layout,
+                                                        std::optional<Arch> archOpt) {
+  if (Error e = checkMoeShape(s))
+    return e;
+  Expected<Arch> arch = archOpt ? Expected<Arch>(*archOpt) : targetArch(&dev);
+  if (!arch)
+    return arch.takeError();
+  if (*arch != Arch::SM90A)
+    return fail("prepareMoeWeights: the MoE GEMMs (moe_gemm) run on sm_90a; ", toString(*arch),
+                " compiles the MoE sorting and elementwise kernels only so far");
+  const int64_t e = s.experts, h = s.hidden, in = s.inter;
+  const int64_t hp = moePaddedRow(h), ip = moePaddedRow(in);
+  auto expect = [&](const char *what, Span<uint8_t> got, int64_t want) {
+    return got.size() == size_t(want)
+               ? Error::success()
+               : fail("prepareMoeWeights: ", what, " for E = ", e, ", H = ", h, ", inter = ", in,
+                      " are ", want, " bytes, got ", got.size());
+  };
+  if (Error err = expect("W1's packed codes [E, 2 inter, H/2]", w1Fp4, e * 2 * in * h / 2))
+    return err;
+  if (Error err = expect("W1's scales [E, 2 inter, H/32]", w1Scale, e * 2 * in * h / 32))
+    return err;
+  if (Error err = expect("W2's packed codes [E, H, inter/2]", w2Fp4, e * h * in / 2))
+    return err;
+  if (Error err = expect("W2's scales [E, H, inter/32]", w2Scale, e * h * in / 32))
+    return err;
+  // Rows copied into zero-padded matrices (scale 0x7F = 1.0 on the padding).
+  auto pad = [](Span<uint8_t> from, int64_t rows, int64_t fromRow, int64_t toRow, uint8_t fill,
+                auto rowOf) {
+    std::vector<uint8_t> to(size_t(rows * toRow), fill);
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t src = rowOf(r);
+      if (src >= 0)
+        std::copy_n(from.data() + src * fromRow, fromRow, to.data() + r * toRow);
+    }
+    return to;
+  };
+  // W1's row r of the padded [E * 2 Ip] rows: expert x, half (gate, up),
+  // index i < inter, or padding (-1).
+  auto w1Row = [&](int64_t r) -> int64_t {
+    const int64_t x = r / (2 * ip), half = (r % (2 * ip)) / ip, i = r % ip;
+    if (i >= in)
+      return -1;
+    const int64_t local =
+        layout == GateUpLayout::Gguu ? half * in + i : (i / 16) * 32 + half * 16 + i % 16;
+    return x * 2 * in + local;
+  };
+  auto w2Row = [&](int64_t r) -> int64_t {
+    const int64_t x = r / hp, i = r % hp;
+    return i < h ? x * h + i : -1;
+  };
+  if (layout == GateUpLayout::Gugu && in % 16 != 0)
+    return fail("prepareMoeWeights: the interleaved layout takes 16-row tiles; inter ", in);
+  std::vector<uint8_t> w1 = pad(w1Fp4, e * 2 * ip, h / 2, hp / 2, 0, w1Row);
+  std::vector<uint8_t> s1 = pad(w1Scale, e * 2 * ip, h / 32, hp / 32, 0x7F, w1Row);
+  // Zero-padded columns beyond K: copy_n fills the first fromRow bytes.
+  Expected<std::unique_ptr<PreparedWeight>> p1 =
+      prepareGemmA4W4Weight(dev, w1, s1, e * 2 * ip, hp, *arch);
+  if (!p1)
+    return p1.takeError();
+  w1 = {};
+  s1 = {};
+  std::vector<uint8_t> w2 = pad(w2Fp4, e * hp, in / 2, ip / 2, 0, w2Row);
+  std::vector<uint8_t> s2 = pad(w2Scale, e * hp, in / 32, ip / 32, 0x7F, w2Row);
+  Expected<std::unique_ptr<PreparedWeight>> p2 =
+      prepareGemmA4W4Weight(dev, w2, s2, e * hp, ip, *arch);
+  if (!p2)
+    return p2.takeError();
+  return std::make_unique<MoeWeights>(
+      std::make_unique<MoeWeights::Impl>(dev, *arch, s, std::move(*p1), std::move(*p2)));
+}
+
+namespace {
+
+/// moe_gemm: C [rows, N] bf16 = A (MXFP4, sorted rows) times the expert's
+/// N rows of `w`, for the row blocks `sorted` says hold rows.
+Error launchMoeGemm(Device &dev, void *stream, const PreparedWeight &w, int64_t n,
+                    const void *codes, const void *scales, const MoeSorted &sorted, void *out,
+                    int64_t maxRows) {
+  Expected<KernelSpec> spec = makeMoeGemmSpec(w.arch(), n, w.k(), sorted.blockM);
+  if (!spec)
+    return spec.takeError();
+  Expected<std::shared_ptr<const CompiledKernel>> kernel = Jit::global().get(*spec);
+  if (!kernel)
+    return kernel.takeError();
+  const PreparedWeight::Impl &wi = w.impl();
+  void *a = const_cast<void *>(codes), *as = const_cast<void *>(scales), *wd = wi.data,
+       *ws = wi.scales, *desc = wi.descriptors, *groups = const_cast<int32_t *>(sorted.expertIds),
+       *valid = const_cast<int32_t *>(sorted.numValid);
+  // Arguments in the kernel's order (Kernels/GemmA4W4.cpp).
+  void *args[] = {&a, &as, &wd, &ws, &desc, &out, &groups, &valid};
+  return dev.launch(**kernel, (*kernel)->geometry(maxRows), args, stream);
+}
+
+Error checkCall(const char *api, Device &dev, const MoeWeights &w, int64_t tokens,
+                const FusedMoeOptions &options) {
+  if (&dev != &w.impl().w1->device())
+    return fail(api, ": the weights were prepared on another device");
+  if (tokens < 1 || tokens >= (int64_t(1) << 24))
+    return fail(api, ": tokens must be in [1, 2^24), got ", tokens);
+  const int64_t bm = options.blockM;
+  if (bm != 0 && bm != 16 && bm != 32 && bm != 64 && bm != 128)
+    return fail(api, ": blockM must be 0 (dispatch picks), 16, 32, 64 or 128, got ", bm);
+  if (options.expertMask && options.globalExperts < w.shape().experts)
+    return fail(api, ": with an expert mask, globalExperts (", options.globalExperts,
+                ") must be at least the weights' E (", w.shape().experts, ")");
+  if (!options.expertMask && options.globalExperts && options.globalExperts != w.shape().experts)
+    return fail(api, ": globalExperts (", options.globalExperts,
+                ") without an expert mask must be the weights' E (", w.shape().experts, ")");
+  if (Error e = checkMoeActivation(options.activation))
+    return fail(api, ": ", e.message());
+  return Error::success();
+}
+
+int64_t sortExperts(const MoeWeights &w, const FusedMoeOptions &o) {
+  return o.expertMask ? o.globalExperts : w.shape().experts;
+}
+
+bool aligned(const void *p) { return reinterpret_cast<uintptr_t>(p) % 4 == 0; }
+
+} // namespace
+
+Error moeStage1(Device &dev, void *stream, const void *hidden, int64_t tokens,
+                const MoeSorted &sorted, const MoeWeights &weights, const FusedMoeOptions &options,
+                void *codes, void *scales) {
+  const char *api = "moeStage1";
+  if (Error e = checkCall(api, dev, weights, tokens, options))
+    return e;
+  if (!hidden || !codes || !scales || !sorted.sortedIds || !sorted.sortedWeights ||
+      !sorted.expertIds || !sorted.numValid)
+    return fail(api, ": a required pointer is null");
+  if (!aligned(hidden) || !aligned(codes))
+    return fail(api, ": hidden and codes must be 4-byte aligned");
+  if (sorted.blockM != 16 && sorted.blockM != 32 && sorted.blockM != 64 && sorted.blockM != 128)
+    return fail(api, ": the sorting's blockM must be 16, 32, 64 or 128, got ", sorted.blockM);
+  const MoeShape &s = weights.shape();
+  const int64_t rows = moeMaxRows(s, tokens, sorted.blockM), ip = moePaddedRow(s.inter);
+  ScratchLayout l(s, tokens, sorted.blockM, sortExperts(weights, options));
+  Expected<char *> scratch = weights.impl().scratchFor(l.total, stream);
+  if (!scratch)
+    return scratch.takeError();
+  char *a1 = *scratch + l.offset[ScratchLayout::A1Codes],
+       *a1s = *scratch + l.offset[ScratchLayout::A1Scales],
+       *gateUp = *scratch + l.offset[ScratchLayout::GateUp];
+  const Arch arch = weights.arch();
+  if (Error e = moeQuantizeRows(dev, stream, hidden, tokens, s.hidden, sorted.sortedIds,
+                                sorted.numValid, rows, a1, a1s, options.rounding, arch))
+    return e;
+  if (Error e =
+          launchMoeGemm(dev, stream, *weights.impl().w1, 2 * ip, a1, a1s, sorted, gateUp, rows))
+    return e;
+  return moeActivationQuantize(dev, stream, gateUp, sorted.sortedWeights, sorted.numValid, rows,
+                               s.inter, options.activation, options.doweightStage1, codes, scales,
+                               nullptr, options.rounding, arch);
+}
+
+Error moeStage2(Device &dev, void *stream, const void *codes, const void *scales, int64_t tokens,
+                const MoeSorted &sorted, const int32_t *positions, const float *topkWeights,
+                const MoeWeights &weights, const FusedMoeOptions &options, void *out) {
+  const char *api = "moeStage2";
+  if (Error e = checkCall(api, dev, weights, tokens, options))
+    return e;
+  if (!codes || !scales || !positions || !topkWeights || !out || !sorted.expertIds ||
+      !sorted.numValid)
+    return fail(api, ": a required pointer is null");
+  if (!aligned(codes) || !aligned(out))
+    return fail(api, ": codes and out must be 4-byte aligned");
+  const MoeShape &s = weights.shape();
+  const int64_t rows = moeMaxRows(s, tokens, sorted.blockM);
+  ScratchLayout l(s, tokens, sorted.blockM, sortExperts(weights, options));
+  Expected<char *> scratch = weights.impl().scratchFor(l.total, stream);
+  if (!scratch)
+    return scratch.takeError();
+  char *y = *scratch + l.offset[ScratchLayout::Y];
+  if (Error e = launchMoeGemm(dev, stream, *weights.impl().w2, moePaddedRow(s.hidden), codes,
+                              scales, sorted, y, rows))
+    return e;
+  return moeReduce(dev, stream, y, topkWeights, positions, tokens, s.topk, s.hidden,
+                   !options.doweightStage1, out, weights.arch());
+}
+
+Error fusedMoeA4W4(Device &dev, void *stream, const void *hidden, int64_t tokens,
+                   const int32_t *topkIds, const float *topkWeights, const MoeWeights &weights,
+                   const FusedMoeOptions &options, void *out) {
+  const char *api = "fusedMoeA4W4";
+  if (Error e = checkCall(api, dev, weights, tokens, options))
+    return e;
+  if (!hidden || !topkIds || !topkWeights || !out)
+    return fail(api, ": a required pointer is null");
+  if (!aligned(hidden) || !aligned(topkIds) || !aligned(topkWeights) || !aligned(out) ||
+      !aligned(options.expertMask) || !aligned(options.dropped))
+    return fail(api, ": every buffer must be 4-byte aligned");
+  const MoeShape &s = weights.shape();
+  const int64_t bm = moeBlockM(s, tokens, options);
+  ScratchLayout l(s, tokens, bm, sortExperts(weights, options));
+  Expected<char *> scratch = weights.impl().scratchFor(l.total, stream);
+  if (!scratch)
+    return scratch.takeError();
+  auto at = [&](ScratchLayout::Piece p) { return *scratch + l.offset[p]; };
+  MoeSortBuffers sb;
+  sb.topkIds = topkIds;
+  sb.topkWeights = topkWeights;
+  sb.expertMask = options.expertMask;
+  sb.sortedIds = reinterpret_cast<int32_t *>(at(ScratchLayout::SortedIds));
+  sb.sortedWeights = reinterpret_cast<float *>(at(ScratchLayout::SortedWeights));
+  sb.expertIds = reinterpret_cast<int32_t *>(at(ScratchLayout::ExpertIds));
+  sb.numValid = reinterpret_cast<int32_t *>(at(ScratchLayout::NumValid));
+  sb.status =
+      options.dropped ? options.dropped : reinterpret_cast<int32_t *>(at(ScratchLayout::Status));
+  sb.positions = reinterpret_cast<int32_t *>(at(ScratchLayout::Positions));
+  sb.workspace = reinterpret_cast<int32_t *>(at(ScratchLayout::Workspace));
+  if (Error e = moeSort(dev, stream, {tokens, s.topk, sortExperts(weights, options), bm}, sb,
+                        weights.arch()))
+    return e;
+  MoeSorted sorted{sb.sortedIds, sb.sortedWeights, sb.expertIds, sb.numValid, bm};
+  void *a2 = at(ScratchLayout::A2Codes), *a2s = at(ScratchLayout::A2Scales);
+  if (Error e = moeStage1(dev, stream, hidden, tokens, sorted, weights, options, a2, a2s))
+    return e;
+  return moeStage2(dev, stream, a2, a2s, tokens, sorted, sb.positions, topkWeights, weights,
+                   options, out);
+}
+
+Expected<std::vector<PresetKernel>> moePresetKernels(std::string_view preset, Arch arch,
+                                                     ScaleRounding rounding) {
+  struct Layer {
+    const char *model;
+    MoeShape shape;
+    Activation activation;
+  };
+  const Layer kimi{"kimi-k3", {896, 16, 3584, 768}, Activation::Situv2};
+  std::vector<Layer> layers{kimi};
+  if (preset == "model-moe")
+    layers = {kimi,
+              {"gpt-oss-120b", {128, 4, 2880, 2880}, Activation::Swiglu},
+              {"deepseek-r1", {256, 8, 7168, 256}, Activation::Silu}};
+  else if (preset != "seed-moe")
+    return fail("unknown MoE preset '", preset, "'; expected seed-moe or model-moe");
+  std::vector<PresetKernel> out;
+  std::set<std::string> seen;
+  for (const Layer &l : layers)
+    for (int64_t tokens : {1, 16, 128, 1024, 4096}) {
+      FusedMoeOptions o;
+      o.activation.kind = l.activation;
+      const int64_t bm = moeBlockM(l.shape, tokens, o);
+      const std::string label =
+          strCat(toString(arch), " ", l.model, " tokens=", tokens, " block_m=", bm);
+      std::vector<Expected<KernelSpec>> specs;
+      Expected<std::array<KernelSpec, 2>> sort =
+          makeMoeSortSpecs(arch, l.shape.experts, l.shape.topk, bm);
+      if (!sort) {
+        specs.push_back(sort.takeError());
+      } else {
+        for (const KernelSpec &k : *sort)
+          specs.push_back(k);
+      }
+      const MoeKernelShape ks{l.shape.experts, l.shape.topk, l.shape.hidden, l.shape.inter, bm,
+                              l.activation,    rounding};
+      for (int stage : {1, 2}) {
+        Expected<std::vector<KernelSpec>> made = makeMoeStageSpecs(arch, stage, ks);
+        if (!made) {
+          specs.push_back(made.takeError());
+          continue;
+        }
+        for (const KernelSpec &k : *made)
+          specs.push_back(k);
+      }
+      for (Expected<KernelSpec> &spec : specs) {
+        if (!spec) {
+          std::string error = spec.takeError().message();
+          if (seen.insert(label + error).second)
+            out.push_back({label, std::nullopt, error});
+        } else if (seen.insert(spec->name()).second) {
+          out.push_back({label, *spec, ""});
+        }
+      }
+    }
+  return out;
+}
+
+} // namespace mxfp4
