@@ -20,6 +20,7 @@
 #include "TestUtil/GpuInputs.h"
 #include "TestUtil/Random.h"
 #include "mxfp4/Format/E2M1.h"
+#include "mxfp4/Format/MoeSort.h"
 #include "mxfp4/Format/Quantize.h"
 #include "mxfp4/Ops/FusedMoe.h"
 #include "mxfp4/Support/BF16.h"
@@ -49,9 +50,10 @@ struct HostLayer {
   /// Element k of row r of a packed [rows, K] matrix with its scales.
   static double at(const std::vector<uint8_t> &w, const std::vector<uint8_t> &s, int64_t k,
                    int64_t r, int64_t c) {
-    const uint8_t byte = w[size_t(r * k / 2 + c / 2)];
-    return double(decodeE2M1(c % 2 ? byte >> 4 : byte & 0xF)) *
-           std::ldexp(1.0, int(s[size_t(r * k / 32 + c / 32)]) - 127);
+    const uint8_t byte = w[size_t(r * k / 2 + c / 2)], scale = s[size_t(r * k / 32 + c / 32)];
+    if (scale == 0xFF) // E8M0 NaN
+      return std::nan("");
+    return double(decodeE2M1(c % 2 ? byte >> 4 : byte & 0xF)) * std::ldexp(1.0, int(scale) - 127);
   }
   /// The weights of the experts `mask` keeps, in order (an EP rank's).
   HostLayer local(const std::vector<int32_t> &mask) const {
@@ -87,6 +89,22 @@ struct HostLayer {
     return {w, s};
   }
 };
+
+/// The adversarial blocks of the dense tests that keep a MoE layer finite
+/// (all zero, +-6, subnormal, ties): an Inf, or 1e31 squared by the gated
+/// activation, makes its whole token NaN (NonFiniteInputPoisonsOnlyItsToken).
+void plantFiniteBlocks(std::vector<uint16_t> &a, int64_t m, int64_t k) {
+  auto block = [&](int64_t b, auto value) {
+    if (m < 1 || (b + 1) * 32 > k)
+      return;
+    for (int64_t i = 0; i < 32; ++i)
+      a[size_t(b * 32 + i)] = value(i);
+  };
+  block(0, [](int64_t) { return uint16_t(0); });
+  block(1, [](int64_t i) { return floatToBf16(i % 2 ? 6.0f : -6.0f); });
+  block(2, [](int64_t i) { return floatToBf16(1e-38f * float(i - 16)); });
+  block(3, [](int64_t i) { return floatToBf16(0.75f * float(i % 9) - 3.0f); });
+}
 
 struct Routing {
   std::vector<int32_t> ids;
@@ -203,7 +221,7 @@ struct Case {
         routing(randomRouting(rng, tokens, s)), dh(dev, hidden.size() * 2),
         ids(dev, size_t(tokens * s.topk) * 4), tw(dev, size_t(tokens * s.topk) * 4),
         out(dev, size_t(tokens * s.hidden) * 2), mask(dev, size_t(s.experts) * 4), dropped(dev, 4) {
-    plantAdversarialBlocks(hidden, tokens, s.hidden);
+    plantFiniteBlocks(hidden, tokens, s.hidden);
     auto w = prepareMoeWeights(dev, s, layer.w1, layer.s1, layer.w2, layer.s2);
     EXPECT_TRUE(bool(w)) << (w ? "" : w.takeError().message());
     if (w)
@@ -310,6 +328,175 @@ TEST_F(FusedMoe, EveryBlockMAndMaskedExperts) {
   ASSERT_OK(c.run(o));
   ASSERT_OK(dev.synchronize());
   expectClose(c, o, mask);
+}
+
+/// Stage 2 alone on a CPU sorting: random MXFP4 rows times W2, the slots
+/// summed with their weights; f32 accumulation against float64, so the
+/// distance is the BF16 rounding of each slot's row and of the sum.
+TEST_F(FusedMoe, Stage2MatchesTheReference) {
+  OPEN_DEVICE_OR_SKIP(dev);
+  const MoeShape s{4, 2, 256, 256};
+  const int64_t tokens = 20;
+  Case c(dev, rng, s, tokens);
+  ASSERT_TRUE(c.weights);
+  for (int64_t bm : {16, 64, 128}) {
+    SCOPED_TRACE(testing::Message() << "block_m " << bm << " seed=" << seed);
+    auto sorted =
+        moeSortReference({tokens, s.topk, s.experts, bm}, c.routing.ids, c.routing.weights, {});
+    ASSERT_OK(sorted);
+    const int64_t rows = moeMaxRows(s, tokens, bm), ip = moePaddedRow(s.inter);
+    std::vector<uint8_t> codes = randomBytes(rng, size_t(rows * ip / 2));
+    std::vector<uint8_t> scales = randomScales(rng, size_t(rows * ip / 32), 119, 124);
+    DeviceBuffer dIds(dev, sorted->sortedIds.size() * 4), dW(dev, sorted->sortedWeights.size() * 4),
+        dE(dev, sorted->expertIds.size() * 4), dV(dev, 8), dPos(dev, sorted->positions.size() * 4),
+        dCodes(dev, codes.size()), dScales(dev, scales.size());
+    dIds.upload(sorted->sortedIds);
+    dW.upload(sorted->sortedWeights);
+    dE.upload(sorted->expertIds);
+    dV.upload(std::vector<int32_t>{sorted->numValid[0], sorted->numValid[1]});
+    dPos.upload(sorted->positions);
+    dCodes.upload(codes);
+    dScales.upload(scales);
+    MoeSorted ms{static_cast<int32_t *>(dIds.get()), static_cast<float *>(dW.get()),
+                 static_cast<int32_t *>(dE.get()), static_cast<int32_t *>(dV.get()), bm};
+    FusedMoeOptions o;
+    o.activation = {Activation::Silu, 0, 0};
+    c.out.fill(0xFF);
+    ASSERT_OK(moeStage2(dev, nullptr, dCodes.get(), dScales.get(), tokens, ms,
+                        static_cast<int32_t *>(dPos.get()), static_cast<float *>(c.tw.get()),
+                        *c.weights, o, c.out.get()));
+    ASSERT_OK(dev.synchronize());
+    std::vector<double> ref(size_t(tokens * s.hidden), 0.0), absSum(ref.size(), 0.0);
+    for (int64_t t = 0; t < tokens; ++t)
+      for (int64_t j = 0; j < s.topk; ++j) {
+        const int64_t slot = t * s.topk + j, pos = sorted->positions[size_t(slot)];
+        const int64_t e = c.routing.ids[size_t(slot)];
+        for (int64_t h = 0; h < s.hidden; ++h) {
+          double y = 0;
+          for (int64_t i = 0; i < s.inter; ++i)
+            y += HostLayer::at(codes, scales, ip, pos, i) *
+                 HostLayer::at(c.layer.w2, c.layer.s2, s.inter, e * s.hidden + h, i);
+          ref[size_t(t * s.hidden + h)] += double(c.routing.weights[size_t(slot)]) * y;
+          absSum[size_t(t * s.hidden + h)] +=
+              std::fabs(double(c.routing.weights[size_t(slot)]) * y);
+        }
+      }
+    std::vector<uint16_t> got = c.result();
+    int shown = 0;
+    for (size_t i = 0; i < got.size() && shown < 8; ++i) {
+      const double x = double(bf16ToFloat(got[i]));
+      // Each slot's row is rounded to BF16 before the f32 sum, the sum
+      // again: 2^-8 of the terms' magnitudes bounds both.
+      if (!(std::fabs(x - ref[i]) <= std::ldexp(absSum[i] + std::fabs(ref[i]), -8) + 1e-30)) {
+        ++shown;
+        ADD_FAILURE() << "token " << i / size_t(s.hidden) << " column " << i % size_t(s.hidden)
+                      << ": got " << x << ", want " << ref[i];
+      }
+    }
+    EXPECT_LE(distance(got, ref).relL2, 4e-3);
+  }
+}
+
+/// Stage 1 alone on a CPU sorting: each valid sorted row's quantized
+/// activation against the CPU quantizer applied to the float64 activation
+/// of the QDQ hidden row (the kernel rounds gate and up to BF16 first, so
+/// a few codes may land in the neighbouring bin; most are equal).
+TEST_F(FusedMoe, Stage1MatchesTheReference) {
+  OPEN_DEVICE_OR_SKIP(dev);
+  const MoeShape s{4, 2, 256, 256};
+  const int64_t tokens = 20, bm = 16;
+  Case c(dev, rng, s, tokens);
+  ASSERT_TRUE(c.weights);
+  auto sorted =
+      moeSortReference({tokens, s.topk, s.experts, bm}, c.routing.ids, c.routing.weights, {});
+  ASSERT_OK(sorted);
+  const int64_t rows = moeMaxRows(s, tokens, bm), ip = moePaddedRow(s.inter);
+  DeviceBuffer dIds(dev, sorted->sortedIds.size() * 4), dW(dev, sorted->sortedWeights.size() * 4),
+      dE(dev, sorted->expertIds.size() * 4), dV(dev, 8), dCodes(dev, size_t(rows * ip / 2)),
+      dScales(dev, size_t(rows * ip / 32));
+  dIds.upload(sorted->sortedIds);
+  dW.upload(sorted->sortedWeights);
+  dE.upload(sorted->expertIds);
+  dV.upload(std::vector<int32_t>{sorted->numValid[0], sorted->numValid[1]});
+  MoeSorted ms{static_cast<int32_t *>(dIds.get()), static_cast<float *>(dW.get()),
+               static_cast<int32_t *>(dE.get()), static_cast<int32_t *>(dV.get()), bm};
+  FusedMoeOptions o;
+  o.activation = {Activation::Silu, 0, 0};
+  ASSERT_OK(
+      moeStage1(dev, nullptr, c.dh.get(), tokens, ms, *c.weights, o, dCodes.get(), dScales.get()));
+  ASSERT_OK(dev.synchronize());
+  std::vector<uint8_t> codes = dCodes.download<uint8_t>(size_t(rows * ip / 2));
+  std::vector<uint8_t> scales = dScales.download<uint8_t>(size_t(rows * ip / 32));
+  std::vector<double> a = dequantize(*quantizeBf16(c.hidden, tokens, s.hidden, o.rounding));
+  int64_t equal = 0, total = 0;
+  int shown = 0;
+  std::vector<float> act(size_t(s.inter));
+  for (int64_t r = 0; r < sorted->numValid[0]; ++r) {
+    const int32_t id = sorted->sortedIds[size_t(r)];
+    const int64_t t = id & 0xFFFFFF, slot = id >> 24;
+    if (t >= tokens)
+      continue;
+    const int64_t e = c.routing.ids[size_t(t * s.topk + slot)];
+    for (int64_t i = 0; i < s.inter; ++i) {
+      double g = 0, u = 0;
+      for (int64_t k = 0; k < s.hidden; ++k) {
+        const double x = a[size_t(t * s.hidden + k)];
+        g += x * HostLayer::at(c.layer.w1, c.layer.s1, s.hidden, e * 2 * s.inter + i, k);
+        u += x * HostLayer::at(c.layer.w1, c.layer.s1, s.hidden, e * 2 * s.inter + s.inter + i, k);
+      }
+      act[size_t(i)] = float(activate(o.activation, g, u));
+    }
+    std::vector<double> want = dequantize(*quantizeF32(act, 1, s.inter, o.rounding));
+    for (int64_t i = 0; i < s.inter; ++i) {
+      const double got = HostLayer::at(codes, scales, ip, r, i);
+      ++total;
+      if (got == want[size_t(i)] || (std::isnan(got) && std::isnan(want[size_t(i)]))) {
+        ++equal;
+      } else if (shown < 8) {
+        ++shown;
+        std::printf("  stage 1 row %lld (token %lld, expert %lld) column %lld: got %g, want %g "
+                    "(activation %g)\n",
+                    (long long)r, (long long)t, (long long)e, (long long)i, got, want[size_t(i)],
+                    double(act[size_t(i)]));
+      }
+    }
+  }
+  std::printf("  stage 1: %lld of %lld values equal\n", (long long)equal, (long long)total);
+  EXPECT_GE(double(equal), 0.95 * double(total));
+}
+
+/// An Inf in a token's hidden row makes its activation block's scale NaN:
+/// the token's whole output is NaN (nothing silently finite), every other
+/// token is unaffected.
+TEST_F(FusedMoe, NonFiniteInputPoisonsOnlyItsToken) {
+  OPEN_DEVICE_OR_SKIP(dev);
+  const MoeShape s{4, 2, 256, 256};
+  const int64_t tokens = 6, bad = 2;
+  Case c(dev, rng, s, tokens);
+  ASSERT_TRUE(c.weights);
+  c.hidden[size_t(bad * s.hidden + 40)] = floatToBf16(INFINITY);
+  c.dh.upload(c.hidden);
+  for (bool doweight : {false, true}) {
+    SCOPED_TRACE(testing::Message() << "doweight=" << doweight << " seed=" << seed);
+    FusedMoeOptions o;
+    o.activation = {Activation::Silu, 0, 0};
+    o.doweightStage1 = doweight;
+    c.out.fill(0);
+    ASSERT_OK(c.run(o));
+    ASSERT_OK(dev.synchronize());
+    std::vector<uint16_t> got = c.result();
+    std::vector<double> ref = reference(c.layer, c.hidden, tokens, c.routing, o, {}, true);
+    int64_t nan = 0;
+    for (int64_t h = 0; h < s.hidden; ++h) {
+      nan += std::isnan(bf16ToFloat(got[size_t(bad * s.hidden + h)]));
+      got[size_t(bad * s.hidden + h)] = 0;
+      ref[size_t(bad * s.hidden + h)] = 0;
+    }
+    EXPECT_EQ(nan, s.hidden);
+    for (uint16_t x : got)
+      ASSERT_TRUE(std::isfinite(bf16ToFloat(x)));
+    EXPECT_LE(distance(got, ref).logitsDiff, 0.01);
+  }
 }
 
 TEST_F(FusedMoe, InterleavedGateUpGivesTheSameBytes) {

@@ -39,7 +39,7 @@ Error moeQuantizeRows(Device &dev, void *stream, const void *hidden, int64_t tok
 /// GPT-OSS: 1.702, 7), situv2 (p0 = beta, p1 = linear_beta, both > 0; no
 /// defaults), silu (none).
 struct MoeActivation {
-  Activation kind = Activation::Silu;
+  Activation kind = Activation::None; ///< must be set: none is refused
   float p0 = 0.0f, p1 = 0.0f;
 };
 /// Checks the kind is gated and the parameters are legal (finite; swiglu's
