@@ -85,19 +85,9 @@ int runMoeBench(Device &dev, const TimeFn &time, const std::string &json,
       FusedMoeOptions o;
       o.activation = c.activation;
       const int64_t bm = moeBlockM(s, t, o);
-      // Uniform routing: topk distinct experts per token.
-      std::vector<int32_t> ids(size_t(t * s.topk)), perm(size_t(s.experts));
-      std::vector<float> tw(ids.size(), 1.0f / float(s.topk));
-      std::vector<bool> active(size_t(s.experts));
-      for (int64_t i = 0; i < t; ++i) {
-        for (int64_t e = 0; e < s.experts; ++e)
-          perm[size_t(e)] = int32_t(e);
-        for (int64_t j = 0; j < s.topk; ++j) {
-          std::swap(perm[size_t(j)], perm[size_t(j) + rng() % size_t(s.experts - j)]);
-          ids[size_t(i * s.topk + j)] = perm[size_t(j)];
-          active[size_t(perm[size_t(j)])] = true;
-        }
-      }
+      const UniformRouting routing = uniformRouting(rng, t, s.topk, s.experts);
+      const std::vector<int32_t> &ids = routing.ids;
+      const std::vector<float> &tw = routing.weights;
       std::vector<void *> owned;
       auto alloc = [&](size_t bytes) { return allocOrDie(dev, bytes, owned); };
       std::vector<uint16_t> hiddenHost(size_t(t * s.hidden));
@@ -122,8 +112,7 @@ int runMoeBench(Device &dev, const TimeFn &time, const std::string &json,
       (void)dev.copyToDevice(const_cast<int32_t *>(b.topkIds), ids.data(), ids.size() * 4);
       (void)dev.copyToDevice(const_cast<float *>(b.topkWeights), tw.data(), tw.size() * 4);
       MoeSorted sorted{b.sortedIds, b.sortedWeights, b.expertIds, b.numValid, bm};
-      Row r{c.model, t, int64_t(std::count(active.begin(), active.end(), true)), bm, 0, 0, 0, 0,
-            0,       0};
+      Row r{c.model, t, routing.activeExperts, bm, 0, 0, 0, 0, 0, 0};
       r.totalUs = time(
           [&] {
             return fusedMoeA4W4(dev, nullptr, hidden, t, b.topkIds, b.topkWeights, **weights, o,

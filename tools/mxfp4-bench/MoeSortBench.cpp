@@ -23,6 +23,25 @@ constexpr int64_t kTokens[] = {1, 16, 128, 1024, 4096};
 constexpr double kHbmBytesPerS = 4.25e12;
 } // namespace
 
+UniformRouting uniformRouting(std::mt19937_64 &rng, int64_t tokens, int64_t topk, int64_t experts) {
+  UniformRouting r;
+  r.ids.resize(size_t(tokens * topk));
+  r.weights.assign(r.ids.size(), 1.0f / float(topk));
+  std::vector<int32_t> perm(static_cast<size_t>(experts));
+  std::vector<bool> active(static_cast<size_t>(experts));
+  for (int64_t i = 0; i < tokens; ++i) {
+    for (int64_t e = 0; e < experts; ++e)
+      perm[size_t(e)] = int32_t(e);
+    for (int64_t j = 0; j < topk; ++j) {
+      std::swap(perm[size_t(j)], perm[size_t(j) + rng() % size_t(experts - j)]);
+      r.ids[size_t(i * topk + j)] = perm[size_t(j)];
+      active[size_t(perm[size_t(j)])] = true;
+    }
+  }
+  r.activeExperts = int64_t(std::count(active.begin(), active.end(), true));
+  return r;
+}
+
 int runMoeSortBench(Device &dev, const TimeFn &time, const std::string &json, int64_t blockM) {
   std::mt19937_64 rng(12345);
   struct Row {
@@ -37,19 +56,9 @@ int runMoeSortBench(Device &dev, const TimeFn &time, const std::string &json, in
     for (int64_t t : kTokens) {
       const MoeSortShape shape{t, c.topk, c.experts, blockM};
       const MoeSortSizes sizes = moeSortSizes(t, c.topk, c.experts, blockM);
-      // Uniform routing: topk distinct experts per token.
-      std::vector<int32_t> ids(size_t(t * c.topk)), perm(size_t(c.experts));
-      std::vector<float> weights(ids.size(), 1.0f / float(c.topk));
-      std::vector<bool> active(size_t(c.experts));
-      for (int64_t i = 0; i < t; ++i) {
-        for (int64_t e = 0; e < c.experts; ++e)
-          perm[size_t(e)] = int32_t(e);
-        for (int64_t j = 0; j < c.topk; ++j) {
-          std::swap(perm[size_t(j)], perm[size_t(j) + rng() % size_t(c.experts - j)]);
-          ids[size_t(i * c.topk + j)] = perm[size_t(j)];
-          active[size_t(perm[size_t(j)])] = true;
-        }
-      }
+      const UniformRouting routing = uniformRouting(rng, t, c.topk, c.experts);
+      const std::vector<int32_t> &ids = routing.ids;
+      const std::vector<float> &weights = routing.weights;
       std::vector<void *> owned;
       auto alloc = [&](size_t bytes) -> void * {
         auto p = dev.alloc(bytes);
@@ -73,8 +82,7 @@ int runMoeSortBench(Device &dev, const TimeFn &time, const std::string &json, in
       (void)dev.copyToDevice(const_cast<int32_t *>(b.topkIds), ids.data(), ids.size() * 4);
       (void)dev.copyToDevice(const_cast<float *>(b.topkWeights), weights.data(),
                              weights.size() * 4);
-      Row r{c.model, t, c.experts, c.topk, int64_t(std::count(active.begin(), active.end(), true)),
-            0,       0, 0};
+      Row r{c.model, t, c.experts, c.topk, routing.activeExperts, 0, 0, 0};
       r.us = time([&] { return moeSort(dev, nullptr, shape, b); }, &r.hostUs);
       // Read the routing once, write every output (positions included) once.
       r.bytes =

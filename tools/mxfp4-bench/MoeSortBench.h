@@ -11,12 +11,22 @@
 #include "mxfp4/Runtime/Device.h"
 
 #include <functional>
+#include <random>
 #include <string>
+#include <vector>
 
 namespace mxfp4::bench {
 
 /// Device microseconds of `launch` (median), host microseconds into `hostUs`.
 using TimeFn = std::function<double(const std::function<Error()> &launch, double *hostUs)>;
+
+/// A uniform routing: `topk` distinct experts per token, weights 1/topk.
+struct UniformRouting {
+  std::vector<int32_t> ids;
+  std::vector<float> weights;
+  int64_t activeExperts = 0; ///< experts that received at least one entry
+};
+UniformRouting uniformRouting(std::mt19937_64 &rng, int64_t tokens, int64_t topk, int64_t experts);
 
 /// Runs the sweep, prints a table and, if `json` is not empty, writes it there.
 int runMoeSortBench(Device &dev, const TimeFn &time, const std::string &json, int64_t blockM);

@@ -18,6 +18,7 @@
 #include "TestUtil/DeviceBuffer.h"
 #include "TestUtil/Expected.h"
 #include "TestUtil/GpuInputs.h"
+#include "TestUtil/MoeActivation.h"
 #include "TestUtil/Random.h"
 #include "mxfp4/Format/E2M1.h"
 #include "mxfp4/Format/MoeSort.h"
@@ -125,23 +126,6 @@ Routing randomRouting(std::mt19937_64 &rng, int64_t tokens, const MoeShape &s) {
   return r;
 }
 
-double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-double activate(const MoeActivation &a, double g, double u) {
-  switch (a.kind) {
-  case Activation::Silu:
-    return g * sigmoid(g) * u;
-  case Activation::Swiglu: {
-    double gc = std::min<double>(g, a.p1), uc = std::max<double>(std::min<double>(u, a.p1), -a.p1);
-    return gc * sigmoid(a.p0 * gc) * (uc + 1.0);
-  }
-  case Activation::Situv2:
-    return a.p0 * std::tanh(g / a.p0) * sigmoid(g) * a.p1 * std::tanh(u / a.p1);
-  case Activation::None:
-    break;
-  }
-  return g;
-}
-
 /// The float64 reference: with `quantized`, the QDQ math the kernels
 /// compute (activations quantized with `rounding`); without, BF16
 /// activations and exact weights.
@@ -173,7 +157,7 @@ std::vector<double> reference(const HostLayer &l, const std::vector<uint16_t> &h
           u += x * HostLayer::at(l.w1, l.s1, s.hidden, e * 2 * s.inter + s.inter + i, k);
         }
         const double scale = o.doweightStage1 ? w : 1.0;
-        act[size_t(i)] = float(activate(o.activation, g * scale, u * scale));
+        act[size_t(i)] = float(moeActivation(o.activation, g * scale, u * scale));
       }
       std::vector<double> a2(act.begin(), act.end());
       if (quantized)
@@ -444,7 +428,7 @@ TEST_F(FusedMoe, Stage1MatchesTheReference) {
         g += x * HostLayer::at(c.layer.w1, c.layer.s1, s.hidden, e * 2 * s.inter + i, k);
         u += x * HostLayer::at(c.layer.w1, c.layer.s1, s.hidden, e * 2 * s.inter + s.inter + i, k);
       }
-      act[size_t(i)] = float(activate(o.activation, g, u));
+      act[size_t(i)] = float(moeActivation(o.activation, g, u));
     }
     std::vector<double> want = dequantize(*quantizeF32(act, 1, s.inter, o.rounding));
     for (int64_t i = 0; i < s.inter; ++i) {

@@ -17,6 +17,7 @@
 #include "TestUtil/DeviceBuffer.h"
 #include "TestUtil/Expected.h"
 #include "TestUtil/GpuInputs.h"
+#include "TestUtil/MoeActivation.h"
 #include "TestUtil/Random.h"
 #include "mxfp4/Format/MoeSort.h"
 #include "mxfp4/Format/Quantize.h"
@@ -99,23 +100,6 @@ TEST_F(MoeSteps, GatheredQuantizationMatchesTheCpuQuantizer) {
   }
 }
 
-double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-double activation(const MoeActivation &a, double g, double u) {
-  switch (a.kind) {
-  case Activation::Silu:
-    return g * sigmoid(g) * u;
-  case Activation::Swiglu: {
-    double gc = std::min<double>(g, a.p1), uc = std::max<double>(std::min<double>(u, a.p1), -a.p1);
-    return gc * sigmoid(a.p0 * gc) * (uc + 1.0);
-  }
-  case Activation::Situv2:
-    return a.p0 * std::tanh(g / a.p0) * sigmoid(g) * a.p1 * std::tanh(u / a.p1);
-  case Activation::None:
-    break;
-  }
-  return g;
-}
-
 TEST_F(MoeSteps, ActivationQuantization) {
   OPEN_DEVICE_OR_SKIP(dev);
   // inter 96: rows padded to 256 (gate_up rows 512 wide, its halves at 0
@@ -153,7 +137,7 @@ TEST_F(MoeSteps, ActivationQuantization) {
             double scale = doweight ? double(w[size_t(r)]) : 1.0;
             double g = double(bf16ToFloat(gu[size_t(r * 2 * ip + c)])) * scale;
             double u = double(bf16ToFloat(gu[size_t(r * 2 * ip + ip + c)])) * scale;
-            double ref = activation(act, g, u);
+            double ref = moeActivation(act, g, u);
             double tol = 2e-6 * (1.0 + std::fabs(g)) * (1.0 + std::fabs(u)) + 1e-6 * std::fabs(ref);
             ASSERT_NEAR(got[size_t(r * inter + c)], ref, tol) << "row " << r << " col " << c;
           }
