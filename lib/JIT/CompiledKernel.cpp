@@ -53,8 +53,8 @@ LaunchGeometry CompiledKernel::geometry(int64_t m) const {
       work = spec.n * spec.bn;
     else if (spec.op == OpKind::MoeReduce)
       work = m * spec.n / 8;
-    else // every block of the padded row (kMoeRowAlign)
-      work = m * moePaddedRow(spec.k) / 32;
+    else // every block of the padded row (moePaddedRow)
+      work = m * moePaddedRow(spec.arch, spec.k) / 32;
     g.grid[0] = unsigned(std::max<int64_t>(1, (work + spec.bn - 1) / spec.bn));
     return g;
   }

@@ -556,7 +556,7 @@ Error verifyKernelSpec(const KernelSpec &s) {
                 s.foldedScales ? ", folded scales" : "");
   const bool preQuantized =
       s.op == OpKind::GemmMxA4W4 || s.op == OpKind::GemmQdqA4W4 || s.op == OpKind::MoeGemm;
-  if (preQuantized && s.arch != Arch::SM90A)
+  if (preQuantized && s.op != OpKind::MoeGemm && s.arch != Arch::SM90A)
     return fail(toString(s.op), " (pre-quantized activations) is implemented for sm_90a only, got ",
                 arch);
   if (preQuantized && s.epilogue == Epilogue::BF16DumpQuant)
@@ -641,7 +641,17 @@ Error verifyKernelSpec(const KernelSpec &s) {
   if (s.bn != targetInfo(s.arch).defaultBn)
     return fail("gemm_a4w4 on ", arch, ": BN must be ", targetInfo(s.arch).defaultBn, ", got ",
                 s.bn);
-  if (s.bm != 16 && s.bm != 64)
+  // moe_gemm copies its rows (no inline quantizer to split): any row block
+  // of 16 up to the target's largest.
+  const int64_t maxMoeBm = targetInfo(s.arch).maxMoeBlockM;
+  if (s.op == OpKind::MoeGemm && s.bm != 16 && s.bm != 32 && !(s.bm == 64 && maxMoeBm >= 64) &&
+      !(s.bm == 128 && maxMoeBm >= 128))
+    return fail("moe_gemm on ", arch, ": BM (block_m) must be ",
+                maxMoeBm >= 128  ? "16, 32, 64 or 128"
+                : maxMoeBm >= 64 ? "16, 32 or 64"
+                                 : "16 or 32",
+                ", got ", s.bm);
+  if (s.op != OpKind::MoeGemm && s.bm != 16 && s.bm != 64)
     return fail("gemm_a4w4: BM must be 16 or 64, got ", s.bm);
   return verifyCommon(s);
 }

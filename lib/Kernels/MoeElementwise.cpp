@@ -174,9 +174,9 @@ void buildQuantizers(dsl::TileBuilder &tb, const KernelSpec &spec) {
   }
   ElementwiseEmitter s(b, spec.bn);
   using P = SimtEmitter::P;
-  // Rows of K elements padded to kMoeRowAlign: blocks past K are zero
+  // Rows of K elements padded (moePaddedRow): blocks past K are zero
   // codes with scale 1.0.
-  const int64_t padded = moePaddedRow(spec.k), blocks = padded / 32;
+  const int64_t padded = moePaddedRow(spec.arch, spec.k), blocks = padded / 32;
   Value thread = s.globalThread();
   Value row = s.divu(thread, s.idx(blocks)), kb = s.remu(thread, s.idx(blocks));
   Value valid = s.toIndex(s.load(numValid, s.idx(0)));
@@ -251,9 +251,9 @@ void buildReduce(dsl::TileBuilder &tb, const KernelSpec &spec) {
           [&] {
             Value w =
                 s.select(s.cmp(P::ne, useWeights, s.i32(0)), s.load(weights, slot), s.f32(1.0f));
-            // Row `pos` of y (padded to kMoeRowAlign); this chunk's 4 words.
-            Value w0 =
-                s.add(s.mul(s.toIndex(pos), s.idx(moePaddedRow(hidden) / 2)), s.mul(c, s.idx(4)));
+            // Row `pos` of y (padded, moePaddedRow); this chunk's 4 words.
+            Value w0 = s.add(s.mul(s.toIndex(pos), s.idx(moePaddedRow(spec.arch, hidden) / 2)),
+                             s.mul(c, s.idx(4)));
             SmallVector<Value> sum;
             for (int64_t j = 0; j < 4; ++j) {
               Value word = s.load(y, s.add(w0, s.idx(j)));

@@ -26,7 +26,7 @@ Expected<KernelSpec> makeMoeGemmSpec(Arch arch, int64_t n, int64_t k, int64_t bl
 Expected<std::vector<KernelSpec>> makeMoeStageSpecs(Arch arch, int stage, const MoeKernelShape &s) {
   if (stage != 1 && stage != 2)
     return makeError("makeMoeStageSpecs: the stage is 1 or 2, got ", stage);
-  const int64_t hp = moePaddedRow(s.hidden), ip = moePaddedRow(s.inter);
+  const int64_t hp = moePaddedRow(arch, s.hidden), ip = moePaddedRow(arch, s.inter);
   std::vector<Expected<KernelSpec>> made;
   if (stage == 1) {
     made.push_back(makeMoeQuantSpec(arch, s.hidden, s.rounding));

@@ -18,7 +18,9 @@ const TargetInfo kTargets[3] = {
      /*fp4Conversion=*/"v_cvt_scalef32_pk_fp4_bf16",
      /*defaultBn=*/256,
      /*defaultBk=*/256,
-     /*smallKBk=*/128},
+     /*smallKBk=*/128,
+     /*moeRowAlign=*/256,
+     /*maxMoeBlockM=*/64},
     {Arch::GFX1250,
      /*name=*/"gfx1250",
      /*waveSize=*/32,
@@ -31,7 +33,9 @@ const TargetInfo kTargets[3] = {
      /*fp4Conversion=*/"v_cvt_scalef32_pk8_fp4_bf16",
      /*defaultBn=*/256,
      /*defaultBk=*/256,
-     /*smallKBk=*/128},
+     /*smallKBk=*/128,
+     /*moeRowAlign=*/256,
+     /*maxMoeBlockM=*/64},
     {Arch::SM90A,
      /*name=*/"sm_90a",
      /*waveSize=*/32,
@@ -44,7 +48,9 @@ const TargetInfo kTargets[3] = {
      /*fp4Conversion=*/"",
      /*defaultBn=*/sm90::kTileRows,
      /*defaultBk=*/128,
-     /*smallKBk=*/128},
+     /*smallKBk=*/128,
+     /*moeRowAlign=*/128,
+     /*maxMoeBlockM=*/128},
 };
 
 std::string_view toString(Arch arch) {

@@ -43,10 +43,10 @@ struct ScratchLayout {
 
   /// `sortExperts`: the experts the routing ids index (with a mask, the
   /// global ones).
-  ScratchLayout(const MoeShape &s, int64_t tokens, int64_t blockM, int64_t sortExperts) {
+  ScratchLayout(Arch arch, const MoeShape &s, int64_t tokens, int64_t blockM, int64_t sortExperts) {
     const MoeSortSizes sort = moeSortSizes(tokens, s.topk, sortExperts, blockM);
     const int64_t rows = moeMaxRows(s, tokens, blockM);
-    const int64_t hp = moePaddedRow(s.hidden), ip = moePaddedRow(s.inter);
+    const int64_t hp = moePaddedRow(arch, s.hidden), ip = moePaddedRow(arch, s.inter);
     const int64_t bytes[kPieces] = {sort.paddedEntries * 4,
                                     sort.paddedEntries * 4,
                                     sort.blocks * 4,
@@ -141,7 +141,8 @@ Error checkMoeShape(const MoeShape &s) {
   return Error::success();
 }
 
-int64_t moeBlockM(const MoeShape &shape, int64_t tokens, const FusedMoeOptions &options) {
+int64_t moeBlockM(Arch arch, const MoeShape &shape, int64_t tokens,
+                  const FusedMoeOptions &options) {
   if (options.blockM)
     return options.blockM;
   // The rows an active expert gets on average: the M tile that holds them
@@ -149,7 +150,8 @@ int64_t moeBlockM(const MoeShape &shape, int64_t tokens, const FusedMoeOptions &
   const int64_t entries = tokens * shape.topk;
   const int64_t perExpert =
       (entries + std::min(entries, shape.experts) - 1) / std::min(entries, shape.experts);
-  return perExpert <= 16 ? 16 : perExpert <= 32 ? 32 : perExpert <= 96 ? 64 : 128;
+  const int64_t bm = perExpert <= 16 ? 16 : perExpert <= 32 ? 32 : perExpert <= 96 ? 64 : 128;
+  return std::min(bm, targetInfo(arch).maxMoeBlockM);
 }
 
 int64_t moeMaxRows(const MoeShape &shape, int64_t tokens, int64_t blockM) {
@@ -169,11 +171,8 @@ Expected<std::unique_ptr<MoeWeights>> prepareMoeWeights(Device &dev, const MoeSh
   Expected<Arch> arch = archOpt ? Expected<Arch>(*archOpt) : targetArch(&dev);
   if (!arch)
     return arch.takeError();
-  if (*arch != Arch::SM90A)
-    return fail("prepareMoeWeights: the MoE GEMMs (moe_gemm) run on sm_90a; ", toString(*arch),
-                " compiles the MoE sorting and elementwise kernels only so far");
   const int64_t e = s.experts, h = s.hidden, in = s.inter;
-  const int64_t hp = moePaddedRow(h), ip = moePaddedRow(in);
+  const int64_t hp = moePaddedRow(*arch, h), ip = moePaddedRow(*arch, in);
   auto expect = [&](const char *what, Span<uint8_t> got, int64_t want) {
     return got.size() == size_t(want)
                ? Error::success()
@@ -251,9 +250,14 @@ Error launchMoeGemm(Device &dev, void *stream, const PreparedWeight &w, int64_t 
   void *a = const_cast<void *>(codes), *as = const_cast<void *>(scales), *wd = wi.data,
        *ws = wi.scales, *desc = wi.descriptors, *groups = const_cast<int32_t *>(sorted.expertIds),
        *valid = const_cast<int32_t *>(sorted.numValid);
-  // Arguments in the kernel's order (Kernels/GemmA4W4.cpp).
-  void *args[] = {&a, &as, &wd, &ws, &desc, &out, &groups, &valid};
-  return dev.launch(**kernel, (*kernel)->geometry(maxRows), args, stream);
+  // Arguments in the kernel's order (Kernels/GemmA4W4.cpp): sm_90a's TMA
+  // descriptors follow the scales.
+  std::vector<void *> args{&a, &as, &wd, &ws};
+  if (spec->arch == Arch::SM90A)
+    args.push_back(&desc);
+  for (void **p : {&out, &groups, &valid})
+    args.push_back(p);
+  return dev.launch(**kernel, (*kernel)->geometry(maxRows), args.data(), stream);
 }
 
 Error checkCall(const char *api, Device &dev, const MoeWeights &w, int64_t tokens,
@@ -298,8 +302,9 @@ Error moeStage1(Device &dev, void *stream, const void *hidden, int64_t tokens,
   if (sorted.blockM != 16 && sorted.blockM != 32 && sorted.blockM != 64 && sorted.blockM != 128)
     return fail(api, ": the sorting's blockM must be 16, 32, 64 or 128, got ", sorted.blockM);
   const MoeShape &s = weights.shape();
-  const int64_t rows = moeMaxRows(s, tokens, sorted.blockM), ip = moePaddedRow(s.inter);
-  ScratchLayout l(s, tokens, sorted.blockM, sortExperts(weights, options));
+  const int64_t rows = moeMaxRows(s, tokens, sorted.blockM),
+                ip = moePaddedRow(weights.arch(), s.inter);
+  ScratchLayout l(weights.arch(), s, tokens, sorted.blockM, sortExperts(weights, options));
   Expected<char *> scratch = weights.impl().scratchFor(l.total, stream);
   if (!scratch)
     return scratch.takeError();
@@ -331,13 +336,14 @@ Error moeStage2(Device &dev, void *stream, const void *codes, const void *scales
     return fail(api, ": codes and out must be 4-byte aligned");
   const MoeShape &s = weights.shape();
   const int64_t rows = moeMaxRows(s, tokens, sorted.blockM);
-  ScratchLayout l(s, tokens, sorted.blockM, sortExperts(weights, options));
+  ScratchLayout l(weights.arch(), s, tokens, sorted.blockM, sortExperts(weights, options));
   Expected<char *> scratch = weights.impl().scratchFor(l.total, stream);
   if (!scratch)
     return scratch.takeError();
   char *y = *scratch + l.offset[ScratchLayout::Y];
-  if (Error e = launchMoeGemm(dev, stream, *weights.impl().w2, moePaddedRow(s.hidden), codes,
-                              scales, sorted, y, rows))
+  if (Error e =
+          launchMoeGemm(dev, stream, *weights.impl().w2, moePaddedRow(weights.arch(), s.hidden),
+                        codes, scales, sorted, y, rows))
     return e;
   return moeReduce(dev, stream, y, topkWeights, positions, tokens, s.topk, s.hidden,
                    !options.doweightStage1, out, weights.arch());
@@ -355,8 +361,8 @@ Error fusedMoeA4W4(Device &dev, void *stream, const void *hidden, int64_t tokens
       !aligned(options.expertMask) || !aligned(options.dropped))
     return fail(api, ": every buffer must be 4-byte aligned");
   const MoeShape &s = weights.shape();
-  const int64_t bm = moeBlockM(s, tokens, options);
-  ScratchLayout l(s, tokens, bm, sortExperts(weights, options));
+  const int64_t bm = moeBlockM(weights.arch(), s, tokens, options);
+  ScratchLayout l(weights.arch(), s, tokens, bm, sortExperts(weights, options));
   Expected<char *> scratch = weights.impl().scratchFor(l.total, stream);
   if (!scratch)
     return scratch.takeError();
@@ -405,7 +411,7 @@ Expected<std::vector<PresetKernel>> moePresetKernels(std::string_view preset, Ar
     for (int64_t tokens : {1, 16, 128, 1024, 4096}) {
       FusedMoeOptions o;
       o.activation.kind = l.activation;
-      const int64_t bm = moeBlockM(l.shape, tokens, o);
+      const int64_t bm = moeBlockM(arch, l.shape, tokens, o);
       const std::string label =
           strCat(toString(arch), " ", l.model, " tokens=", tokens, " block_m=", bm);
       std::vector<Expected<KernelSpec>> specs;

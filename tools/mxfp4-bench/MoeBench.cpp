@@ -84,7 +84,7 @@ int runMoeBench(Device &dev, const TimeFn &time, const std::string &json,
     for (int64_t t : kTokens) {
       FusedMoeOptions o;
       o.activation = c.activation;
-      const int64_t bm = moeBlockM(s, t, o);
+      const int64_t bm = moeBlockM((*weights)->arch(), s, t, o);
       const UniformRouting routing = uniformRouting(rng, t, s.topk, s.experts);
       const std::vector<int32_t> &ids = routing.ids;
       const std::vector<float> &tw = routing.weights;
@@ -106,7 +106,7 @@ int runMoeBench(Device &dev, const TimeFn &time, const std::string &json,
       b.status = static_cast<int32_t *>(alloc(4));
       b.workspace = static_cast<int32_t *>(alloc(size_t(moeSortWorkspaceBytes(sortShape))));
       b.positions = static_cast<int32_t *>(alloc(ids.size() * 4));
-      const int64_t maxRows = moeMaxRows(s, t, bm), ip = moePaddedRow(s.inter);
+      const int64_t maxRows = moeMaxRows(s, t, bm), ip = moePaddedRow((*weights)->arch(), s.inter);
       void *codes = alloc(size_t(maxRows * ip / 2)), *scales = alloc(size_t(maxRows * ip / 32));
       (void)dev.copyToDevice(hidden, hiddenHost.data(), hiddenHost.size() * 2);
       (void)dev.copyToDevice(const_cast<int32_t *>(b.topkIds), ids.data(), ids.size() * 4);

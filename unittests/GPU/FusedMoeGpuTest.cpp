@@ -328,7 +328,7 @@ TEST_F(FusedMoe, Stage2MatchesTheReference) {
     auto sorted =
         moeSortReference({tokens, s.topk, s.experts, bm}, c.routing.ids, c.routing.weights, {});
     ASSERT_OK(sorted);
-    const int64_t rows = moeMaxRows(s, tokens, bm), ip = moePaddedRow(s.inter);
+    const int64_t rows = moeMaxRows(s, tokens, bm), ip = moePaddedRow(Arch::SM90A, s.inter);
     std::vector<uint8_t> codes = randomBytes(rng, size_t(rows * ip / 2));
     std::vector<uint8_t> scales = randomScales(rng, size_t(rows * ip / 32), 119, 124);
     DeviceBuffer dIds(dev, sorted->sortedIds.size() * 4), dW(dev, sorted->sortedWeights.size() * 4),
@@ -394,7 +394,7 @@ TEST_F(FusedMoe, Stage1MatchesTheReference) {
   auto sorted =
       moeSortReference({tokens, s.topk, s.experts, bm}, c.routing.ids, c.routing.weights, {});
   ASSERT_OK(sorted);
-  const int64_t rows = moeMaxRows(s, tokens, bm), ip = moePaddedRow(s.inter);
+  const int64_t rows = moeMaxRows(s, tokens, bm), ip = moePaddedRow(Arch::SM90A, s.inter);
   DeviceBuffer dIds(dev, sorted->sortedIds.size() * 4), dW(dev, sorted->sortedWeights.size() * 4),
       dE(dev, sorted->expertIds.size() * 4), dV(dev, 8), dCodes(dev, size_t(rows * ip / 2)),
       dScales(dev, size_t(rows * ip / 32));

@@ -58,7 +58,7 @@ MoeSortResult sortRandom(std::mt19937_64 &rng, const MoeSortShape &s) {
 TEST_F(MoeSteps, GatheredQuantizationMatchesTheCpuQuantizer) {
   OPEN_DEVICE_OR_SKIP(dev);
   const MoeSortShape shape{37, 4, 16, 8};
-  const int64_t h = 160, hp = moePaddedRow(h); // rows padded to 256
+  const int64_t h = 160, hp = moePaddedRow(Arch::SM90A, h); // rows padded to 256
   for (ScaleRounding mode : allScaleRoundings()) {
     SCOPED_TRACE(testing::Message() << toString(mode) << " seed=" << seed);
     MoeSortResult sorted = sortRandom(rng, shape);
@@ -104,7 +104,7 @@ TEST_F(MoeSteps, ActivationQuantization) {
   OPEN_DEVICE_OR_SKIP(dev);
   // inter 96: rows padded to 256 (gate_up rows 512 wide, its halves at 0
   // and 256).
-  const int64_t inter = 96, ip = moePaddedRow(inter), rows = 40, valid = 33;
+  const int64_t inter = 96, ip = moePaddedRow(Arch::SM90A, inter), rows = 40, valid = 33;
   const MoeActivation acts[] = {{Activation::Silu, 0, 0},
                                 swigluGptOss(),
                                 {Activation::Situv2, 2.0f, 1.5f},
@@ -168,7 +168,7 @@ TEST_F(MoeSteps, ActivationQuantization) {
 TEST_F(MoeSteps, ReduceSumsTheSlots) {
   OPEN_DEVICE_OR_SKIP(dev);
   const MoeSortShape shape{29, 6, 32, 16};
-  const int64_t h = 136, hp = moePaddedRow(h); // y rows padded to 256
+  const int64_t h = 136, hp = moePaddedRow(Arch::SM90A, h); // y rows padded to 256
   for (bool useWeights : {true, false}) {
     SCOPED_TRACE(testing::Message() << "weights=" << useWeights << " seed=" << seed);
     MoeSortResult sorted = sortRandom(rng, shape);

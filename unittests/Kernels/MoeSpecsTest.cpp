@@ -15,11 +15,19 @@ using namespace mxfp4;
 namespace {
 
 TEST(MoeSpecs, PaddedRows) {
-  EXPECT_EQ(moePaddedRow(32), 256);
-  EXPECT_EQ(moePaddedRow(256), 256);
-  EXPECT_EQ(moePaddedRow(288), 384);
-  EXPECT_EQ(moePaddedRow(2880), 2944);
-  EXPECT_EQ(moePaddedRow(7168), 7168);
+  // sm_90a: multiples of its BN 128, at least two K steps.
+  EXPECT_EQ(moePaddedRow(Arch::SM90A, 32), 256);
+  EXPECT_EQ(moePaddedRow(Arch::SM90A, 256), 256);
+  EXPECT_EQ(moePaddedRow(Arch::SM90A, 288), 384);
+  EXPECT_EQ(moePaddedRow(Arch::SM90A, 2880), 2944);
+  EXPECT_EQ(moePaddedRow(Arch::SM90A, 7168), 7168);
+  // AMD: multiples of the 256-column N tile (and BK).
+  for (Arch amd : {Arch::GFX950, Arch::GFX1250}) {
+    EXPECT_EQ(moePaddedRow(amd, 32), 256);
+    EXPECT_EQ(moePaddedRow(amd, 288), 512);
+    EXPECT_EQ(moePaddedRow(amd, 2880), 3072);
+    EXPECT_EQ(moePaddedRow(amd, 768), 768);
+  }
 }
 
 TEST(MoeSpecs, StagesInLaunchOrder) {

@@ -84,15 +84,17 @@ inline bool isSimt(OpKind op) {
 }
 /// The experts one moe_count workgroup counts (Kernels/MoeSort.h).
 inline constexpr int64_t kMoeCountGroup = 8;
-/// The MoE intermediates (quantized rows, stage outputs) pad every row to
-/// a multiple of the GEMMs' K step, at least two steps, so that any hidden
+/// The MoE intermediates (quantized rows, stage outputs) and the stacked
+/// expert weights pad every row to a multiple of the target's moeRowAlign,
+/// at least kMoeMinRow elements (two sm_90a K steps), so that any hidden
 /// and inter size that is a multiple of 32 runs: the padding is zero codes
 /// (scale 1.0) on the A side and zero weights (Ops/FusedMoe.h),
 /// contributing exact zeros.
-inline constexpr int64_t kMoeRowAlign = 128;
-inline constexpr int64_t moePaddedRow(int64_t elements) {
-  const int64_t padded = (elements + kMoeRowAlign - 1) / kMoeRowAlign * kMoeRowAlign;
-  return padded < 2 * kMoeRowAlign ? 2 * kMoeRowAlign : padded;
+inline constexpr int64_t kMoeMinRow = 256;
+inline int64_t moePaddedRow(Arch arch, int64_t elements) {
+  const int64_t align = targetInfo(arch).moeRowAlign;
+  const int64_t padded = (elements + align - 1) / align * align;
+  return padded < kMoeMinRow ? kMoeMinRow : padded;
 }
 enum class Activation : uint8_t { None, Silu, Swiglu, Situv2 };
 /// BF16: store C. BF16DumpQuant: also write the inline-quantized activations

@@ -65,6 +65,12 @@ struct TargetInfo {
   /// The default tile: BN, and BK (the larger when K allows it).
   int64_t defaultBn;
   int64_t defaultBk, smallKBk;
+  /// The MoE GEMMs' row alignment: hidden and inter are padded to a
+  /// multiple of it (the N tile, and a multiple of the K step), so the
+  /// grouped GEMM needs no column tails (moePaddedRow).
+  int64_t moeRowAlign;
+  /// The largest row block (block_m) of the MoE GEMMs.
+  int64_t maxMoeBlockM;
 
   /// The default K step for rows of K elements.
   int64_t bkFor(int64_t k) const { return k % defaultBk == 0 ? defaultBk : smallKBk; }

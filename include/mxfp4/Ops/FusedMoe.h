@@ -15,8 +15,9 @@
 // (Ops/MoeSteps.h; moeStage1, moeStage2 below).
 //
 // Any hidden and inter size that is a multiple of 32 runs: the prepared
-// weights and the intermediates pad rows to moePaddedRow (128) with zeros,
-// which contribute exact zeros.
+// weights and the intermediates pad rows to moePaddedRow (a multiple of the
+// target's moeRowAlign: 128 on sm_90a, 256 on gfx950 and gfx1250) with
+// zeros, which contribute exact zeros.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MXFP4_OPS_FUSEDMOE_H
@@ -88,7 +89,8 @@ struct FusedMoeOptions {
   /// (and sum stage 2's unweighted).
   bool doweightStage1 = false;
   /// Rows per sorted block and M tile of the grouped GEMMs: 16, 32, 64 or
-  /// 128; 0: dispatch picks from the tokens per expert.
+  /// 128, at most the target's maxMoeBlockM (64 on AMD); 0: dispatch
+  /// picks from the tokens per expert.
   int64_t blockM = 0;
   /// Expert parallelism: device pointer [globalExperts] i32, nonzero for
   /// the experts this rank holds, which must be the weights' E, in global
@@ -108,8 +110,9 @@ Error fusedMoeA4W4(Device &dev, void *stream, const void *hidden, int64_t tokens
                    const int32_t *topkIds, const float *topkWeights, const MoeWeights &weights,
                    const FusedMoeOptions &options, void *out);
 
-/// The block_m (and grouped GEMM M tile) fusedMoeA4W4 takes for `tokens`.
-int64_t moeBlockM(const MoeShape &shape, int64_t tokens, const FusedMoeOptions &options);
+/// The block_m (and grouped GEMM M tile) fusedMoeA4W4 takes for `tokens`
+/// on `arch` (at most the target's largest MoE row block).
+int64_t moeBlockM(Arch arch, const MoeShape &shape, int64_t tokens, const FusedMoeOptions &options);
 /// The sorted rows the stages can reach for `tokens` at `blockM`: every
 /// placed entry plus each active expert's padding, at most the sorted length.
 int64_t moeMaxRows(const MoeShape &shape, int64_t tokens, int64_t blockM);

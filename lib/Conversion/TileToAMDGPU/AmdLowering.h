@@ -3,8 +3,8 @@
 // The lowering walks a tile kernel once, in order, and emits per-lane code
 // into a gpu.func. Tile values do not become SSA values one-to-one: a load is
 // remembered until its consumer (quantize) decides the lane mapping, a
-// quantized tile lives in LDS, weights and scales are fetched where the MMA
-// needs them, and an accumulator tile is a list of per-lane vectors. The
+// quantized tile (quantize, or load_mx of pre-quantized rows) lives in LDS, weights and scales are
+// fetched where the MMA needs them, and an accumulator tile is a list of per-lane vectors. The
 // TileHandle variant records which of these a tile value became.
 //
 //===----------------------------------------------------------------------===//
@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/ADT/DenseMap.h"
@@ -89,7 +90,9 @@ public:
 
 private:
   mlir::LogicalResult lowerFor(mlir::ImplicitLocOpBuilder &b, mlir::scf::ForOp op);
+  mlir::LogicalResult lowerGroupBlock(mlir::ImplicitLocOpBuilder &b, tile::GroupBlockOp op);
   mlir::LogicalResult lowerQuantize(mlir::ImplicitLocOpBuilder &b, tile::QuantizeOp op);
+  mlir::LogicalResult lowerLoadMx(mlir::ImplicitLocOpBuilder &b, tile::LoadMxOp op);
   mlir::LogicalResult lowerScaledMma(mlir::ImplicitLocOpBuilder &b, tile::ScaledMmaOp op);
   mlir::LogicalResult lowerActivation(mlir::ImplicitLocOpBuilder &b, tile::ActivationOp op);
   mlir::LogicalResult lowerStore(mlir::ImplicitLocOpBuilder &b, tile::StoreOp op);
@@ -109,6 +112,9 @@ private:
   mlir::Value tid, lane, wave, l16, lgroup;
   // The K loop being lowered: its trip index and LDS stage offset.
   mlir::Value stageA, stageS;
+  // A grouped GEMM's guard (mxtile.group_block): the rest of the kernel
+  // runs inside it, the return goes after it.
+  mlir::scf::IfOp groupGuard;
 };
 
 } // namespace mxfp4::amd

@@ -37,7 +37,8 @@ LogicalResult KernelEmitter::lowerScaledMma(ImplicitLocOpBuilder &b, tile::Scale
   PendingScales *ws = handle<PendingScales>(op.getBScales());
   Accumulator *acc = handle<Accumulator>(op.getAcc());
   if (!handle<LdsData>(op.getA()) || !handle<LdsScales>(op.getAScales()))
-    return op.emitOpError() << "on " << cfg.chip << " A and its scales must come from mxtile.quantize";
+    return op.emitOpError() << "on " << cfg.chip
+                            << " A and its scales must come from mxtile.quantize or mxtile.load_mx";
   if (!w || !ws)
     return op.emitOpError() << "on " << cfg.chip
                             << " B and its scales must come from mxtile.load_weight / load_scales";

@@ -14,12 +14,13 @@
 #include "mxfp4/Conversion/SimtOutlining.h"
 #include "mxfp4/Dialect/Tile/TilePasses.h"
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/AsmParser/AsmParser.h"
 
 namespace mxfp4::tile {
 #define GEN_PASS_DEF_TILETOAMDGPU
@@ -162,6 +163,10 @@ LogicalResult KernelEmitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
   }
   if (auto q = dyn_cast<tile::QuantizeOp>(op))
     return lowerQuantize(b, q);
+  if (auto mx = dyn_cast<tile::LoadMxOp>(op))
+    return lowerLoadMx(b, mx);
+  if (auto group = dyn_cast<tile::GroupBlockOp>(op))
+    return lowerGroupBlock(b, group);
   if (auto mma = dyn_cast<tile::ScaledMmaOp>(op))
     return lowerScaledMma(b, mma);
   if (auto act = dyn_cast<tile::ActivationOp>(op))
@@ -171,6 +176,8 @@ LogicalResult KernelEmitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
   if (auto forOp = dyn_cast<scf::ForOp>(op))
     return lowerFor(b, forOp);
   if (isa<func::ReturnOp>(op)) {
+    if (groupGuard)
+      b.setInsertionPointAfter(groupGuard);
     gpu::ReturnOp::create(b);
     return success();
   }
@@ -179,6 +186,28 @@ LogicalResult KernelEmitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
     return success();
   }
   return op->emitOpError() << "is not supported inside an mxtile kernel lowered to " << cfg.chip;
+}
+
+LogicalResult KernelEmitter::lowerGroupBlock(ImplicitLocOpBuilder &b, tile::GroupBlockOp op) {
+  if (groupGuard || !isa<func::FuncOp>(op->getParentOp()))
+    return op.emitOpError() << "must appear once, at the top level of the kernel";
+  // Uniform loads (the block id is the workgroup's): a block past the
+  // valid rows, or of no group, skips the rest of the kernel.
+  Value block = mapping.lookup(op.getBlock());
+  Value group = memref::LoadOp::create(b, mapping.lookup(op.getGroups()), ValueRange{block});
+  Value rows = arith::IndexCastUIOp::create(
+      b, b.getIndexType(),
+      memref::LoadOp::create(b, mapping.lookup(op.getNumValid()), ValueRange{idxConst(b, 0)}));
+  Value first = idxMul(b, block, cfg.bm);
+  Value live =
+      arith::AndIOp::create(b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, first, rows),
+                            arith::CmpIOp::create(b, arith::CmpIPredicate::sge, group,
+                                                  arith::ConstantIntOp::create(b, 0, 32)));
+  mapping.map(op.getGroup(), arith::IndexCastOp::create(b, b.getIndexType(), group));
+  mapping.map(op.getRows(), rows);
+  groupGuard = scf::IfOp::create(b, live, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(groupGuard.thenBlock());
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -214,8 +243,10 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel, StringRef chip) {
                              << cfg.bm;
   if (cfg.bk != 128 && cfg.bk != 256)
     return mma.emitOpError() << "on " << chip << " the K tile must be 128 or 256, got " << cfg.bk;
-  if (cfg.elemsPerThread() % 8 != 0 || cfg.quantPasses() * cfg.threads() * cfg.elemsPerThread() !=
-                                           cfg.bm * cfg.bk)
+  bool quantizes = false;
+  kernel.walk([&](tile::QuantizeOp) { quantizes = true; });
+  if (quantizes && (cfg.elemsPerThread() % 8 != 0 ||
+                    cfg.quantPasses() * cfg.threads() * cfg.elemsPerThread() != cfg.bm * cfg.bk))
     return mma.emitOpError() << "tile " << cfg.bm << "x" << cfg.bk
                              << " cannot be split evenly over the quantizing threads";
   return cfg;
