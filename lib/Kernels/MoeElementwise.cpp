@@ -6,6 +6,8 @@
 #include "mxfp4/DSL/TileBuilder.h"
 #include "mxfp4/Dialect/Tile/TileEnumConversion.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
+
 using namespace mlir;
 
 namespace mxfp4 {
@@ -41,37 +43,30 @@ public:
     return x;
   }
 
-  /// exp(x) in f32 with arith only: x clamped to [-87, 88], n = round(x /
-  /// ln 2), r = x - n ln 2 (Cody-Waite, two constants), e^r by its Taylor
-  /// polynomial to r^7 (|r| <= ln 2 / 2), times 2^n built from bits.
+  /// An approximate quotient (arith `afn`: the target's reciprocal-based
+  /// division, a few ulp): the activations' quotients feed a 4-bit
+  /// quantizer, and IEEE division was most of moe_actq's instructions.
+  Value fdivApprox(Value x, Value y) {
+    return arith::DivFOp::create(b, x, y, arith::FastMathFlags::afn);
+  }
+  /// exp(x) = 2^(x log2 e) by the target's exp2 instruction (math.exp2
+  /// `afn`), x clamped to [-87, 88] so neither side leaves the normal
+  /// range: a relative error of a few ulp plus |x| ulp from the product.
   Value exp(Value x) {
     x = fmax(fmin(x, f32(88.0f)), f32(-87.0f));
-    Value t = fmul(x, f32(1.44269504088896341f));
-    Value n = arith::FPToSIOp::create(
-        b, b.getI32Type(),
-        fadd(t, select(arith::CmpFOp::create(b, arith::CmpFPredicate::OGE, t, f32(0.0f)), f32(0.5f),
-                       f32(-0.5f))));
-    Value nf = arith::SIToFPOp::create(b, b.getF32Type(), n);
-    Value r =
-        fsub(fsub(x, fmul(nf, f32(0.693145751953125f))), fmul(nf, f32(1.42860682030941723212e-6f)));
-    const float coeff[] = {1.0f / 5040, 1.0f / 720, 1.0f / 120, 1.0f / 24,
-                           1.0f / 6,    0.5f,       1.0f,       1.0f};
-    Value p = f32(coeff[0]);
-    for (int i = 1; i < 8; ++i)
-      p = fadd(fmul(p, r), f32(coeff[i]));
-    Value scale = bitsToF32(shl(add(n, i32(127)), 23));
-    return fmul(p, scale);
+    return math::Exp2Op::create(b, fmul(x, f32(1.44269504088896341f)), arith::FastMathFlags::afn);
   }
   Value sigmoid(Value x) {
-    return fdiv(f32(1.0f), fadd(f32(1.0f), exp(arith::NegFOp::create(b, x))));
+    return fdivApprox(f32(1.0f), fadd(f32(1.0f), exp(arith::NegFOp::create(b, x))));
   }
   /// tanh(x) = 1 - 2 / (exp(2x) + 1).
   Value tanh(Value x) {
-    return fsub(f32(1.0f), fdiv(f32(2.0f), fadd(exp(fmul(x, f32(2.0f))), f32(1.0f))));
+    return fsub(f32(1.0f), fdivApprox(f32(2.0f), fadd(exp(fmul(x, f32(2.0f))), f32(1.0f))));
   }
   /// The gated activations of Dialect/Tile (mxtile.activation), in f32,
-  /// with run-time parameters p0, p1.
-  Value activation(Activation kind, Value g, Value u, Value p0, Value p1) {
+  /// with run-time parameters p0, p1 and their reciprocals r0, r1 (SiTUv2
+  /// divides by its betas).
+  Value activation(Activation kind, Value g, Value u, Value p0, Value p1, Value r0, Value r1) {
     switch (kind) {
     case Activation::Silu:
       return fmul(fmul(g, sigmoid(g)), u);
@@ -81,8 +76,8 @@ public:
       return fmul(fmul(gc, sigmoid(fmul(gc, p0))), fadd(uc, f32(1.0f)));
     }
     case Activation::Situv2: { // p0 = beta, p1 = linear_beta
-      Value sg = fmul(fmul(p0, tanh(fdiv(g, p0))), sigmoid(g));
-      return fmul(sg, fmul(p1, tanh(fdiv(u, p1))));
+      Value sg = fmul(fmul(p0, tanh(fmul(g, r0))), sigmoid(g));
+      return fmul(sg, fmul(p1, tanh(fmul(u, r1))));
     }
     case Activation::None:
       break;
@@ -101,31 +96,36 @@ public:
     }
     Value scale = emitScaleFromAmax(b, b.getLoc(), amax, tile::toTile(mode));
     Value nan = cmp(P::eq, scale, i32(0xFF));
-    // 2^(127 - scale) in f64 (exact for every scale), built from bits.
-    Value exp64 = arith::ExtUIOp::create(b, b.getI64Type(), sub(i32(1023 + 127), scale));
-    Value inv = arith::BitcastOp::create(
-        b, b.getF64Type(),
-        arith::ShLIOp::create(b, exp64, arith::ConstantIntOp::create(b, b.getI64Type(), 52)));
-    // encodeE2M1 (Format/E2M1.cpp): the thresholds, ties to the even code.
+    // encodeE2M1 (Format/E2M1.cpp) compares |x| / 2^(scale - 127) with its
+    // thresholds, ties to the even code. Each threshold times 2^(scale -
+    // 127) is an exact f32 (a multiple of 2^-2 times a power of two in
+    // [2^-127, 2^128]; normal or subnormal), and the bits of non-negative
+    // floats order as the floats do, subnormals included: so |x|'s bits
+    // against the scaled thresholds' bits, once per block in f64, give the
+    // CPU quantizer's codes with integer compares.
     struct Threshold {
       double at;
       bool inclusive; // a >= at (tie up) rather than a > at
     };
     const Threshold thresholds[] = {{0.25, false}, {0.75, true}, {1.25, false}, {1.75, true},
                                     {2.5, false},  {3.5, true},  {5.0, false}};
+    Value exp64 = arith::ExtUIOp::create(b, b.getI64Type(), add(scale, i32(1023 - 127)));
+    Value pow2 = arith::BitcastOp::create(
+        b, b.getF64Type(),
+        arith::ShLIOp::create(b, exp64, arith::ConstantIntOp::create(b, b.getI64Type(), 52)));
+    SmallVector<Value> limits;
+    for (const Threshold &th : thresholds)
+      limits.push_back(
+          f32ToBits(arith::TruncFOp::create(b, b.getF32Type(), fmul(f64(th.at), pow2))));
     SmallVector<Value> words;
     for (int64_t w = 0; w < 4; ++w) {
       Value word = i32(0);
       for (int64_t e = 0; e < 8; ++e) {
         Value xb = bits[size_t(8 * w + e)];
-        Value a =
-            fmul(arith::ExtFOp::create(b, b.getF64Type(), bitsToF32(andi(xb, 0x7FFFFFFF))), inv);
+        Value a = andi(xb, 0x7FFFFFFF);
         Value mag = i32(0);
-        for (const Threshold &th : thresholds)
-          mag =
-              add(mag, zext(arith::CmpFOp::create(
-                           b, th.inclusive ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OGT,
-                           a, f64(th.at))));
+        for (size_t t = 0; t < std::size(thresholds); ++t)
+          mag = add(mag, zext(cmp(thresholds[t].inclusive ? P::uge : P::ugt, a, limits[t])));
         Value code = ori(shl(shr(xb, 31), 3), mag);
         code = select(nan, i32(0), code);
         word = ori(word, shl(code, 4 * e));
@@ -208,9 +208,11 @@ void buildQuantizers(dsl::TileBuilder &tb, const KernelSpec &spec) {
       SmallVector<Value> g = s.loadBf16Block(input, w0);
       SmallVector<Value> u = s.loadBf16Block(input, s.add(w0, s.idx(padded / 2)));
       Value w = s.select(s.cmp(P::ne, doweight, s.i32(0)), s.load(rowsInfo, row), s.f32(1.0f));
+      Value r0 = s.fdiv(s.f32(1.0f), p0), r1 = s.fdiv(s.f32(1.0f), p1);
       SmallVector<Value> a;
       for (size_t j = 0; j < 32; ++j)
-        a.push_back(s.activation(spec.activation, s.fmul(g[j], w), s.fmul(u[j], w), p0, p1));
+        a.push_back(
+            s.activation(spec.activation, s.fmul(g[j], w), s.fmul(u[j], w), p0, p1, r0, r1));
       s.when(s.cmp(P::ne, writeDebug, s.i32(0)), [&] {
         Value d0 = s.add(s.mul(row, s.idx(inter)), s.mul(kb, s.idx(32)));
         for (size_t j = 0; j < 32; ++j)
@@ -237,36 +239,36 @@ void buildReduce(dsl::TileBuilder &tb, const KernelSpec &spec) {
   Value thread = s.globalThread();
   Value token = s.divu(thread, s.idx(chunks)), c = s.remu(thread, s.idx(chunks));
   s.when(s.cmp(P::ult, token, tokenArg.value()), [&] {
-    SmallVector<Value> init(8, s.f32(0.0f));
-    auto loop = scf::ForOp::create(b, s.idx(0), s.idx(topk), s.idx(1), init);
-    {
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value slot = s.add(s.mul(token, s.idx(topk)), loop.getInductionVar());
-      Value pos = s.load(positions, slot);
-      ValueRange acc = loop.getRegionIterArgs();
-      SmallVector<Type> types(8, f32);
-      SmallVector<Value> next = s.ifElse(
-          s.cmp(P::sge, pos, s.i32(0)), types,
-          [&] {
-            Value w =
-                s.select(s.cmp(P::ne, useWeights, s.i32(0)), s.load(weights, slot), s.f32(1.0f));
-            // Row `pos` of y (padded, moePaddedRow); this chunk's 4 words.
-            Value w0 = s.add(s.mul(s.toIndex(pos), s.idx(moePaddedRow(spec.arch, hidden) / 2)),
-                             s.mul(c, s.idx(4)));
-            SmallVector<Value> sum;
-            for (int64_t j = 0; j < 4; ++j) {
-              Value word = s.load(y, s.add(w0, s.idx(j)));
-              Value lo = s.bitsToF32(s.shl(word, 16));
-              Value hi = s.bitsToF32(arith::AndIOp::create(b, word, s.i32(int64_t(0xFFFF0000u))));
-              sum.push_back(s.fadd(acc[size_t(2 * j)], s.fmul(w, lo)));
-              sum.push_back(s.fadd(acc[size_t(2 * j + 1)], s.fmul(w, hi)));
-            }
-            return sum;
-          },
-          [&] { return SmallVector<Value>(acc.begin(), acc.end()); });
-      scf::YieldOp::create(b, next);
+    // The slots unrolled, every load issued before the sums need it (a
+    // loop of dependent loads left one slot in flight at a time). A slot
+    // of no row (pos < 0: dropped or masked) reads row 0 and keeps the sum
+    // as it was, which is skipping it.
+    const int64_t rowWords = moePaddedRow(spec.arch, hidden) / 2;
+    SmallVector<Value> pos, w, live;
+    for (int64_t j = 0; j < topk; ++j) {
+      Value slot = s.add(s.mul(token, s.idx(topk)), s.idx(j));
+      pos.push_back(s.load(positions, slot));
+      live.push_back(s.cmp(P::sge, pos.back(), s.i32(0)));
+      w.push_back(s.select(s.cmp(P::ne, useWeights, s.i32(0)), s.load(weights, slot), s.f32(1.0f)));
     }
+    SmallVector<Value> words;
+    for (int64_t j = 0; j < topk; ++j) {
+      Value row = s.toIndex(s.select(live[size_t(j)], pos[size_t(j)], s.i32(0)));
+      Value w0 = s.add(s.mul(row, s.idx(rowWords)), s.mul(c, s.idx(4)));
+      for (int64_t q = 0; q < 4; ++q)
+        words.push_back(s.load(y, s.add(w0, s.idx(q))));
+    }
+    SmallVector<Value> acc(8, s.f32(0.0f));
+    for (int64_t j = 0; j < topk; ++j)
+      for (int64_t q = 0; q < 4; ++q) {
+        Value word = words[size_t(4 * j + q)];
+        Value lo = s.bitsToF32(s.shl(word, 16));
+        Value hi = s.bitsToF32(arith::AndIOp::create(b, word, s.i32(int64_t(0xFFFF0000u))));
+        for (auto [at, v] : {std::pair{2 * q, lo}, std::pair{2 * q + 1, hi}}) {
+          Value &a = acc[size_t(at)];
+          a = s.select(live[size_t(j)], s.fadd(a, s.fmul(w[size_t(j)], v)), a);
+        }
+      }
     Value o0 = s.add(s.mul(token, s.idx(hidden / 2)), s.mul(c, s.idx(4)));
     for (int64_t j = 0; j < 4; ++j) {
       auto bf16Bits = [&](Value v) {
@@ -274,8 +276,7 @@ void buildReduce(dsl::TileBuilder &tb, const KernelSpec &spec) {
         return arith::ExtUIOp::create(b, i32, arith::BitcastOp::create(b, b.getI16Type(), h))
             .getResult();
       };
-      Value word = s.ori(bf16Bits(loop.getResult(size_t(2 * j))),
-                         s.shl(bf16Bits(loop.getResult(size_t(2 * j + 1))), 16));
+      Value word = s.ori(bf16Bits(acc[size_t(2 * j)]), s.shl(bf16Bits(acc[size_t(2 * j + 1)]), 16));
       s.store(word, out, s.add(o0, s.idx(j)));
     }
   });
@@ -285,7 +286,7 @@ void buildReduce(dsl::TileBuilder &tb, const KernelSpec &spec) {
 } // namespace
 
 void buildMoeElementwise(ModuleOp module, const KernelSpec &spec) {
-  module.getContext()->loadDialect<gpu::GPUDialect, memref::MemRefDialect>();
+  module.getContext()->loadDialect<gpu::GPUDialect, math::MathDialect, memref::MemRefDialect>();
   dsl::TileBuilder tb(module, spec.name());
   if (spec.op == OpKind::MoeReduce)
     buildReduce(tb, spec);

@@ -156,6 +156,10 @@ std::vector<double> reference(const HostLayer &l, const std::vector<uint16_t> &h
           g += x * HostLayer::at(l.w1, l.s1, s.hidden, e * 2 * s.inter + i, k);
           u += x * HostLayer::at(l.w1, l.s1, s.hidden, e * 2 * s.inter + s.inter + i, k);
         }
+        if (quantized) { // stage 1 stores its GEMM in bf16 (moe_gemm's epilogue)
+          g = double(bf16ToFloat(floatToBf16(float(g))));
+          u = double(bf16ToFloat(floatToBf16(float(u))));
+        }
         const double scale = o.doweightStage1 ? w : 1.0;
         act[size_t(i)] = float(moeActivation(o.activation, g * scale, u * scale));
       }
@@ -239,11 +243,13 @@ void expectClose(Case &c, const FusedMoeOptions &o, const std::vector<int32_t> &
               (long long)c.layer.shape.hidden, (long long)c.layer.shape.inter, (long long)c.tokens,
               std::string(toString(o.activation.kind)).c_str(), q.relL2, q.logitsDiff, b.relL2,
               b.logitsDiff);
-  // The kernels round the stage-1 GEMM to bf16 and accumulate in f32; the
-  // reference does neither, so a few activation codes land in the
-  // neighbouring E2M1 bin: a distance well under the gate, not zero.
+  // Against the QDQ reference (which rounds the stage-1 GEMM to bf16 as the
+  // kernels do) what remains is f32 accumulation and two bf16 roundings
+  // (stage 2's rows and the output), each at most 2^-9 relative, plus the
+  // rare activation code that f32 rounding moves into the neighbouring
+  // E2M1 bin: 0.01 holds that with room; seed 003's logits_diff gate too.
   EXPECT_LE(q.logitsDiff, 0.01);
-  EXPECT_LE(q.relL2, 0.05);
+  EXPECT_LE(q.relL2, 0.01);
 }
 
 const MoeActivation kSitu{Activation::Situv2, 2.0f, 1.5f};

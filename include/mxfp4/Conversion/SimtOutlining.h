@@ -23,6 +23,14 @@ bool isSimtKernel(mlir::func::FuncOp kernel);
 /// Outlines SIMT `kernel` into `gpuModule` and erases it.
 mlir::LogicalResult outlineSimtKernel(mlir::func::FuncOp kernel, mlir::gpu::GPUModuleOp gpuModule);
 
+/// Replaces every f32 math.exp2 marked `afn` (approximate is fine) in
+/// `gpuModule` with the target's exp2 instruction, which `select` builds
+/// (ex2.approx.f32, v_exp_f32): the upstream conversions would call a
+/// device library (libdevice, ocml) that the JIT does not link.
+void selectApproximateExp2(
+    mlir::gpu::GPUModuleOp gpuModule,
+    llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location, mlir::Value)> select);
+
 } // namespace mxfp4
 
 #endif // MXFP4_CONVERSION_SIMTOUTLINING_H

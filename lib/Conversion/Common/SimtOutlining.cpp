@@ -4,6 +4,7 @@
 #include "mxfp4/Conversion/KernelOutlining.h"
 #include "mxfp4/Dialect/Tile/TileOps.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -75,6 +76,18 @@ LogicalResult outlineSimtKernel(func::FuncOp kernel, gpu::GPUModuleOp gpuModule)
   }
   kernel.erase();
   return success();
+}
+
+void selectApproximateExp2(gpu::GPUModuleOp gpuModule,
+                           function_ref<Value(OpBuilder &, Location, Value)> select) {
+  gpuModule.walk([&](math::Exp2Op op) {
+    if (!op.getType().isF32() ||
+        !arith::bitEnumContainsAll(op.getFastmath(), arith::FastMathFlags::afn))
+      return;
+    OpBuilder b(op);
+    op.replaceAllUsesWith(select(b, op.getLoc(), op.getOperand()));
+    op.erase();
+  });
 }
 
 } // namespace mxfp4

@@ -266,6 +266,9 @@ struct TileToAMDGPUPass : tile::impl::TileToAMDGPUBase<TileToAMDGPUPass> {
       if (failed(isSimtKernel(kernel) ? outlineSimtKernel(kernel, gpuModule)
                                       : lowerKernel(kernel, gpuModule)))
         return signalPassFailure();
+    selectApproximateExp2(gpuModule, [](OpBuilder &b, Location loc, Value x) -> Value {
+      return ROCDL::ROCDLExp2::create(b, loc, x.getType(), x);
+    });
   }
 
   LogicalResult lowerKernel(func::FuncOp kernel, gpu::GPUModuleOp gpuModule) {

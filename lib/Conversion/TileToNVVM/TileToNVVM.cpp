@@ -403,6 +403,11 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
       if (failed(isSimtKernel(kernel) ? outlineSimtKernel(kernel, gpuModule)
                                       : lowerKernel(kernel, gpuModule)))
         return signalPassFailure();
+    selectApproximateExp2(gpuModule, [](OpBuilder &b, Location loc, Value x) -> Value {
+      return LLVM::CallIntrinsicOp::create(b, loc, x.getType(),
+                                           b.getStringAttr("llvm.nvvm.ex2.approx.f32"), x)
+          .getResult(0);
+    });
   }
 
   LogicalResult lowerKernel(func::FuncOp kernel, gpu::GPUModuleOp gpuModule) {
