@@ -70,7 +70,16 @@ TEST(MoeSpecs, GemmRules) {
   EXPECT_EQ(big->bk, 128);
   EXPECT_ERROR_CONTAINS(makeMoeGemmSpec(Arch::SM90A, 1536, 7168, 24), "BM must be");
   EXPECT_ERROR_CONTAINS(makeMoeGemmSpec(Arch::SM90A, 1000, 7168, 32), "");
-  EXPECT_ERROR_CONTAINS(makeMoeGemmSpec(Arch::GFX950, 1536, 7168, 32), "sm_90a only");
+  // AMD: block_m up to TargetInfo::maxMoeBlockM, the dense N tile.
+  for (Arch amd : {Arch::GFX950, Arch::GFX1250})
+    for (int64_t bm : {16, 32, 64}) {
+      auto spec = makeMoeGemmSpec(amd, 1536, 7168, bm);
+      ASSERT_OK(spec);
+      EXPECT_EQ(spec->bn, targetInfo(amd).defaultBn);
+      EXPECT_EQ(spec->bm * spec->bk <= 128 * 128, true);
+    }
+  EXPECT_ERROR_CONTAINS(makeMoeGemmSpec(Arch::GFX950, 1536, 7168, 128),
+                        "moe_gemm on gfx950: BM (block_m) must be 16, 32 or 64, got 128");
   KernelSpec s = *big;
   s.activation = Activation::Silu;
   EXPECT_ERROR_CONTAINS(verifyKernelSpec(s), "no activation");
