@@ -42,6 +42,9 @@ void finish(dsl::TileBuilder &tb, const KernelSpec &spec) {
   f->setAttr(tile::TileDialect::getSimtAttrName(), tb.builder().getI64IntegerAttr(spec.bn));
 }
 
+/// The ids a moe_count thread reads per loop iteration.
+constexpr int64_t kCountUnroll = 8;
+
 /// T and an i32 flag as their raw i32 arguments.
 Value rawI32(dsl::Index v) { return v.value().getDefiningOp<arith::IndexCastOp>().getIn(); }
 
@@ -64,24 +67,39 @@ void buildCount(dsl::TileBuilder &tb, const KernelSpec &spec) {
   Value first = s.toI32(s.mul(s.block, s.idx(kMoeCountGroup)));
   Value isFirst = s.cmp(P::eq, s.block, s.idx(0));
   SmallVector<Value> init(kMoeCountGroup + 1, s.i32(0));
-  SmallVector<Value> sums = s.strided(s.idx(0), entries, init, [&](Value i, ValueRange c) {
-    Value id = s.load(ids, i);
-    // Unsigned: negative ids are out of range too.
-    Value rel = s.sub(id, first);
-    SmallVector<Value> next;
-    for (int64_t g = 0; g < kMoeCountGroup; ++g)
-      next.push_back(s.add(c[size_t(g)], s.zext(s.cmp(P::eq, rel, s.i32(g)))));
-    Value bad = s.cmp(P::uge, id, s.i32(experts));
-    next.push_back(s.add(c[kMoeCountGroup], s.zext(bad)));
-    // Workgroup 0: the entries no expert places have no position.
-    s.when(isFirst, [&] {
-      Value unplaced = s.ifElse(
-          bad, b.getI1Type(), [&] { return SmallVector<Value>{bad}; },
-          [&] { return SmallVector<Value>{s.cmp(P::eq, s.isLocal(s.toIndex(id)), s.i32(0))}; })[0];
-      s.when(unplaced, [&] { s.store(s.i32(-1), positions, i); });
-    });
-    return next;
-  });
+  // kCountUnroll ids a thread and iteration, their loads issued first (in
+  // range: past the end re-reads the last id, and counts nothing).
+  Value last = s.sub(entries, s.idx(1));
+  SmallVector<Value> sums =
+      s.strided(s.idx(0), entries, init, kCountUnroll, [&](Value i0, ValueRange c) {
+        SmallVector<Value> at, valid, id;
+        for (int64_t u = 0; u < kCountUnroll; ++u) {
+          at.push_back(s.add(i0, s.idx(u * s.threads)));
+          valid.push_back(s.cmp(P::ult, at.back(), entries));
+          id.push_back(s.load(ids, arith::MinUIOp::create(b, at.back(), last)));
+        }
+        SmallVector<Value> next(c.begin(), c.end());
+        for (int64_t u = 0; u < kCountUnroll; ++u) {
+          // Unsigned: negative ids are out of range too.
+          Value rel = s.select(valid[size_t(u)], s.sub(id[size_t(u)], first), s.i32(-1));
+          for (int64_t g = 0; g < kMoeCountGroup; ++g)
+            next[size_t(g)] = s.add(next[size_t(g)], s.zext(s.cmp(P::eq, rel, s.i32(g))));
+          Value bad = arith::AndIOp::create(b, valid[size_t(u)],
+                                            s.cmp(P::uge, id[size_t(u)], s.i32(experts)));
+          next[kMoeCountGroup] = s.add(next[kMoeCountGroup], s.zext(bad));
+          // Workgroup 0: the entries no expert places have no position.
+          s.when(arith::AndIOp::create(b, isFirst, valid[size_t(u)]), [&] {
+            Value unplaced = s.ifElse(
+                bad, b.getI1Type(), [&] { return SmallVector<Value>{bad}; },
+                [&] {
+                  return SmallVector<Value>{
+                      s.cmp(P::eq, s.isLocal(s.toIndex(id[size_t(u)])), s.i32(0))};
+                })[0];
+            s.when(unplaced, [&] { s.store(s.i32(-1), positions, at[size_t(u)]); });
+          });
+        }
+        return next;
+      });
   Value leader = s.cmp(P::eq, s.tid, s.idx(0));
   for (int64_t g = 0; g < kMoeCountGroup; ++g) {
     Value count = s.scan(sums[size_t(g)]).second;
@@ -153,9 +171,11 @@ void buildPlace(dsl::TileBuilder &tb, const KernelSpec &spec) {
     for (int64_t j = 0; j < run; ++j) {
       Value local = s.add(s.idx(j * threads), s.tid);
       Value i = s.add(passBase, local);
-      Value id = s.ifElse(
-          s.cmp(P::ult, i, entries), i32, [&] { return SmallVector<Value>{s.load(ids, i)}; },
-          [&] { return SmallVector<Value>{s.i32(-1)}; })[0];
+      // Unconditional loads (past the end re-reads the last id), so a
+      // thread's run of loads is in flight at once.
+      Value id =
+          s.select(s.cmp(P::ult, i, entries),
+                   s.load(ids, arith::MinUIOp::create(b, i, s.sub(entries, s.idx(1)))), s.i32(-1));
       s.store(id, staged, s.add(local, s.divu(local, s.idx(run))));
     }
     s.barrier();

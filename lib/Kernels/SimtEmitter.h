@@ -96,6 +96,19 @@ public:
       mlir::scf::YieldOp::create(b, next);
     return llvm::SmallVector<mlir::Value>(loop.getResults());
   }
+  /// The same loop taking `unroll` x threads indices an iteration: the
+  /// body gets the first, x, and handles x + u threads for u < unroll
+  /// (checking them against `end` itself).
+  llvm::SmallVector<mlir::Value> strided(
+      mlir::Value first, mlir::Value end, mlir::ValueRange init, int64_t unroll,
+      llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::Value x, mlir::ValueRange)> body) {
+    auto loop = mlir::scf::ForOp::create(b, add(first, tid), end, idx(threads * unroll), init);
+    mlir::OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    llvm::SmallVector<mlir::Value> next = body(loop.getInductionVar(), loop.getRegionIterArgs());
+    mlir::scf::YieldOp::create(b, next);
+    return llvm::SmallVector<mlir::Value>(loop.getResults());
+  }
   void strided(mlir::Value first, mlir::Value end, llvm::function_ref<void(mlir::Value x)> body) {
     strided(first, end, {}, [&](mlir::Value x, mlir::ValueRange) {
       body(x);
