@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AmdLowering.h"
+#include "mxfp4/Conversion/GroupBlockGuard.h"
 #include "mxfp4/Conversion/IndexMath.h"
 #include "mxfp4/Conversion/KernelOutlining.h"
 #include "mxfp4/Conversion/SimtOutlining.h"
@@ -191,22 +192,8 @@ LogicalResult KernelEmitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
 LogicalResult KernelEmitter::lowerGroupBlock(ImplicitLocOpBuilder &b, tile::GroupBlockOp op) {
   if (groupGuard || !isa<func::FuncOp>(op->getParentOp()))
     return op.emitOpError() << "must appear once, at the top level of the kernel";
-  // Uniform loads (the block id is the workgroup's): a block past the
-  // valid rows, or of no group, skips the rest of the kernel.
-  Value block = mapping.lookup(op.getBlock());
-  Value group = memref::LoadOp::create(b, mapping.lookup(op.getGroups()), ValueRange{block});
-  Value rows = arith::IndexCastUIOp::create(
-      b, b.getIndexType(),
-      memref::LoadOp::create(b, mapping.lookup(op.getNumValid()), ValueRange{idxConst(b, 0)}));
-  Value first = idxMul(b, block, cfg.bm);
-  Value live =
-      arith::AndIOp::create(b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, first, rows),
-                            arith::CmpIOp::create(b, arith::CmpIPredicate::sge, group,
-                                                  arith::ConstantIntOp::create(b, 0, 32)));
-  mapping.map(op.getGroup(), arith::IndexCastOp::create(b, b.getIndexType(), group));
-  mapping.map(op.getRows(), rows);
-  groupGuard = scf::IfOp::create(b, live, /*withElseRegion=*/false);
-  b.setInsertionPointToStart(groupGuard.thenBlock());
+  // Uniform loads (the block id is the workgroup's).
+  groupGuard = emitGroupBlockGuard(b, op, mapping, cfg.bm);
   return success();
 }
 

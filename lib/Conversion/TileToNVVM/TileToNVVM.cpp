@@ -10,6 +10,7 @@
 
 #include "NvLowering.h"
 #include "mxfp4/Conversion/ActivationEmitter.h"
+#include "mxfp4/Conversion/GroupBlockGuard.h"
 #include "mxfp4/Conversion/IndexMath.h"
 #include "mxfp4/Conversion/KernelOutlining.h"
 #include "mxfp4/Conversion/SimtOutlining.h"
@@ -99,24 +100,8 @@ LogicalResult Sm90Emitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
   if (auto st = dyn_cast<tile::StoreOp>(op))
     return lowerStore(b, st);
   if (auto group = dyn_cast<tile::GroupBlockOp>(op)) {
-    // Uniform loads; a block past the valid rows, or of no expert, skips
-    // the rest of the kernel (before any barrier or copy is issued).
-    auto load = [&](Value buffer, Value at) {
-      return memref::LoadOp::create(b, mapping.lookup(buffer), ValueRange{at}).getResult();
-    };
-    Value block = mapping.lookup(group.getBlock());
-    Value expert = load(group.getGroups(), block);
-    Value rows = arith::IndexCastUIOp::create(b, b.getIndexType(),
-                                              load(group.getNumValid(), idxConst(b, 0)));
-    Value first = idxMul(b, block, cfg.bm);
-    Value live =
-        arith::AndIOp::create(b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, first, rows),
-                              arith::CmpIOp::create(b, arith::CmpIPredicate::sge, expert,
-                                                    arith::ConstantIntOp::create(b, 0, 32)));
-    mapping.map(group.getGroup(), arith::IndexCastOp::create(b, b.getIndexType(), expert));
-    mapping.map(group.getRows(), rows);
-    groupGuard = scf::IfOp::create(b, live, /*withElseRegion=*/false);
-    b.setInsertionPointToStart(groupGuard.thenBlock());
+    // Uniform loads, before any barrier or copy is issued.
+    groupGuard = emitGroupBlockGuard(b, group, mapping, cfg.bm);
     return success();
   }
   if (isa<func::ReturnOp>(op)) {
