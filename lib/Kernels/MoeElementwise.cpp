@@ -99,7 +99,8 @@ public:
     // encodeE2M1 (Format/E2M1.cpp) compares |x| / 2^(scale - 127) with its
     // thresholds, ties to the even code. Each threshold times 2^(scale -
     // 127) is an exact f32 (a multiple of 2^-2 times a power of two in
-    // [2^-127, 2^128]; normal or subnormal), and the bits of non-negative
+    // [2^-127, 2^127]; normal or subnormal) or past the f32 range (below),
+    // and the bits of non-negative
     // floats order as the floats do, subnormals included: so |x|'s bits
     // against the scaled thresholds' bits, once per block in f64, give the
     // CPU quantizer's codes with integer compares.
@@ -113,10 +114,14 @@ public:
     Value pow2 = arith::BitcastOp::create(
         b, b.getF64Type(),
         arith::ShLIOp::create(b, exp64, arith::ConstantIntOp::create(b, b.getI64Type(), 52)));
+    // Past the f32 range (scale 254, an Inf amax in the even mode) a
+    // threshold is Inf: only Inf is above it, so a strict one compares
+    // against the largest finite f32 instead.
     SmallVector<Value> limits;
-    for (const Threshold &th : thresholds)
-      limits.push_back(
-          f32ToBits(arith::TruncFOp::create(b, b.getF32Type(), fmul(f64(th.at), pow2))));
+    for (const Threshold &th : thresholds) {
+      Value limit = f32ToBits(arith::TruncFOp::create(b, b.getF32Type(), fmul(f64(th.at), pow2)));
+      limits.push_back(th.inclusive ? limit : arith::MinUIOp::create(b, limit, i32(0x7F7FFFFF)));
+    }
     SmallVector<Value> words;
     for (int64_t w = 0; w < 4; ++w) {
       Value word = i32(0);
@@ -126,6 +131,9 @@ public:
         Value mag = i32(0);
         for (size_t t = 0; t < std::size(thresholds); ++t)
           mag = add(mag, zext(cmp(thresholds[t].inclusive ? P::uge : P::ugt, a, limits[t])));
+        // A NaN element keeps only its sign (its bits are above every
+        // threshold's).
+        mag = select(cmp(P::ugt, a, i32(0x7F800000)), i32(0), mag);
         Value code = ori(shl(shr(xb, 31), 3), mag);
         code = select(nan, i32(0), code);
         word = ori(word, shl(code, 4 * e));
