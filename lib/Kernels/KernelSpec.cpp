@@ -548,12 +548,15 @@ Error verifyKernelSpec(const KernelSpec &s) {
                 "quantizer of R = 8, 16 or 32 rows; got ",
                 toString(s.op), " on ", arch, " with BM ", s.bm, ", R = ", s.imageStream,
                 s.persistent ? ", persistent" : "", s.streamK ? ", stream-K" : "");
-  if (s.op == OpKind::MoeGemm && (s.splitK != 1 || s.activation != Activation::None ||
-                                  s.epilogue != Epilogue::BF16 || s.foldedScales))
-    return fail("moe_gemm (the MoE stages' grouped GEMM) has one K split, no activation (it "
-                "runs in moe_actq), the bf16 epilogue and unfolded scales; got split-K ",
-                s.splitK, ", activation ", toString(s.activation),
-                s.foldedScales ? ", folded scales" : "");
+  if (s.op == OpKind::MoeGemm && (s.activation != Activation::None || s.epilogue != Epilogue::BF16))
+    return fail("moe_gemm (the MoE stages' grouped GEMM) has no activation (it runs in "
+                "moe_actq) and the bf16 epilogue; got activation ",
+                toString(s.activation),
+                s.epilogue == Epilogue::BF16DumpQuant ? ", epilogue bf16dq" : "");
+  if (s.op == OpKind::MoeGemm && s.splitK != 1 && (s.arch != Arch::SM90A || s.bm >= 128))
+    return fail("moe_gemm splits K on sm_90a below BM 128 (partial tiles through a global "
+                "workspace, not a cluster); got split-K ",
+                s.splitK, " on ", arch, " with BM ", s.bm);
   const bool preQuantized =
       s.op == OpKind::GemmMxA4W4 || s.op == OpKind::GemmQdqA4W4 || s.op == OpKind::MoeGemm;
   if (preQuantized && s.op != OpKind::MoeGemm && s.arch != Arch::SM90A)

@@ -2,9 +2,31 @@
 
 #include "mxfp4/Kernels/MoeSpecs.h"
 
+#include <algorithm>
+
 namespace mxfp4 {
 
-Expected<KernelSpec> makeMoeGemmSpec(Arch arch, int64_t n, int64_t k, int64_t blockM) {
+int64_t moeExpectedBlocks(int64_t tokens, int64_t topk, int64_t experts, int64_t blockM) {
+  const int64_t entries = tokens * topk, active = std::min(entries, experts);
+  if (active <= 0 || blockM <= 0)
+    return 0;
+  const int64_t perExpert = (entries + active - 1) / active;
+  return active * ((perExpert + blockM - 1) / blockM);
+}
+
+/// The K splits that bring `tiles` workgroups up to `wanted`, each split
+/// at least two of the `steps` K steps, at most 8.
+static int64_t moeSplitK(int64_t tiles, int64_t wanted, int64_t steps) {
+  constexpr int64_t kMaxSplits = 8, kMinStepsPerSplit = 2;
+  int64_t splits = 1;
+  while (tiles * splits < wanted && splits < kMaxSplits &&
+         steps / (splits + 1) >= kMinStepsPerSplit)
+    ++splits;
+  return splits;
+}
+
+Expected<KernelSpec> makeMoeGemmSpec(Arch arch, int64_t n, int64_t k, int64_t blockM,
+                                     int64_t blocks, bool scalesBelow128) {
   KernelSpec s;
   s.op = OpKind::MoeGemm;
   s.arch = arch;
@@ -18,6 +40,11 @@ Expected<KernelSpec> makeMoeGemmSpec(Arch arch, int64_t n, int64_t k, int64_t bl
     s.bk = 128;
   s.weightLayout = target.weightLayout;
   s.scaleLayout = target.scaleLayout;
+  s.foldedScales = scalesBelow128 && !target.mma.scaledFp4;
+  // Split-K sums partial tiles through a global workspace; BM 128's splits
+  // would be a cluster's, which the grouped GEMM does not take.
+  if (target.moeSplitKWorkgroups > 0 && blocks > 0 && s.bm < 128 && s.bn > 0 && s.bk > 0)
+    s.splitK = moeSplitK(n / s.bn * blocks, target.moeSplitKWorkgroups, k / s.bk);
   if (Error e = verifyKernelSpec(s))
     return e;
   return s;
@@ -28,12 +55,13 @@ Expected<std::vector<KernelSpec>> makeMoeStageSpecs(Arch arch, int stage, const 
     return makeError("makeMoeStageSpecs: the stage is 1 or 2, got ", stage);
   const int64_t hp = moePaddedRow(arch, s.hidden), ip = moePaddedRow(arch, s.inter);
   std::vector<Expected<KernelSpec>> made;
+  const int64_t blocks = s.tokens ? moeExpectedBlocks(s.tokens, s.topk, s.experts, s.blockM) : 0;
   if (stage == 1) {
     made.push_back(makeMoeQuantSpec(arch, s.hidden, s.rounding));
-    made.push_back(makeMoeGemmSpec(arch, 2 * ip, hp, s.blockM));
+    made.push_back(makeMoeGemmSpec(arch, 2 * ip, hp, s.blockM, blocks, s.scalesBelow128));
     made.push_back(makeMoeActQuantSpec(arch, s.inter, s.activation, s.rounding));
   } else {
-    made.push_back(makeMoeGemmSpec(arch, hp, ip, s.blockM));
+    made.push_back(makeMoeGemmSpec(arch, hp, ip, s.blockM, blocks, s.scalesBelow128));
     made.push_back(makeMoeReduceSpec(arch, s.hidden, s.topk));
   }
   std::vector<KernelSpec> specs;

@@ -20,7 +20,8 @@ const TargetInfo kTargets[3] = {
      /*defaultBk=*/256,
      /*smallKBk=*/128,
      /*moeRowAlign=*/256,
-     /*maxMoeBlockM=*/64},
+     /*maxMoeBlockM=*/64,
+     /*moeSplitKWorkgroups=*/0},
     {Arch::GFX1250,
      /*name=*/"gfx1250",
      /*waveSize=*/32,
@@ -35,7 +36,8 @@ const TargetInfo kTargets[3] = {
      /*defaultBk=*/256,
      /*smallKBk=*/128,
      /*moeRowAlign=*/256,
-     /*maxMoeBlockM=*/64},
+     /*maxMoeBlockM=*/64,
+     /*moeSplitKWorkgroups=*/0},
     {Arch::SM90A,
      /*name=*/"sm_90a",
      /*waveSize=*/32,
@@ -50,7 +52,9 @@ const TargetInfo kTargets[3] = {
      /*defaultBk=*/128,
      /*smallKBk=*/128,
      /*moeRowAlign=*/128,
-     /*maxMoeBlockM=*/128},
+     /*maxMoeBlockM=*/128,
+     // Two per SM of the H100 and H200 (132 SMs).
+     /*moeSplitKWorkgroups=*/2 * 132},
 };
 
 std::string_view toString(Arch arch) {

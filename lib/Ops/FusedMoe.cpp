@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <mutex>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -171,6 +172,12 @@ Expected<std::unique_ptr<MoeWeights>> prepareMoeWeights(Device &dev, const MoeSh
   Expected<Arch> arch = archOpt ? Expected<Arch>(*archOpt) : targetArch(&dev);
   if (!arch)
     return arch.takeError();
+  // The weights live on `dev` and its kernels run them: another target's
+  // layout there could only fail at the first launch.
+  if (*arch != dev.arch())
+    return fail("prepareMoeWeights: weights for ", toString(*arch),
+                " cannot run on this device, which is ", toString(dev.arch()),
+                "; prepare them for its target");
   const int64_t e = s.experts, h = s.hidden, in = s.inter;
   const int64_t hp = moePaddedRow(*arch, h), ip = moePaddedRow(*arch, in);
   auto expect = [&](const char *what, Span<uint8_t> got, int64_t want) {
@@ -236,13 +243,26 @@ Expected<std::unique_ptr<MoeWeights>> prepareMoeWeights(Device &dev, const MoeSh
 namespace {
 
 /// moe_gemm: C [rows, N] bf16 = A (MXFP4, sorted rows) times the expert's
-/// N rows of `w`, for the row blocks `sorted` says hold rows.
+/// N rows of `w`, for the row blocks `sorted` says hold rows; K split as
+/// makeMoeGemmSpec decides for `tokens`.
 Error launchMoeGemm(Device &dev, void *stream, const PreparedWeight &w, int64_t n,
                     const void *codes, const void *scales, const MoeSorted &sorted, void *out,
-                    int64_t maxRows) {
-  Expected<KernelSpec> spec = makeMoeGemmSpec(w.arch(), n, w.k(), sorted.blockM);
+                    int64_t maxRows, const MoeShape &shape, int64_t tokens) {
+  Expected<KernelSpec> spec = makeMoeGemmSpec(
+      w.arch(), n, w.k(), sorted.blockM,
+      moeExpectedBlocks(tokens, shape.topk, shape.experts, sorted.blockM), w.scalesBelow128());
   if (!spec)
     return spec.takeError();
+  // Split-K's partial tiles (an f32 tile per split of each of the grid's
+  // maxRows / BM x N / BN tiles) and a counter per tile.
+  void *workspace = nullptr, *counters = nullptr;
+  if (spec->splitK > 1) {
+    Expected<std::pair<void *, void *>> scratch =
+        w.impl().splitKScratch(maxRows, spec->splitK, stream, n);
+    if (!scratch)
+      return scratch.takeError();
+    std::tie(workspace, counters) = *scratch;
+  }
   Expected<std::shared_ptr<const CompiledKernel>> kernel = Jit::global().get(*spec);
   if (!kernel)
     return kernel.takeError();
@@ -257,6 +277,10 @@ Error launchMoeGemm(Device &dev, void *stream, const PreparedWeight &w, int64_t 
     args.push_back(&desc);
   for (void **p : {&out, &groups, &valid})
     args.push_back(p);
+  if (spec->splitK > 1) {
+    args.push_back(&workspace);
+    args.push_back(&counters);
+  }
   return dev.launch(**kernel, (*kernel)->geometry(maxRows), args.data(), stream);
 }
 
@@ -315,8 +339,8 @@ Error moeStage1(Device &dev, void *stream, const void *hidden, int64_t tokens,
   if (Error e = moeQuantizeRows(dev, stream, hidden, tokens, s.hidden, sorted.sortedIds,
                                 sorted.numValid, rows, a1, a1s, options.rounding, arch))
     return e;
-  if (Error e =
-          launchMoeGemm(dev, stream, *weights.impl().w1, 2 * ip, a1, a1s, sorted, gateUp, rows))
+  if (Error e = launchMoeGemm(dev, stream, *weights.impl().w1, 2 * ip, a1, a1s, sorted, gateUp,
+                              rows, s, tokens))
     return e;
   return moeActivationQuantize(dev, stream, gateUp, sorted.sortedWeights, sorted.numValid, rows,
                                s.inter, options.activation, options.doweightStage1, codes, scales,
@@ -343,7 +367,7 @@ Error moeStage2(Device &dev, void *stream, const void *codes, const void *scales
   char *y = *scratch + l.offset[ScratchLayout::Y];
   if (Error e =
           launchMoeGemm(dev, stream, *weights.impl().w2, moePaddedRow(weights.arch(), s.hidden),
-                        codes, scales, sorted, y, rows))
+                        codes, scales, sorted, y, rows, s, tokens))
     return e;
   return moeReduce(dev, stream, y, topkWeights, positions, tokens, s.topk, s.hidden,
                    !options.doweightStage1, out, weights.arch());
@@ -423,17 +447,19 @@ Expected<std::vector<PresetKernel>> moePresetKernels(std::string_view preset, Ar
         for (const KernelSpec &k : *sort)
           specs.push_back(k);
       }
-      const MoeKernelShape ks{l.shape.experts, l.shape.topk, l.shape.hidden, l.shape.inter, bm,
-                              l.activation,    rounding};
-      for (int stage : {1, 2}) {
-        Expected<std::vector<KernelSpec>> made = makeMoeStageSpecs(arch, stage, ks);
-        if (!made) {
-          specs.push_back(made.takeError());
-          continue;
+      // Weights with every scale below 128 (real ones) and not.
+      for (bool below : {true, false})
+        for (int stage : {1, 2}) {
+          const MoeKernelShape ks{l.shape.experts, l.shape.topk, l.shape.hidden, l.shape.inter, bm,
+                                  l.activation,    rounding,     tokens,         below};
+          Expected<std::vector<KernelSpec>> made = makeMoeStageSpecs(arch, stage, ks);
+          if (!made) {
+            specs.push_back(made.takeError());
+            continue;
+          }
+          for (const KernelSpec &k : *made)
+            specs.push_back(k);
         }
-        for (const KernelSpec &k : *made)
-          specs.push_back(k);
-      }
       for (Expected<KernelSpec> &spec : specs) {
         if (!spec) {
           std::string error = spec.takeError().message();

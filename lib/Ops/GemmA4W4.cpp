@@ -110,10 +110,12 @@ Expected<void *> PreparedWeight::Impl::imageFlagsScratch(int64_t m, void *stream
 }
 
 Expected<std::pair<void *, void *>> PreparedWeight::Impl::splitKScratch(int64_t m, int64_t splits,
-                                                                        void *stream) const {
+                                                                        void *stream,
+                                                                        int64_t columns) const {
   // An f32 per output element and split; one i32 counter per output tile is
   // at most one per row and 128 columns.
-  return grow(&StreamScratch::splitK, m * splits, size_t(n) * 4, size_t(n / 128 + 1) * 4,
+  const int64_t c = columns > 0 ? columns : n;
+  return grow(&StreamScratch::splitK, m * splits, size_t(c) * 4, size_t(c / 128 + 1) * 4,
               /*zeroed=*/true, stream, "split-K");
 }
 

@@ -4,6 +4,7 @@
 #include "mxfp4/Ops/FusedMoe.h"
 #include "mxfp4/Ops/MoeSort.h"
 
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -51,8 +52,22 @@ void *allocOrDie(Device &dev, size_t bytes, std::vector<void *> &owned) {
 
 } // namespace
 
-int runMoeBench(Device &dev, const TimeFn &time, const std::string &json,
-                const std::string &models) {
+int runMoeBench(Device &dev, const TimeFn &time, const std::string &json, const std::string &models,
+                const std::string &tokenList) {
+  std::vector<int64_t> tokens(std::begin(kTokens), std::end(kTokens));
+  if (!tokenList.empty()) {
+    tokens.clear();
+    for (llvm::StringRef rest = tokenList; !rest.empty();) {
+      auto [item, tail] = rest.split(',');
+      rest = tail;
+      int64_t t = 0;
+      if (item.trim().getAsInteger(10, t) || t < 1) {
+        llvm::errs() << "mxfp4-bench: --tokens: expected positive integers, got '" << item << "'\n";
+        return 1;
+      }
+      tokens.push_back(t);
+    }
+  }
   struct Row {
     const char *model;
     int64_t tokens, active, blockM;
@@ -81,7 +96,7 @@ int runMoeBench(Device &dev, const TimeFn &time, const std::string &json,
     }
     w1 = {}, s1 = {}, w2 = {}, s2 = {};
     const double expertBytes = double(3 * s.inter * s.hidden / 2 + 3 * s.inter * s.hidden / 32);
-    for (int64_t t : kTokens) {
+    for (int64_t t : tokens) {
       FusedMoeOptions o;
       o.activation = c.activation;
       const int64_t bm = moeBlockM((*weights)->arch(), s, t, o);

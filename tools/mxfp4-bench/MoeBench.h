@@ -17,9 +17,10 @@
 namespace mxfp4::bench {
 
 /// Runs the sweep (`models`: comma-separated names, empty for all), prints
-/// a table and, if `json` is not empty, writes it there.
-int runMoeBench(Device &dev, const TimeFn &time, const std::string &json,
-                const std::string &models);
+/// a table and, if `json` is not empty, writes it there. `tokens`:
+/// comma-separated token counts, empty for the five.
+int runMoeBench(Device &dev, const TimeFn &time, const std::string &json, const std::string &models,
+                const std::string &tokens);
 
 } // namespace mxfp4::bench
 

@@ -49,6 +49,10 @@ static cl::opt<std::string> modelsOpt("models",
                                       cl::desc("moe: kimi-k3, gpt-oss-120b, deepseek-r1 "
                                                "(comma-separated; default all)"),
                                       cl::init(""));
+static cl::opt<std::string> tokensOpt("tokens",
+                                      cl::desc("moe: comma-separated token counts (default 1, "
+                                               "16, 128, 1024, 4096)"),
+                                      cl::init(""));
 static cl::opt<std::string> nOpt("n", cl::desc("comma-separated N"), cl::init("8448"));
 static cl::opt<std::string> kOpt("k", cl::desc("comma-separated K"), cl::init("7168"));
 static cl::opt<std::string> mOpt("m", cl::desc("comma-separated M"), cl::init("1,16,128"));
@@ -253,7 +257,7 @@ int main(int argc, char **argv) {
   }
   if (opOpt == "moe") {
     llvm::outs() << "L2 flush before each repetition: " << bench::toString(*flushMode) << "\n";
-    const int rc = bench::runMoeBench(dev, timeIt, json, modelsOpt);
+    const int rc = bench::runMoeBench(dev, timeIt, json, modelsOpt, tokensOpt);
     dev.free(workspace);
     return rc;
   }

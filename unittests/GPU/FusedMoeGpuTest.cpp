@@ -38,15 +38,17 @@ namespace {
 
 class FusedMoe : public SeededTest {};
 
-/// A layer's host weights (GGUU), random E2M1 codes with scales 2^-8..2^-3.
+/// A layer's host weights (GGUU), random E2M1 codes with scales 2^-8 to
+/// 2^(maxScale - 127) (2^-3 by default: all below 128, the folded scales of
+/// sm_90a; above, the unfolded ones).
 struct HostLayer {
   MoeShape shape;
   std::vector<uint8_t> w1, s1, w2, s2;
-  HostLayer(std::mt19937_64 &rng, const MoeShape &s) : shape(s) {
+  HostLayer(std::mt19937_64 &rng, const MoeShape &s, int maxScale = 124) : shape(s) {
     w1 = randomBytes(rng, size_t(s.experts * 2 * s.inter * s.hidden / 2));
-    s1 = randomScales(rng, size_t(s.experts * 2 * s.inter * s.hidden / 32), 119, 124);
+    s1 = randomScales(rng, size_t(s.experts * 2 * s.inter * s.hidden / 32), 119, maxScale);
     w2 = randomBytes(rng, size_t(s.experts * s.hidden * s.inter / 2));
-    s2 = randomScales(rng, size_t(s.experts * s.hidden * s.inter / 32), 119, 124);
+    s2 = randomScales(rng, size_t(s.experts * s.hidden * s.inter / 32), 119, maxScale);
   }
   /// Element k of row r of a packed [rows, K] matrix with its scales.
   static double at(const std::vector<uint8_t> &w, const std::vector<uint8_t> &s, int64_t k,
@@ -204,11 +206,12 @@ struct Case {
   std::vector<uint16_t> hidden;
   Routing routing;
   DeviceBuffer dh, ids, tw, out, mask, dropped;
-  Case(Device &dev, std::mt19937_64 &rng, const MoeShape &s, int64_t tokens)
-      : dev(dev), layer(rng, s), tokens(tokens), hidden(randomActivations(rng, tokens, s.hidden)),
-        routing(randomRouting(rng, tokens, s)), dh(dev, hidden.size() * 2),
-        ids(dev, size_t(tokens * s.topk) * 4), tw(dev, size_t(tokens * s.topk) * 4),
-        out(dev, size_t(tokens * s.hidden) * 2), mask(dev, size_t(s.experts) * 4), dropped(dev, 4) {
+  Case(Device &dev, std::mt19937_64 &rng, const MoeShape &s, int64_t tokens, int maxScale = 124)
+      : dev(dev), layer(rng, s, maxScale), tokens(tokens),
+        hidden(randomActivations(rng, tokens, s.hidden)), routing(randomRouting(rng, tokens, s)),
+        dh(dev, hidden.size() * 2), ids(dev, size_t(tokens * s.topk) * 4),
+        tw(dev, size_t(tokens * s.topk) * 4), out(dev, size_t(tokens * s.hidden) * 2),
+        mask(dev, size_t(s.experts) * 4), dropped(dev, 4) {
     plantFiniteBlocks(hidden, tokens, s.hidden);
     auto w = prepareMoeWeights(dev, s, layer.w1, layer.s1, layer.w2, layer.s2);
     EXPECT_TRUE(bool(w)) << (w ? "" : w.takeError().message());
@@ -259,15 +262,19 @@ TEST_F(FusedMoe, MatchesTheQdqReference) {
   struct Shape {
     MoeShape s;
     int64_t tokens;
+    int maxScale = 124;
   };
   // Ragged H and inter (padded to 256 and 384 internally), T = 1, many
-  // tokens per expert, GPT-OSS's 2880.
+  // tokens per expert (with weight scales up to 2^3: not folded), GPT-OSS's
+  // 2880; 1024 x 1024 at two tokens splits both GEMMs' K in 4
+  // (makeMoeGemmSpec: few blocks).
   const Shape shapes[] = {{{8, 2, 160, 96}, 37},
                           {{8, 2, 256, 256}, 1},
-                          {{16, 4, 512, 384}, 150},
-                          {{4, 2, 2880, 2880}, 5}};
+                          {{16, 4, 512, 384}, 150, 130},
+                          {{4, 2, 2880, 2880}, 5},
+                          {{8, 2, 1024, 1024}, 2}};
   for (const Shape &sh : shapes) {
-    Case c(dev, rng, sh.s, sh.tokens);
+    Case c(dev, rng, sh.s, sh.tokens, sh.maxScale);
     ASSERT_TRUE(c.weights);
     for (const MoeActivation &act : {MoeActivation{Activation::Silu, 0, 0}, swigluGptOss(), kSitu})
       for (bool doweight : {false, true}) {
@@ -554,7 +561,7 @@ TEST_F(FusedMoe, RejectsBadInput) {
                         "W1's packed codes");
   EXPECT_ERROR_CONTAINS(
       prepareMoeWeights(dev, s, l.w1, l.s1, l.w2, l.s2, GateUpLayout::Gguu, Arch::GFX950),
-      "run on sm_90a");
+      "weights for gfx950 cannot run on this device, which is sm_90a");
   Case c(dev, rng, s, 3);
   ASSERT_TRUE(c.weights);
   FusedMoeOptions o;

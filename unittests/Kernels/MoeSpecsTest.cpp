@@ -83,10 +83,56 @@ TEST(MoeSpecs, GemmRules) {
   KernelSpec s = *big;
   s.activation = Activation::Silu;
   EXPECT_ERROR_CONTAINS(verifyKernelSpec(s), "no activation");
+  // Scales below 128 fold into one multiply where the GEMM dequantizes
+  // (sm_90a); AMD's scaled MMA takes them as they are.
+  EXPECT_FALSE(big->foldedScales);
+  EXPECT_TRUE(makeMoeGemmSpec(Arch::SM90A, 1536, 7168, 16, 0, true)->foldedScales);
+  EXPECT_FALSE(makeMoeGemmSpec(Arch::GFX950, 1536, 7168, 16, 0, true)->foldedScales);
+  EXPECT_TRUE((*makeMoeStageSpecs(
+      Arch::SM90A, 1, {896, 16, 3584, 768, 32, Activation::Situv2, kDefaultScaleRounding}))[1]
+                  .foldedScales);
   s = *big;
   s.splitK = 2;
-  EXPECT_ERROR_CONTAINS(verifyKernelSpec(s), "one K split");
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(s), "moe_gemm splits K on sm_90a below BM 128");
   EXPECT_ERROR_CONTAINS(makeMoeStageSpecs(Arch::SM90A, 3, {}), "stage is 1 or 2");
+}
+
+TEST(MoeSpecs, SplitsKWhenFewBlocks) {
+  // Evenly spread routings: the active experts, their rows in blocks.
+  EXPECT_EQ(moeExpectedBlocks(1, 16, 896, 16), 16);
+  EXPECT_EQ(moeExpectedBlocks(128, 16, 896, 16), 896);
+  EXPECT_EQ(moeExpectedBlocks(4096, 16, 896, 64), 896 * 2);
+  EXPECT_EQ(moeExpectedBlocks(0, 16, 896, 16), 0);
+  // Kimi-K3 at one token: 16 blocks x 12 N tiles of W1 are 192 workgroups,
+  // under sm_90a's 264: two splits. W2's 16 x 28 tiles need none.
+  const MoeKernelShape kimi{896, 16, 3584, 768, 16, Activation::Situv2, kDefaultScaleRounding, 1};
+  auto one = makeMoeStageSpecs(Arch::SM90A, 1, kimi);
+  ASSERT_OK(one);
+  EXPECT_EQ((*one)[1].splitK, 2);
+  auto two = makeMoeStageSpecs(Arch::SM90A, 2, kimi);
+  ASSERT_OK(two);
+  EXPECT_EQ((*two)[0].splitK, 1);
+  // DeepSeek-R1 at TP 8, one token: 8 blocks x 4 tiles; 8 splits of the
+  // 56 K steps. W2's K (256) is two steps: no split.
+  const MoeKernelShape r1{256, 8, 7168, 256, 16, Activation::Silu, kDefaultScaleRounding, 1};
+  auto r1one = makeMoeStageSpecs(Arch::SM90A, 1, r1);
+  ASSERT_OK(r1one);
+  EXPECT_EQ((*r1one)[1].splitK, 8);
+  auto r1two = makeMoeStageSpecs(Arch::SM90A, 2, r1);
+  ASSERT_OK(r1two);
+  EXPECT_EQ((*r1two)[0].splitK, 1);
+  // Every split keeps two K steps: 8 steps give at most 4.
+  auto few = makeMoeGemmSpec(Arch::SM90A, 256, 1024, 16, 1);
+  ASSERT_OK(few);
+  EXPECT_EQ(few->splitK, 4);
+  // Many blocks, unknown blocks, BM 128 and AMD: one split.
+  EXPECT_EQ(makeMoeGemmSpec(Arch::SM90A, 1536, 3584, 16, 896)->splitK, 1);
+  EXPECT_EQ(makeMoeGemmSpec(Arch::SM90A, 1536, 3584, 16, 0)->splitK, 1);
+  EXPECT_EQ(makeMoeGemmSpec(Arch::SM90A, 1536, 3584, 128, 1)->splitK, 1);
+  for (Arch amd : {Arch::GFX950, Arch::GFX1250})
+    EXPECT_EQ(makeMoeGemmSpec(amd, 1536, 3584, 16, 1)->splitK, 1);
+  // The split is part of the kernel's name.
+  EXPECT_NE((*one)[1].name(), makeMoeGemmSpec(Arch::SM90A, 2 * 768, 3584, 16)->name());
 }
 
 } // namespace

@@ -23,11 +23,28 @@ struct MoeKernelShape {
   int64_t experts = 0, topk = 0, hidden = 0, inter = 0, blockM = 0;
   Activation activation = Activation::Silu;
   ScaleRounding rounding = kDefaultScaleRounding;
+  /// The tokens of the call (moe_gemm's K split depends on them); 0 for
+  /// unknown: no split.
+  int64_t tokens = 0;
+  /// Whether every weight scale is below 128 (PreparedWeight::scalesBelow128;
+  /// real weights are): moe_gemm folds them where it dequantizes.
+  bool scalesBelow128 = true;
 };
 
+/// The row blocks of block_m rows a routing of `tokens` x `topk` over
+/// `experts` fills when it spreads evenly (the active experts, each with
+/// its share of the rows rounded up to blocks).
+int64_t moeExpectedBlocks(int64_t tokens, int64_t topk, int64_t experts, int64_t blockM);
+
 /// moe_gemm for N, K per expert with M tile `blockM` (the sorting's); BK
-/// 128 where two BM x BK buffers of 256 would not fit.
-Expected<KernelSpec> makeMoeGemmSpec(Arch arch, int64_t n, int64_t k, int64_t blockM);
+/// 128 where two BM x BK buffers of 256 would not fit. `blocks`: the row
+/// blocks expected to hold rows (moeExpectedBlocks; 0 for unknown): where
+/// they and the N tiles give fewer workgroups than the target wants
+/// (TargetInfo::moeSplitKWorkgroups), K is split, each split at least two
+/// K steps, at most 8. `scalesBelow128`: the weights' scales fold into one
+/// multiply on targets that dequantize to BF16 (sm_90a, Sm90Mma.cpp).
+Expected<KernelSpec> makeMoeGemmSpec(Arch arch, int64_t n, int64_t k, int64_t blockM,
+                                     int64_t blocks = 0, bool scalesBelow128 = false);
 
 /// Stage 1's (stage = 1) or stage 2's (stage = 2) kernels, in launch order.
 Expected<std::vector<KernelSpec>> makeMoeStageSpecs(Arch arch, int stage, const MoeKernelShape &s);

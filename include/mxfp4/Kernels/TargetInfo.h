@@ -71,6 +71,10 @@ struct TargetInfo {
   int64_t moeRowAlign;
   /// The largest row block (block_m) of the MoE GEMMs.
   int64_t maxMoeBlockM;
+  /// The workgroups a MoE GEMM should have to keep every SM streaming
+  /// weights: with fewer row blocks x N tiles, moe_gemm splits K
+  /// (makeMoeGemmSpec). 0 where it takes no split-K.
+  int64_t moeSplitKWorkgroups;
 
   /// The default K step for rows of K elements.
   int64_t bkFor(int64_t k) const { return k % defaultBk == 0 ? defaultBk : smallKBk; }

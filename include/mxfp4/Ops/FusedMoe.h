@@ -69,8 +69,9 @@ private:
   std::unique_ptr<Impl> pimpl;
 };
 
-/// Preshuffles a layer's host weights for `arch` (default: the device's)
-/// and uploads them: W1 packed E2M1 [E, 2 inter, H/2] (even K element in the
+/// Preshuffles a layer's host weights for `arch` (default: the device's;
+/// another target is an error, its layout could not run there) and
+/// uploads them: W1 packed E2M1 [E, 2 inter, H/2] (even K element in the
 /// low nibble) with E8M0 scales [E, 2 inter, H/32], W2 [E, H, inter/2] with
 /// [E, H, inter/32], row-major. Once per layer.
 Expected<std::unique_ptr<MoeWeights>> prepareMoeWeights(Device &dev, const MoeShape &shape,

@@ -46,8 +46,10 @@ struct PreparedWeight::Impl {
   /// Growing allocates, which cannot happen while `stream` is captured into
   /// a graph: then these fail with what to do (run the call once on that
   /// stream before capturing).
-  Expected<std::pair<void *, void *>> splitKScratch(int64_t m, int64_t splits,
-                                                    void *stream = nullptr) const;
+  /// `columns`: the output's columns when fewer than the weight's N (a
+  /// MoE GEMM's N per expert; 0 for N).
+  Expected<std::pair<void *, void *>>
+  splitKScratch(int64_t m, int64_t splits, void *stream = nullptr, int64_t columns = 0) const;
   /// Device buffers for the MXFP4 activations of up to `m` rows (packed codes
   /// [m, K/2], scales [m, K/32]) when gemmA4W4 quantizes in a separate pass;
   /// `stream`'s, grown like the others.
