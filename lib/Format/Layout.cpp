@@ -214,6 +214,34 @@ Expected<std::vector<uint8_t>> shuffleScales(ScaleLayout layout, Span<uint8_t> s
   return out;
 }
 
+bool isGfx1250MoeScaleRep(int64_t rep) { return rep == 1 || rep == 4 || rep == 8; }
+
+// AITER #4607, launch_gemm_a8w4_tdm's epilogue: out_row = (tile << 4) |
+// (row_in_tile & 15), dword out_row * (K/128) R + wmma_row + (kb/4) R.
+int64_t gfx1250MoeScaleOffset(int64_t rep, int64_t kBlocks, int64_t row, int64_t kblock) {
+  const int64_t tileRows = 16 * rep, steps = kBlocks / 4;
+  const int64_t t = row / tileRows, w = (row % tileRows) / 16, l = row % 16;
+  return 4 * ((16 * t + l) * steps * rep + (kblock / 4) * rep + w) + kblock % 4;
+}
+
+Expected<std::vector<uint8_t>> shuffleGfx1250MoeScales(int64_t rep, Span<uint8_t> s, int64_t rows,
+                                                       int64_t kBlocks) {
+  if (!isGfx1250MoeScaleRep(rep))
+    return errorf("gfx1250 MoE scales: quant_wmma_rep must be 1, 4 or 8, got %lld", (long long)rep);
+  if (rows < 0 || rows % (16 * rep) != 0 || kBlocks <= 0 || kBlocks % 4 != 0)
+    return errorf("gfx1250 MoE scales: [%lld, %lld] must have rows a multiple of %lld (16 x "
+                  "quant_wmma_rep) and K-blocks a positive multiple of 4 (128-K steps)",
+                  (long long)rows, (long long)kBlocks, (long long)(16 * rep));
+  if (s.size() != size_t(rows * kBlocks))
+    return errorf("gfx1250 MoE scales: [%lld, %lld] needs %lld bytes, got %zu", (long long)rows,
+                  (long long)kBlocks, (long long)(rows * kBlocks), s.size());
+  std::vector<uint8_t> out(s.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t k = 0; k < kBlocks; ++k)
+      out[size_t(gfx1250MoeScaleOffset(rep, kBlocks, r, k))] = s[size_t(r * kBlocks + k)];
+  return out;
+}
+
 Expected<std::vector<uint8_t>> unshuffleScales(ScaleLayout layout, Span<uint8_t> s, int64_t rows,
                                                int64_t kBlocks) {
   StorageShape st = scaleStorageShape(layout, rows, kBlocks);

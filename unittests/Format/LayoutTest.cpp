@@ -128,6 +128,55 @@ TEST(ScaleLayout, Gfx1250MatchesViewPermute) {
     }
 }
 
+// Seed 002's layouts of the sorted activation scales, three ways: the
+// torch reference's view (tiles, R, 16, K/128, 4) permuted (0, 2, 3, 1, 4)
+// (AITER _grouped_a8w4_preshuffle_e8m0_scale), the epilogue's dword
+// arithmetic, and for R = 1 row-major.
+TEST(ScaleLayout, Gfx1250MoeRepsMatchTheReference) {
+  for (int64_t rep : {1, 4, 8}) {
+    const int64_t rows = 16 * rep * 3, kBlocks = 24, steps = kBlocks / 4;
+    std::vector<bool> seen(size_t(rows * kBlocks));
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t k = 0; k < kBlocks; ++k) {
+        const int64_t off = gfx1250MoeScaleOffset(rep, kBlocks, r, k);
+        std::vector<int64_t> dims = {rows / (16 * rep), rep, 16, steps, 4};
+        std::vector<int64_t> idx = {r / (16 * rep), (r % (16 * rep)) / 16, r % 16, k / 4, k % 4};
+        ASSERT_EQ(off, viewPermuteOffset(dims, {0, 2, 3, 1, 4}, idx))
+            << rep << " " << r << " " << k;
+        const int64_t tile = r / (16 * rep), inTile = r % (16 * rep);
+        const int64_t outRow = (tile << 4) | (inTile & 15), wmmaRow = inTile >> 4;
+        ASSERT_EQ(off, (outRow * steps * rep + wmmaRow + (k >> 2) * rep) * 4 + (k & 3));
+        if (rep == 1)
+          ASSERT_EQ(off, r * kBlocks + k);
+        ASSERT_FALSE(seen[size_t(off)]);
+        seen[size_t(off)] = true;
+      }
+  }
+  // Rep 4: row 17 (row block 1, lane 1) at storage row 1, dword 1 of each
+  // K step's 4; row 64 starts the second tile (storage row 16).
+  EXPECT_EQ(gfx1250MoeScaleOffset(4, 8, 17, 5), 4 * (1 * 2 * 4 + 1 * 4 + 1) + 1);
+  EXPECT_EQ(gfx1250MoeScaleOffset(4, 8, 64, 0), 4 * (16 * 2 * 4));
+}
+
+TEST(ScaleLayout, Gfx1250MoeShuffleChecksItsInput) {
+  std::vector<uint8_t> s(size_t(64 * 8));
+  for (size_t i = 0; i < s.size(); ++i)
+    s[i] = uint8_t(i * 7);
+  auto shuffled = shuffleGfx1250MoeScales(4, s, 64, 8);
+  ASSERT_TRUE(bool(shuffled));
+  for (int64_t r = 0; r < 64; ++r)
+    for (int64_t k = 0; k < 8; ++k)
+      ASSERT_EQ((*shuffled)[size_t(gfx1250MoeScaleOffset(4, 8, r, k))], s[size_t(r * 8 + k)]);
+  auto expectError = [](Expected<std::vector<uint8_t>> got, const char *want) {
+    ASSERT_FALSE(bool(got));
+    EXPECT_NE(got.takeError().message().find(want), std::string::npos);
+  };
+  expectError(shuffleGfx1250MoeScales(2, s, 64, 8), "must be 1, 4 or 8");
+  expectError(shuffleGfx1250MoeScales(8, s, 64, 8), "multiple of 128");
+  expectError(shuffleGfx1250MoeScales(4, s, 64, 6), "multiple of 4");
+  expectError(shuffleGfx1250MoeScales(4, Span<uint8_t>(s.data(), 100), 64, 8), "needs 512 bytes");
+}
+
 TEST(ScaleLayout, ShuffleInvertsAndPadsDeterministically) {
   uint64_t seed = test::freshSeed();
   std::mt19937_64 rng(seed);
