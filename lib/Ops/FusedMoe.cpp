@@ -6,6 +6,8 @@
 #include "mxfp4/Ops/GemmA4W4Plan.h"
 #include "mxfp4/Ops/MoeSort.h"
 #include "mxfp4/Ops/PreparedWeightImpl.h"
+#include "mxfp4/Support/Log.h"
+#include "mxfp4/Support/StrCat.h"
 
 #include <algorithm>
 #include <mutex>
@@ -253,6 +255,9 @@ Error launchMoeGemm(Device &dev, void *stream, const PreparedWeight &w, int64_t 
       moeExpectedBlocks(tokens, shape.topk, shape.experts, sorted.blockM), w.scalesBelow128());
   if (!spec)
     return spec.takeError();
+  if (debugLogging())
+    logDebug(strCat("moe_gemm at ", tokens, " tokens, block_m ", sorted.blockM, ": ", spec->name(),
+                    " (K split ", spec->splitK, ")"));
   // Split-K's partial tiles (an f32 tile per split of each of the grid's
   // maxRows / BM x N / BN tiles) and a counter per tile.
   void *workspace = nullptr, *counters = nullptr;
@@ -341,6 +346,10 @@ Error moeStage1(Device &dev, void *stream, const void *hidden, int64_t tokens,
        *a1s = *scratch + l.offset[ScratchLayout::A1Scales],
        *gateUp = *scratch + l.offset[ScratchLayout::GateUp];
   const Arch arch = weights.arch();
+  // One stage-1 path today; a fused MXFP4 epilogue would be the other,
+  // and this line would say which applies and why.
+  logDebug("moeStage1: path bf16 gate/up then moe_actq (activation and MXFP4 quantization in a "
+           "separate kernel; no fused MXFP4 epilogue)");
   if (Error e = moeQuantizeRows(dev, stream, hidden, tokens, s.hidden, sorted.sortedIds,
                                 sorted.numValid, rows, a1, a1s, options.rounding, arch))
     return e;

@@ -65,5 +65,6 @@ bool assertCacheHit() { return flag("MXFP4_ASSERT_CACHE_HIT"); }
 std::string dumpDir() { return get("MXFP4_DUMP_DIR").value_or(""); }
 std::string archOverride() { return get("MXFP4_ARCH").value_or(""); }
 std::string ptxas() { return get("MXFP4_PTXAS").value_or(""); }
+std::string logLevel() { return get("MXFP4_LOG").value_or(""); }
 
 } // namespace mxfp4::env

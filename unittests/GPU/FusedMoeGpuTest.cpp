@@ -25,6 +25,7 @@
 #include "mxfp4/Format/Quantize.h"
 #include "mxfp4/Ops/FusedMoe.h"
 #include "mxfp4/Support/BF16.h"
+#include "mxfp4/Support/Log.h"
 
 #include "gtest/gtest.h"
 
@@ -548,6 +549,38 @@ TEST_F(FusedMoe, ReplaysFromACudaGraph) {
   ASSERT_OK(c.run(o));
   ASSERT_OK(dev.synchronize());
   EXPECT_EQ(c.result(), replayed);
+}
+
+std::vector<std::string> &loggedLines() {
+  static std::vector<std::string> lines;
+  return lines;
+}
+
+TEST_F(FusedMoe, LogsItsChoicesAtDebug) {
+  OPEN_DEVICE_OR_SKIP(dev);
+  Case c(dev, rng, {8, 2, 1024, 1024}, 2);
+  ASSERT_TRUE(c.weights);
+  const LogLevel level = logLevel();
+  LogSink previous = setLogSink([](std::string_view line) { loggedLines().emplace_back(line); });
+  loggedLines().clear();
+  setLogLevel(LogLevel::Debug);
+  FusedMoeOptions o;
+  o.activation = {Activation::Silu, 0, 0};
+  Error e = c.run(o);
+  setLogLevel(level);
+  setLogSink(previous);
+  ASSERT_OK(e);
+  // Both GEMMs split K in 4 at two tokens (MatchesTheQdqReference's case).
+  std::string all;
+  for (const std::string &l : loggedLines())
+    all += l + "\n";
+  EXPECT_NE(
+      all.find("moe_gemm at 2 tokens, block_m 16: moe_gemm_sm90a_n2048_k1024_bm16_bn128_bk128_"
+               "ks4_"),
+      std::string::npos)
+      << all;
+  EXPECT_NE(all.find("(K split 4)"), std::string::npos) << all;
+  EXPECT_NE(all.find("moeStage1: path bf16 gate/up then moe_actq"), std::string::npos) << all;
 }
 
 TEST_F(FusedMoe, RejectsBadInput) {

@@ -37,6 +37,10 @@ std::string dumpDir();
 /// gfx1250, sm_90a), e.g. to cross-compile an AOT cache.
 std::string archOverride();
 
+/// MXFP4_LOG: "debug" writes the choices dispatch makes to stderr
+/// (Support/Log.h); "" when unset.
+std::string logLevel();
+
 /// MXFP4_PTXAS: the ptxas used to turn sm_90a PTX into a cubin ("" = look in
 /// PATH and /usr/local/cuda/bin; "none" = always ship PTX).
 std::string ptxas();
