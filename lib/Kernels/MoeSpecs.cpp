@@ -43,7 +43,7 @@ Expected<KernelSpec> makeMoeGemmSpec(Arch arch, int64_t n, int64_t k, int64_t bl
   s.foldedScales = scalesBelow128 && !target.mma.scaledFp4;
   // Split-K sums partial tiles through a global workspace; BM 128's splits
   // would be a cluster's, which the grouped GEMM does not take.
-  if (target.moeSplitKWorkgroups > 0 && blocks > 0 && s.bm < 128 && s.bn > 0 && s.bk > 0)
+  if (target.moeSplitKWorkgroups > 0 && blocks > 0 && s.bm < 128)
     s.splitK = moeSplitK(n / s.bn * blocks, target.moeSplitKWorkgroups, k / s.bk);
   if (Error e = verifyKernelSpec(s))
     return e;

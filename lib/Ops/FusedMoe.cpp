@@ -264,13 +264,18 @@ Error launchMoeGemm(Device &dev, void *stream, const PreparedWeight &w, int64_t 
   if (spec->splitK > 1) {
     Expected<std::pair<void *, void *>> scratch =
         w.impl().splitKScratch(maxRows, spec->splitK, stream, n);
-    // Calls with more tokens may split less or not at all, so their
-    // scratch need not cover this one.
-    if (!scratch)
+    // Under graph capture the scratch cannot grow, and calls with more
+    // tokens may split less or not at all: their scratch need not cover
+    // this one.
+    if (!scratch) {
+      Expected<bool> capturing = dev.capturing(stream);
+      if (!capturing || !*capturing)
+        return scratch.takeError();
       return fail("moe_gemm splits K in ", spec->splitK, " at ", tokens,
                   " tokens: ", scratch.takeError().message(),
                   ". A call with more tokens may not split: run one with ", tokens,
                   " tokens on this stream first");
+    }
     std::tie(workspace, counters) = *scratch;
   }
   Expected<std::shared_ptr<const CompiledKernel>> kernel = Jit::global().get(*spec);

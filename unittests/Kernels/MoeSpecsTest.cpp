@@ -103,24 +103,21 @@ TEST(MoeSpecs, SplitsKWhenFewBlocks) {
   EXPECT_EQ(moeExpectedBlocks(128, 16, 896, 16), 896);
   EXPECT_EQ(moeExpectedBlocks(4096, 16, 896, 64), 896 * 2);
   EXPECT_EQ(moeExpectedBlocks(0, 16, 896, 16), 0);
+  // The K splits of a layer's two moe_gemm launches (W1, W2) on sm_90a.
+  auto splits = [](const MoeKernelShape &s) {
+    auto one = makeMoeStageSpecs(Arch::SM90A, 1, s), two = makeMoeStageSpecs(Arch::SM90A, 2, s);
+    EXPECT_TRUE(one && two);
+    return one && two ? std::make_pair((*one)[1].splitK, (*two)[0].splitK)
+                      : std::make_pair(int64_t(0), int64_t(0));
+  };
   // Kimi-K3 at one token: 16 blocks x 12 N tiles of W1 are 192 workgroups,
   // under sm_90a's 264: two splits. W2's 16 x 28 tiles need none.
-  const MoeKernelShape kimi{896, 16, 3584, 768, 16, Activation::Situv2, kDefaultScaleRounding, 1};
-  auto one = makeMoeStageSpecs(Arch::SM90A, 1, kimi);
-  ASSERT_OK(one);
-  EXPECT_EQ((*one)[1].splitK, 2);
-  auto two = makeMoeStageSpecs(Arch::SM90A, 2, kimi);
-  ASSERT_OK(two);
-  EXPECT_EQ((*two)[0].splitK, 1);
+  EXPECT_EQ(splits({896, 16, 3584, 768, 16, Activation::Situv2, kDefaultScaleRounding, 1}),
+            std::make_pair(int64_t(2), int64_t(1)));
   // DeepSeek-R1 at TP 8, one token: 8 blocks x 4 tiles; 8 splits of the
   // 56 K steps. W2's K (256) is two steps: no split.
-  const MoeKernelShape r1{256, 8, 7168, 256, 16, Activation::Silu, kDefaultScaleRounding, 1};
-  auto r1one = makeMoeStageSpecs(Arch::SM90A, 1, r1);
-  ASSERT_OK(r1one);
-  EXPECT_EQ((*r1one)[1].splitK, 8);
-  auto r1two = makeMoeStageSpecs(Arch::SM90A, 2, r1);
-  ASSERT_OK(r1two);
-  EXPECT_EQ((*r1two)[0].splitK, 1);
+  EXPECT_EQ(splits({256, 8, 7168, 256, 16, Activation::Silu, kDefaultScaleRounding, 1}),
+            std::make_pair(int64_t(8), int64_t(1)));
   // Every split keeps two K steps: 8 steps give at most 4.
   auto few = makeMoeGemmSpec(Arch::SM90A, 256, 1024, 16, 1);
   ASSERT_OK(few);
@@ -132,7 +129,8 @@ TEST(MoeSpecs, SplitsKWhenFewBlocks) {
   for (Arch amd : {Arch::GFX950, Arch::GFX1250})
     EXPECT_EQ(makeMoeGemmSpec(amd, 1536, 3584, 16, 1)->splitK, 1);
   // The split is part of the kernel's name.
-  EXPECT_NE((*one)[1].name(), makeMoeGemmSpec(Arch::SM90A, 2 * 768, 3584, 16)->name());
+  EXPECT_NE(makeMoeGemmSpec(Arch::SM90A, 2 * 768, 3584, 16, 16)->name(),
+            makeMoeGemmSpec(Arch::SM90A, 2 * 768, 3584, 16)->name());
 }
 
 } // namespace
