@@ -308,4 +308,50 @@ def Tile_StoreOp : Tile_Op<"store", [AttrSizedOperandSegments, MemoryEffects<[Me
   let hasVerifier = 1;
 }
 
+def Tile_StoreActMxOp : Tile_Op<"store_act_mx",
+    [AttrSizedOperandSegments, MemoryEffects<[MemWrite]>]> {
+  let summary = "Store the gated activation of a paired gate/up tile as MXFP4";
+  let description = [{
+    MoE stage 1's fused epilogue. The tile's columns pair gate and up rows
+    in groups of 16: columns 16q + 0..7 are the gate rows of intermediate
+    columns 8q + 0..7, columns 16q + 8..15 their up rows (the prepared W1
+    of Ops/FusedMoe.h). Row r of the tile (`validRows` of them) is row
+    `row + r` of the outputs; its intermediate columns start at `col / 2`.
+    For each, in f32: g and u times `rowWeights[row + r]` when `doweight`
+    is nonzero, then the activation `kind` with the run-time parameters
+    `p0`, `p1` (mxtile.activation's: swiglu alpha, limit; situv2 beta,
+    linear_beta), then MXFP4 quantization with `rounding` into packed
+    E2M1 `codes` [rows, ld / 2] and E8M0 `scales` [rows, ld / 32] (bit for
+    bit the CPU quantizer on those f32 values). 32-column blocks at or
+    past `cols` (the real intermediate size; `ld` is padded) get zero
+    codes and scale 0x7F. With `debug`, the f32 activations of the columns
+    below `cols` are written there too ([rows, cols] f32).
+
+    `reduce(%ws, %counters)` and `splits` are mxtile.store's split-K.
+
+    ```mlir
+    mxtile.store_act_mx swiglu %acc, %codes, %scales [%m0, %n0] ld %c768 cols %c720 rows %valid
+        params(%alpha, %limit) weights %w if %doweight {rounding = #mxtile<rounding even>}
+        : !mxtile.tile<16x128xf32>, memref<?xi8>, memref<?xi8>, memref<?xf32>
+    ```
+  }];
+  let arguments = (ins Tile_ActivationAttr:$kind, Tile_F32Tile:$value,
+                       MemRefRankOf<[I8], [1]>:$codes, MemRefRankOf<[I8], [1]>:$scales,
+                       Index:$row, Index:$col, Index:$ld, Index:$cols, Index:$validRows,
+                       F32:$p0, F32:$p1, MemRefRankOf<[F32], [1]>:$rowWeights, I32:$doweight,
+                       Optional<MemRefRankOf<[F32], [1]>>:$debug,
+                       Optional<MemRefRankOf<[F32], [1]>>:$workspace,
+                       Optional<MemRefRankOf<[I32], [1]>>:$counters,
+                       Tile_RoundingAttr:$rounding,
+                       DefaultValuedAttr<I64Attr, "1">:$splits);
+  let assemblyFormat = [{
+    custom<ActivationKind>($kind) $value `,` $codes `,` $scales `[` $row `,` $col `]` `ld` $ld
+    `cols` $cols `rows` $validRows `params` `(` $p0 `,` $p1 `)` `weights` $rowWeights `if` $doweight
+    (`debug` $debug^ `:` type($debug))?
+    (`reduce` `(` $workspace^ `,` $counters `:` type($workspace) `,` type($counters) `)`)?
+    attr-dict `:` type($value) `,` type($codes) `,` type($scales) `,` type($rowWeights)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // MXFP4_TILE_OPS

@@ -150,6 +150,14 @@ void TileBuilder::store(Tile t, Value buffer, Index row, Index col, Index ld, In
                         validRows.value(), splitK.workspace, splitK.counters, splitK.splits);
 }
 
+void TileBuilder::storeActMx(Tile t, const ActMxOutput &out, Index row, Index col, Index ld,
+                             Index cols, Index validRows, const SplitK &splitK) {
+  tile::StoreActMxOp::create(b, out.kind, t.value(), out.codes, out.scales, row.value(),
+                             col.value(), ld.value(), cols.value(), validRows.value(), out.p0,
+                             out.p1, out.rowWeights, out.doweight, out.debug, splitK.workspace,
+                             splitK.counters, tile::toTile(out.rounding), splitK.splits);
+}
+
 Tile TileBuilder::loopK(Index lb, Index ub, int64_t step, Tile init,
                         llvm::function_ref<Tile(Index, Tile)> body) {
   auto loop = scf::ForOp::create(b, lb.value(), ub.value(), constant(step).value(),

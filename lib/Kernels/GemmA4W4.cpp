@@ -6,6 +6,8 @@
 #include "mxfp4/Kernels/MoeElementwise.h"
 #include "mxfp4/Kernels/MoeSort.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 namespace mxfp4 {
 
 /// Every scheduling choice goes on the kernel as its #mxtile.schedule; the
@@ -30,13 +32,29 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
   mlir::Value ws = tb.bufferArg(tb.i8());
   // sm_90a fetches the weights by TMA: their descriptors follow the scales.
   mlir::Value descriptors = spec.arch == Arch::SM90A ? tb.bufferArg(tb.i8()) : mlir::Value();
-  mlir::Value c = tb.bufferArg(tb.bf16());
+  // MoE stage 1's fused epilogue stores the activation quantized (codes,
+  // scales) instead of C.
+  const bool actMx = storesActMx(spec.epilogue);
+  dsl::ActMxOutput actOut;
+  mlir::Value c;
+  if (actMx) {
+    actOut.codes = tb.bufferArg(tb.i8());
+    actOut.scales = tb.bufferArg(tb.i8());
+  } else {
+    c = tb.bufferArg(tb.bf16());
+  }
   // moe_gemm: each row block's expert (moe_place's block experts) and the
   // valid rows (num_valid) instead of M.
   mlir::Value groups, numValid;
   if (grouped) {
     groups = tb.bufferArg(tb.builder().getI32Type());
     numValid = tb.bufferArg(tb.builder().getI32Type());
+  }
+  // The fused epilogue's sorted routing weights and its f32 debug output.
+  if (actMx) {
+    actOut.rowWeights = tb.bufferArg(tb.f32());
+    if (spec.epilogue == Epilogue::ActMxDebug)
+      actOut.debug = tb.bufferArg(tb.f32());
   }
   dsl::Index m(&tb, mlir::Value());
   if (!grouped)
@@ -57,6 +75,17 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
     split.workspace = tb.bufferArg(tb.f32());
     split.counters = tb.bufferArg(tb.builder().getI32Type());
     split.splits = spec.streamK ? 0 : spec.splitK;
+  }
+  // Its run-time scalars: the activation's parameters, doweight, the real
+  // intermediate size (spec.n is twice the padded one).
+  dsl::Index realCols(&tb, mlir::Value());
+  if (actMx) {
+    actOut.kind = tile::toTile(spec.activation);
+    actOut.rounding = spec.rounding;
+    actOut.p0 = tb.f32Arg();
+    actOut.p1 = tb.f32Arg();
+    actOut.doweight = tb.i32Arg().value().getDefiningOp<mlir::arith::IndexCastOp>().getIn();
+    realCols = tb.i32Arg();
   }
 
   dsl::Index n0 = tb.tileId(0) * spec.bn;
@@ -95,14 +124,17 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
                                        spec.scaleLayout, spec.bn, spec.bk, descriptors);
         return tb.scaledMma(qa, qw, acc);
       });
-  if (spec.activation != Activation::None) {
+  if (spec.activation != Activation::None && !actMx) {
     dsl::Activation act;
     act.kind = tile::toTile(spec.activation);
     act.alpha = act.beta = spec.activationParams[0];
     act.limit = act.linearBeta = spec.activationParams[1];
     acc = tb.activation(act, acc);
   }
-  tb.store(acc, c, m0, n0, nDim, valid, split);
+  if (actMx)
+    tb.storeActMx(acc, actOut, m0, n0, tb.constant(spec.n / 2), realCols, valid, split);
+  else
+    tb.store(acc, c, m0, n0, nDim, valid, split);
   tb.finish();
   setSchedule(module, spec);
 }

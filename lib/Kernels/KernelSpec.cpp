@@ -58,6 +58,20 @@ std::string_view toString(Activation act) {
   return "invalid";
 }
 
+std::string_view toString(Epilogue e) {
+  switch (e) {
+  case Epilogue::BF16:
+    return "bf16";
+  case Epilogue::BF16DumpQuant:
+    return "bf16dq";
+  case Epilogue::ActMx:
+    return "actmx";
+  case Epilogue::ActMxDebug:
+    return "actmxdbg";
+  }
+  return "?";
+}
+
 unsigned activationParamCount(Activation act) {
   return act == Activation::Swiglu || act == Activation::Situv2 ? 2 : 0;
 }
@@ -85,7 +99,7 @@ std::string KernelSpec::name() const {
     std::snprintf(hex, sizeof(hex), "_f%08x", bits);
     s += hex;
   }
-  s += epilogue == Epilogue::BF16DumpQuant ? "_ebf16dq" : "_ebf16";
+  s += strCat("_e", toString(epilogue));
   // The variants, in the table's order; a suffix extends the field before
   // it ("_dec3"), when that one is present.
   bool previousShown = false;
@@ -312,10 +326,14 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
   Expected<std::string_view> ep = p.tagged("e", "the epilogue 'e<kind>'");
   if (!ep)
     return ep.takeError();
-  if (*ep == "bf16dq")
-    s.epilogue = Epilogue::BF16DumpQuant;
-  else if (*ep != "bf16")
-    return p.error("unknown epilogue '", *ep, "'; expected bf16 or bf16dq");
+  std::optional<Epilogue> e;
+  for (Epilogue x :
+       {Epilogue::BF16, Epilogue::BF16DumpQuant, Epilogue::ActMx, Epilogue::ActMxDebug})
+    if (*ep == toString(x))
+      e = x;
+  if (!e)
+    return p.error("unknown epilogue '", *ep, "'; expected bf16, bf16dq, actmx or actmxdbg");
+  s.epilogue = *e;
   // The variants, each at most once and in the table's order.
   constexpr size_t fields = std::size(kScheduleFields);
   size_t next = 0;
@@ -382,7 +400,8 @@ static Error verifyCommon(const KernelSpec &s) {
     return fail("gemm_a4w4 on ", arch, " reads weights in the ", toString(wl), " layout");
   if (s.scaleLayout != sl)
     return fail("gemm_a4w4 on ", arch, " reads weight scales in the ", toString(sl), " layout");
-  if (s.activation == Activation::Swiglu || s.activation == Activation::Situv2)
+  if ((s.activation == Activation::Swiglu || s.activation == Activation::Situv2) &&
+      !storesActMx(s.epilogue))
     return fail("activation ", toString(s.activation),
                 " needs gate and up tiles (MoE stage 1); the dense GEMM takes none or silu");
   return Error::success();
@@ -548,11 +567,20 @@ Error verifyKernelSpec(const KernelSpec &s) {
                 "quantizer of R = 8, 16 or 32 rows; got ",
                 toString(s.op), " on ", arch, " with BM ", s.bm, ", R = ", s.imageStream,
                 s.persistent ? ", persistent" : "", s.streamK ? ", stream-K" : "");
-  if (s.op == OpKind::MoeGemm && (s.activation != Activation::None || s.epilogue != Epilogue::BF16))
-    return fail("moe_gemm (the MoE stages' grouped GEMM) has no activation (it runs in "
-                "moe_actq) and the bf16 epilogue; got activation ",
-                toString(s.activation),
-                s.epilogue == Epilogue::BF16DumpQuant ? ", epilogue bf16dq" : "");
+  if (storesActMx(s.epilogue) &&
+      (s.op != OpKind::MoeGemm || s.arch != Arch::SM90A || s.activation == Activation::None ||
+       s.activationParams[0] != 0.0f || s.activationParams[1] != 0.0f || s.bn % 64 != 0))
+    return fail("the fused activation epilogue (e", toString(s.epilogue),
+                ") is moe_gemm's on sm_90a, with a gated activation whose parameters are "
+                "run-time arguments (0 in the name) and BN a multiple of 64 (8 gate/up pairs "
+                "of 8 columns per 32-column MXFP4 block); got ",
+                toString(s.op), " on ", arch, ", activation ", toString(s.activation), ", BN ",
+                s.bn);
+  if (s.op == OpKind::MoeGemm && !storesActMx(s.epilogue) &&
+      (s.activation != Activation::None || s.epilogue != Epilogue::BF16))
+    return fail("moe_gemm (the MoE stages' grouped GEMM) stores bf16 with no activation, or "
+                "its fused activation epilogue (eactmx); got activation ",
+                toString(s.activation), ", epilogue ", toString(s.epilogue));
   if (s.op == OpKind::MoeGemm && s.splitK != 1 && (s.arch != Arch::SM90A || s.bm >= 128))
     return fail("moe_gemm splits K on sm_90a below BM 128 (partial tiles through a global "
                 "workspace, not a cluster); got split-K ",

@@ -2,7 +2,7 @@
 
 #include "mxfp4/Kernels/MoeElementwise.h"
 #include "SimtEmitter.h"
-#include "mxfp4/Conversion/E8M0Emitter.h"
+#include "mxfp4/Conversion/MxBlockEmitter.h"
 #include "mxfp4/DSL/TileBuilder.h"
 #include "mxfp4/Dialect/Tile/TileEnumConversion.h"
 
@@ -18,17 +18,10 @@ class ElementwiseEmitter : public SimtEmitter {
 public:
   using SimtEmitter::SimtEmitter;
 
-  Value f64(double v) { return arith::ConstantFloatOp::create(b, b.getF64Type(), APFloat(v)); }
   Value bitsToF32(Value i) { return arith::BitcastOp::create(b, b.getF32Type(), i); }
-  Value f32ToBits(Value f) { return arith::BitcastOp::create(b, b.getI32Type(), f); }
   Value fadd(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
-  Value fsub(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
   Value fmul(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
-  Value fdiv(Value x, Value y) { return arith::DivFOp::create(b, x, y); }
-  Value fmin(Value x, Value y) { return arith::MinimumFOp::create(b, x, y); }
-  Value fmax(Value x, Value y) { return arith::MaximumFOp::create(b, x, y); }
   Value shl(Value x, int64_t n) { return arith::ShLIOp::create(b, x, i32(n)); }
-  Value shr(Value x, int64_t n) { return arith::ShRUIOp::create(b, x, i32(n)); }
   Value andi(Value x, int64_t m) { return arith::AndIOp::create(b, x, i32(m)); }
   Value ori(Value x, Value y) { return arith::OrIOp::create(b, x, y); }
 
@@ -43,104 +36,9 @@ public:
     return x;
   }
 
-  /// An approximate quotient (arith `afn`: the target's reciprocal-based
-  /// division, a few ulp): the activations' quotients feed a 4-bit
-  /// quantizer, and IEEE division was most of moe_actq's instructions.
-  Value fdivApprox(Value x, Value y) {
-    return arith::DivFOp::create(b, x, y, arith::FastMathFlags::afn);
-  }
-  /// exp(x) = 2^(x log2 e) by the target's exp2 instruction (math.exp2
-  /// `afn`), x clamped to [-87, 88] so neither side leaves the normal
-  /// range: a relative error of a few ulp plus |x| ulp from the product.
-  Value exp(Value x) {
-    x = fmax(fmin(x, f32(88.0f)), f32(-87.0f));
-    return math::Exp2Op::create(b, fmul(x, f32(1.44269504088896341f)), arith::FastMathFlags::afn);
-  }
-  Value sigmoid(Value x) {
-    return fdivApprox(f32(1.0f), fadd(f32(1.0f), exp(arith::NegFOp::create(b, x))));
-  }
-  /// tanh(x) = 1 - 2 / (exp(2x) + 1).
-  Value tanh(Value x) {
-    return fsub(f32(1.0f), fdivApprox(f32(2.0f), fadd(exp(fmul(x, f32(2.0f))), f32(1.0f))));
-  }
-  /// The gated activations of Dialect/Tile (mxtile.activation), in f32,
-  /// with run-time parameters p0, p1 and their reciprocals r0, r1 (SiTUv2
-  /// divides by its betas).
-  Value activation(Activation kind, Value g, Value u, Value p0, Value p1, Value r0, Value r1) {
-    switch (kind) {
-    case Activation::Silu:
-      return fmul(fmul(g, sigmoid(g)), u);
-    case Activation::Swiglu: { // p0 = alpha, p1 = limit
-      Value gc = fmin(g, p1);
-      Value uc = fmax(fmin(u, p1), arith::NegFOp::create(b, p1));
-      return fmul(fmul(gc, sigmoid(fmul(gc, p0))), fadd(uc, f32(1.0f)));
-    }
-    case Activation::Situv2: { // p0 = beta, p1 = linear_beta
-      Value sg = fmul(fmul(p0, tanh(fmul(g, r0))), sigmoid(g));
-      return fmul(sg, fmul(p1, tanh(fmul(u, r1))));
-    }
-    case Activation::None:
-      break;
-    }
-    return g;
-  }
-
-  /// One 32-element block quantized as the CPU quantizer does
-  /// (Format/Quantize.h, quantizeBlock): its 4 code words and its scale.
-  std::pair<SmallVector<Value>, Value> quantizeBlock(ArrayRef<Value> x, ScaleRounding mode) {
-    SmallVector<Value> bits;
-    Value amax = i32(0);
-    for (Value v : x) {
-      bits.push_back(f32ToBits(v));
-      amax = arith::MaxUIOp::create(b, amax, andi(bits.back(), 0x7FFFFFFF));
-    }
-    Value scale = emitScaleFromAmax(b, b.getLoc(), amax, tile::toTile(mode));
-    Value nan = cmp(P::eq, scale, i32(0xFF));
-    // encodeE2M1 (Format/E2M1.cpp) compares |x| / 2^(scale - 127) with its
-    // thresholds, ties to the even code. Each threshold times 2^(scale -
-    // 127) is an exact f32 (a multiple of 2^-2 times a power of two in
-    // [2^-127, 2^127]; normal or subnormal) or past the f32 range (below),
-    // and the bits of non-negative
-    // floats order as the floats do, subnormals included: so |x|'s bits
-    // against the scaled thresholds' bits, once per block in f64, give the
-    // CPU quantizer's codes with integer compares.
-    struct Threshold {
-      double at;
-      bool inclusive; // a >= at (tie up) rather than a > at
-    };
-    const Threshold thresholds[] = {{0.25, false}, {0.75, true}, {1.25, false}, {1.75, true},
-                                    {2.5, false},  {3.5, true},  {5.0, false}};
-    Value exp64 = arith::ExtUIOp::create(b, b.getI64Type(), add(scale, i32(1023 - 127)));
-    Value pow2 = arith::BitcastOp::create(
-        b, b.getF64Type(),
-        arith::ShLIOp::create(b, exp64, arith::ConstantIntOp::create(b, b.getI64Type(), 52)));
-    // Past the f32 range (scale 254, an Inf amax in the even mode) a
-    // threshold is Inf: only Inf is above it, so a strict one compares
-    // against the largest finite f32 instead.
-    SmallVector<Value> limits;
-    for (const Threshold &th : thresholds) {
-      Value limit = f32ToBits(arith::TruncFOp::create(b, b.getF32Type(), fmul(f64(th.at), pow2)));
-      limits.push_back(th.inclusive ? limit : arith::MinUIOp::create(b, limit, i32(0x7F7FFFFF)));
-    }
-    SmallVector<Value> words;
-    for (int64_t w = 0; w < 4; ++w) {
-      Value word = i32(0);
-      for (int64_t e = 0; e < 8; ++e) {
-        Value xb = bits[size_t(8 * w + e)];
-        Value a = andi(xb, 0x7FFFFFFF);
-        Value mag = i32(0);
-        for (size_t t = 0; t < std::size(thresholds); ++t)
-          mag = add(mag, zext(cmp(thresholds[t].inclusive ? P::uge : P::ugt, a, limits[t])));
-        // A NaN element keeps only its sign (its bits are above every
-        // threshold's).
-        mag = select(cmp(P::ugt, a, i32(0x7F800000)), i32(0), mag);
-        Value code = ori(shl(shr(xb, 31), 3), mag);
-        code = select(nan, i32(0), code);
-        word = ori(word, shl(code, 4 * e));
-      }
-      words.push_back(word);
-    }
-    return {words, scale};
+  /// One 32-element block quantized as the CPU quantizer does.
+  std::pair<SmallVector<Value, 4>, Value> quantizeBlock(ArrayRef<Value> x, ScaleRounding mode) {
+    return emitQuantizeBlock(b, x, tile::toTile(mode));
   }
 
   /// Stores a block's code words and scale at block `blk` (index) of the
@@ -209,18 +107,27 @@ void buildQuantizers(dsl::TileBuilder &tb, const KernelSpec &spec) {
       return;
     }
     s.when(inRow, [&] {
-      // gate: words [row * padded + kb * 16, +16) of the [rows, 2 padded]
-      // input, up: padded / 2 words later.
+      // The input pairs gate and up columns in groups of 16 (moe_gemm's
+      // prepared W1, Ops/FusedMoe.h): block kb's 32 gate and 32 up values
+      // are the 64 columns from 64 kb, words [row * padded + 32 kb, +32)
+      // of the [rows, 2 padded] input; word w holds gate (w % 8 < 4) or up
+      // values 8 (w / 8) + 2 (w % 4) and the next.
       const int64_t inter = spec.k;
-      Value w0 = s.add(s.mul(row, s.idx(padded)), s.mul(kb, s.idx(16)));
-      SmallVector<Value> g = s.loadBf16Block(input, w0);
-      SmallVector<Value> u = s.loadBf16Block(input, s.add(w0, s.idx(padded / 2)));
+      Value w0 = s.add(s.mul(row, s.idx(padded)), s.mul(kb, s.idx(32)));
+      SmallVector<Value> lo = s.loadBf16Block(input, w0);
+      SmallVector<Value> hi = s.loadBf16Block(input, s.add(w0, s.idx(16)));
+      lo.append(hi.begin(), hi.end());
+      SmallVector<Value> g(32), u(32);
+      for (size_t e = 0; e < 64; ++e) {
+        const size_t w = e / 2, at = 8 * (w / 8) + 2 * (w % 4) + e % 2;
+        (w % 8 < 4 ? g : u)[at] = lo[e];
+      }
       Value w = s.select(s.cmp(P::ne, doweight, s.i32(0)), s.load(rowsInfo, row), s.f32(1.0f));
-      Value r0 = s.fdiv(s.f32(1.0f), p0), r1 = s.fdiv(s.f32(1.0f), p1);
+      const GatedParams params = emitGatedParams(b, p0, p1);
       SmallVector<Value> a;
       for (size_t j = 0; j < 32; ++j)
-        a.push_back(
-            s.activation(spec.activation, s.fmul(g[j], w), s.fmul(u[j], w), p0, p1, r0, r1));
+        a.push_back(emitGatedActivation(b, tile::toTile(spec.activation), s.fmul(g[j], w),
+                                        s.fmul(u[j], w), params));
       s.when(s.cmp(P::ne, writeDebug, s.i32(0)), [&] {
         Value d0 = s.add(s.mul(row, s.idx(inter)), s.mul(kb, s.idx(32)));
         for (size_t j = 0; j < 32; ++j)

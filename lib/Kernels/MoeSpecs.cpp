@@ -50,6 +50,20 @@ Expected<KernelSpec> makeMoeGemmSpec(Arch arch, int64_t n, int64_t k, int64_t bl
   return s;
 }
 
+Expected<KernelSpec> makeMoeStage1FusedSpec(Arch arch, const MoeKernelShape &s, bool debug) {
+  const int64_t hp = moePaddedRow(arch, s.hidden), ip = moePaddedRow(arch, s.inter);
+  const int64_t blocks = s.tokens ? moeExpectedBlocks(s.tokens, s.topk, s.experts, s.blockM) : 0;
+  Expected<KernelSpec> spec = makeMoeGemmSpec(arch, 2 * ip, hp, s.blockM, blocks, s.scalesBelow128);
+  if (!spec)
+    return spec.takeError();
+  spec->epilogue = debug ? Epilogue::ActMxDebug : Epilogue::ActMx;
+  spec->activation = s.activation;
+  spec->rounding = s.rounding;
+  if (Error e = verifyKernelSpec(*spec))
+    return e;
+  return spec;
+}
+
 Expected<std::vector<KernelSpec>> makeMoeStageSpecs(Arch arch, int stage, const MoeKernelShape &s) {
   if (stage != 1 && stage != 2)
     return makeError("makeMoeStageSpecs: the stage is 1 or 2, got ", stage);
@@ -58,8 +72,13 @@ Expected<std::vector<KernelSpec>> makeMoeStageSpecs(Arch arch, int stage, const 
   const int64_t blocks = s.tokens ? moeExpectedBlocks(s.tokens, s.topk, s.experts, s.blockM) : 0;
   if (stage == 1) {
     made.push_back(makeMoeQuantSpec(arch, s.hidden, s.rounding));
-    made.push_back(makeMoeGemmSpec(arch, 2 * ip, hp, s.blockM, blocks, s.scalesBelow128));
-    made.push_back(makeMoeActQuantSpec(arch, s.inter, s.activation, s.rounding));
+    Expected<KernelSpec> fused = makeMoeStage1FusedSpec(arch, s);
+    if (fused && s.fuseActivation) {
+      made.push_back(*fused);
+    } else {
+      made.push_back(makeMoeGemmSpec(arch, 2 * ip, hp, s.blockM, blocks, s.scalesBelow128));
+      made.push_back(makeMoeActQuantSpec(arch, s.inter, s.activation, s.rounding));
+    }
   } else {
     made.push_back(makeMoeGemmSpec(arch, hp, ip, s.blockM, blocks, s.scalesBelow128));
     made.push_back(makeMoeReduceSpec(arch, s.hidden, s.topk));

@@ -45,8 +45,10 @@ struct ScratchLayout {
   size_t total = 0;
 
   /// `sortExperts`: the experts the routing ids index (with a mask, the
-  /// global ones).
-  ScratchLayout(Arch arch, const MoeShape &s, int64_t tokens, int64_t blockM, int64_t sortExperts) {
+  /// global ones); `bf16GateUp`: stage 1 is not fused (moe_gemm stores
+  /// its gate/up rows).
+  ScratchLayout(Arch arch, const MoeShape &s, int64_t tokens, int64_t blockM, int64_t sortExperts,
+                bool bf16GateUp) {
     const MoeSortSizes sort = moeSortSizes(tokens, s.topk, sortExperts, blockM);
     const int64_t rows = moeMaxRows(s, tokens, blockM);
     const int64_t hp = moePaddedRow(arch, s.hidden), ip = moePaddedRow(arch, s.inter);
@@ -59,7 +61,7 @@ struct ScratchLayout {
                                     moeSortWorkspaceBytes({tokens, s.topk, sortExperts, blockM}),
                                     rows * hp / 2,
                                     rows * hp / 32,
-                                    rows * 2 * ip * 2,
+                                    bf16GateUp ? rows * 2 * ip * 2 : 0,
                                     rows * ip / 2,
                                     rows * ip / 32,
                                     rows * hp * 2};
@@ -115,8 +117,9 @@ struct MoeWeights::Impl {
   Device *dev;
   Arch arch;
   MoeShape shape;
-  /// W1 as one [E * 2 Ip, Hp] matrix (expert e's gate rows at 2 Ip e, up
-  /// rows at 2 Ip e + Ip), W2 as [E * Hp, Ip]; zero padded.
+  /// W1 as one [E * 2 Ip, Hp] matrix (expert e's rows from 2 Ip e, gate and
+  /// up rows paired in groups of 16: 8 gate rows, then the same columns' up
+  /// rows), W2 as [E * Hp, Ip]; zero padded.
   std::unique_ptr<PreparedWeight> w1, w2;
 
 private:
@@ -207,15 +210,17 @@ Expected<std::unique_ptr<MoeWeights>> prepareMoeWeights(Device &dev, const MoeSh
     }
     return to;
   };
-  // W1's row r of the padded [E * 2 Ip] rows: expert x, half (gate, up),
-  // index i < inter, or padding (-1).
+  // W1's row r of the padded [E * 2 Ip] rows: expert x, then gate and up
+  // rows paired in groups of 16 (rows 16q..16q+7 gate rows 8q.., the next 8
+  // their up rows; mxtile.store_act_mx), index i < inter, or padding (-1).
   auto w1Row = [&](int64_t r) -> int64_t {
-    const int64_t x = r / (2 * ip), half = (r % (2 * ip)) / ip, i = r % ip;
+    const int64_t x = r / (2 * ip), local = r % (2 * ip);
+    const int64_t half = (local % 16) / 8, i = (local / 16) * 8 + local % 8;
     if (i >= in)
       return -1;
-    const int64_t local =
+    const int64_t from =
         layout == GateUpLayout::Gguu ? half * in + i : (i / 16) * 32 + half * 16 + i % 16;
-    return x * 2 * in + local;
+    return x * 2 * in + from;
   };
   auto w2Row = [&](int64_t r) -> int64_t {
     const int64_t x = r / hp, i = r % hp;
@@ -244,15 +249,30 @@ Expected<std::unique_ptr<MoeWeights>> prepareMoeWeights(Device &dev, const MoeSh
 
 namespace {
 
+/// The fused activation epilogue's outputs and run-time arguments.
+struct ActMxArgs {
+  void *codes, *scales;
+  const float *sortedWeights;
+  float *debug; // nullable
+  MoeActivation activation;
+  bool doweight;
+  int32_t inter;
+};
+
 /// moe_gemm: C [rows, N] bf16 = A (MXFP4, sorted rows) times the expert's
-/// N rows of `w`, for the row blocks `sorted` says hold rows; K split as
-/// makeMoeGemmSpec decides for `tokens`.
+/// N rows of `w`, for the row blocks `sorted` says hold rows, or with
+/// `actMx` (`spec` is then makeMoeStage1FusedSpec's) the activation of C
+/// quantized; K split as makeMoeGemmSpec decides for `tokens`.
 Error launchMoeGemm(Device &dev, void *stream, const PreparedWeight &w, int64_t n,
                     const void *codes, const void *scales, const MoeSorted &sorted, void *out,
-                    int64_t maxRows, const MoeShape &shape, int64_t tokens) {
-  Expected<KernelSpec> spec = makeMoeGemmSpec(
-      w.arch(), n, w.k(), sorted.blockM,
-      moeExpectedBlocks(tokens, shape.topk, shape.experts, sorted.blockM), w.scalesBelow128());
+                    int64_t maxRows, const MoeShape &shape, int64_t tokens,
+                    const KernelSpec *fusedSpec = nullptr, const ActMxArgs *actMx = nullptr) {
+  Expected<KernelSpec> spec =
+      fusedSpec
+          ? Expected<KernelSpec>(*fusedSpec)
+          : makeMoeGemmSpec(w.arch(), n, w.k(), sorted.blockM,
+                            moeExpectedBlocks(tokens, shape.topk, shape.experts, sorted.blockM),
+                            w.scalesBelow128());
   if (!spec)
     return spec.takeError();
   if (debugLogging())
@@ -290,12 +310,31 @@ Error launchMoeGemm(Device &dev, void *stream, const PreparedWeight &w, int64_t 
   std::vector<void *> args{&a, &as, &wd, &ws};
   if (spec->arch == Arch::SM90A)
     args.push_back(&desc);
-  for (void **p : {&out, &groups, &valid})
-    args.push_back(p);
+  void *actCodes = actMx ? actMx->codes : nullptr, *actScales = actMx ? actMx->scales : nullptr,
+       *rowWeights = actMx ? const_cast<float *>(actMx->sortedWeights) : nullptr,
+       *debug = actMx ? actMx->debug : nullptr;
+  float p0 = actMx ? actMx->activation.p0 : 0.0f, p1 = actMx ? actMx->activation.p1 : 0.0f;
+  int32_t doweight = actMx && actMx->doweight, inter = actMx ? actMx->inter : 0;
+  if (actMx) {
+    args.push_back(&actCodes);
+    args.push_back(&actScales);
+  } else {
+    args.push_back(&out);
+  }
+  args.push_back(&groups);
+  args.push_back(&valid);
+  if (actMx) {
+    args.push_back(&rowWeights);
+    if (spec->epilogue == Epilogue::ActMxDebug)
+      args.push_back(&debug);
+  }
   if (spec->splitK > 1) {
     args.push_back(&workspace);
     args.push_back(&counters);
   }
+  if (actMx)
+    for (void *p : {(void *)&p0, (void *)&p1, (void *)&doweight, (void *)&inter})
+      args.push_back(p);
   return dev.launch(**kernel, (*kernel)->geometry(maxRows), args.data(), stream);
 }
 
@@ -325,11 +364,31 @@ int64_t sortExperts(const MoeWeights &w, const FusedMoeOptions &o) {
 
 bool aligned(const void *p) { return reinterpret_cast<uintptr_t>(p) % 4 == 0; }
 
+/// Stage 1's fused moe_gemm for this call, or why it does not apply.
+Expected<KernelSpec> moeStage1FusedSpec(const MoeWeights &weights, int64_t tokens, int64_t blockM,
+                                        const FusedMoeOptions &options, bool debug = false) {
+  if (!options.fuseActivation)
+    return fail("the caller turned it off (FusedMoeOptions::fuseActivation)");
+  const MoeShape &s = weights.shape();
+  MoeKernelShape ks{s.experts,        s.topk, s.hidden,
+                    s.inter,          blockM, options.activation.kind,
+                    options.rounding, tokens, weights.impl().w1->scalesBelow128()};
+  return makeMoeStage1FusedSpec(weights.arch(), ks, debug);
+}
+
+/// The call's scratch layout (the same in fusedMoeA4W4 and the stages it
+/// calls, which carve the same buffer).
+ScratchLayout scratchLayout(const MoeWeights &w, int64_t tokens, int64_t blockM,
+                            const FusedMoeOptions &o) {
+  return ScratchLayout(w.arch(), w.shape(), tokens, blockM, sortExperts(w, o),
+                       !moeStage1FusedSpec(w, tokens, blockM, o));
+}
+
 } // namespace
 
 Error moeStage1(Device &dev, void *stream, const void *hidden, int64_t tokens,
                 const MoeSorted &sorted, const MoeWeights &weights, const FusedMoeOptions &options,
-                void *codes, void *scales) {
+                void *codes, void *scales, float *debugActivations) {
   const char *api = "moeStage1";
   if (Error e = checkCall(api, dev, weights, tokens, options))
     return e;
@@ -343,7 +402,7 @@ Error moeStage1(Device &dev, void *stream, const void *hidden, int64_t tokens,
   const MoeShape &s = weights.shape();
   const int64_t rows = moeMaxRows(s, tokens, sorted.blockM),
                 ip = moePaddedRow(weights.arch(), s.inter);
-  ScratchLayout l(weights.arch(), s, tokens, sorted.blockM, sortExperts(weights, options));
+  ScratchLayout l = scratchLayout(weights, tokens, sorted.blockM, options);
   Expected<char *> scratch = weights.impl().scratchFor(l.total, stream);
   if (!scratch)
     return scratch.takeError();
@@ -351,19 +410,35 @@ Error moeStage1(Device &dev, void *stream, const void *hidden, int64_t tokens,
        *a1s = *scratch + l.offset[ScratchLayout::A1Scales],
        *gateUp = *scratch + l.offset[ScratchLayout::GateUp];
   const Arch arch = weights.arch();
-  // One stage-1 path today; a fused MXFP4 epilogue would be the other,
-  // and this line would say which applies and why.
-  logDebug("moeStage1: path bf16 gate/up then moe_actq (activation and MXFP4 quantization in a "
-           "separate kernel; no fused MXFP4 epilogue)");
+  // The activation in moe_gemm's epilogue where it applies; otherwise (the
+  // target has none, or the caller said no) bf16 gate/up and moe_actq.
+  Expected<KernelSpec> fused =
+      moeStage1FusedSpec(weights, tokens, sorted.blockM, options, debugActivations != nullptr);
+  if (debugLogging())
+    logDebug(fused ? strCat("moeStage1: path fused (", fused->name(),
+                            ": activation and MXFP4 quantization in moe_gemm's epilogue)")
+                   : strCat("moeStage1: path bf16 gate/up then moe_actq (no fused epilogue: ",
+                            fused.takeError().message(), ")"));
   if (Error e = moeQuantizeRows(dev, stream, hidden, tokens, s.hidden, sorted.sortedIds,
                                 sorted.numValid, rows, a1, a1s, options.rounding, arch))
     return e;
+  if (fused) {
+    const ActMxArgs act{codes,
+                        scales,
+                        sorted.sortedWeights,
+                        debugActivations,
+                        options.activation,
+                        options.doweightStage1,
+                        int32_t(s.inter)};
+    return launchMoeGemm(dev, stream, *weights.impl().w1, 2 * ip, a1, a1s, sorted, nullptr, rows, s,
+                         tokens, &*fused, &act);
+  }
   if (Error e = launchMoeGemm(dev, stream, *weights.impl().w1, 2 * ip, a1, a1s, sorted, gateUp,
                               rows, s, tokens))
     return e;
   return moeActivationQuantize(dev, stream, gateUp, sorted.sortedWeights, sorted.numValid, rows,
                                s.inter, options.activation, options.doweightStage1, codes, scales,
-                               nullptr, options.rounding, arch);
+                               debugActivations, options.rounding, arch);
 }
 
 Error moeStage2(Device &dev, void *stream, const void *codes, const void *scales, int64_t tokens,
@@ -379,7 +454,7 @@ Error moeStage2(Device &dev, void *stream, const void *codes, const void *scales
     return fail(api, ": codes and out must be 4-byte aligned");
   const MoeShape &s = weights.shape();
   const int64_t rows = moeMaxRows(s, tokens, sorted.blockM);
-  ScratchLayout l(weights.arch(), s, tokens, sorted.blockM, sortExperts(weights, options));
+  ScratchLayout l = scratchLayout(weights, tokens, sorted.blockM, options);
   Expected<char *> scratch = weights.impl().scratchFor(l.total, stream);
   if (!scratch)
     return scratch.takeError();
@@ -405,7 +480,7 @@ Error fusedMoeA4W4(Device &dev, void *stream, const void *hidden, int64_t tokens
     return fail(api, ": every buffer must be 4-byte aligned");
   const MoeShape &s = weights.shape();
   const int64_t bm = moeBlockM(weights.arch(), s, tokens, options);
-  ScratchLayout l(weights.arch(), s, tokens, bm, sortExperts(weights, options));
+  ScratchLayout l = scratchLayout(weights, tokens, bm, options);
   Expected<char *> scratch = weights.impl().scratchFor(l.total, stream);
   if (!scratch)
     return scratch.takeError();

@@ -57,6 +57,11 @@ static cl::opt<int64_t> interOpt("inter", cl::desc("moe_stage*: inter (default: 
 static cl::opt<std::string> activationName("activation",
                                            cl::desc("moe_stage1: silu, swiglu or situv2"),
                                            cl::init("situv2"));
+static cl::opt<bool> fuseActivationOpt(
+    "fuse-activation",
+    cl::desc("moe_stage1: the activation in moe_gemm's epilogue where the target has it "
+             "(default); =false: moe_gemm stores bf16 and moe_actq quantizes"),
+    cl::init(true));
 static cl::opt<std::string> nameOpt("name",
                                     cl::desc("build the kernel of this canonical name (instead of "
                                              "--op, --n, --k and the schedule flags)"),
@@ -175,6 +180,7 @@ int main(int argc, char **argv) {
     if (!act)
       return fail("unknown --activation '" + activationName + "'; expected silu, swiglu or situv2");
     MoeKernelShape shape{expertsOpt, topkOpt, hiddenOpt, interOpt, blockMOpt, *act, *rounding};
+    shape.fuseActivation = fuseActivationOpt;
     Expected<std::vector<KernelSpec>> specs =
         makeMoeStageSpecs(*arch, opName == "moe_stage1" ? 1 : 2, shape);
     if (!specs)

@@ -159,7 +159,7 @@ std::vector<double> reference(const HostLayer &l, const std::vector<uint16_t> &h
           g += x * HostLayer::at(l.w1, l.s1, s.hidden, e * 2 * s.inter + i, k);
           u += x * HostLayer::at(l.w1, l.s1, s.hidden, e * 2 * s.inter + s.inter + i, k);
         }
-        if (quantized) { // stage 1 stores its GEMM in bf16 (moe_gemm's epilogue)
+        if (quantized && !o.fuseActivation) { // unfused, moe_gemm stores bf16 gate/up rows
           g = double(bf16ToFloat(floatToBf16(float(g))));
           u = double(bf16ToFloat(floatToBf16(float(u))));
         }
@@ -247,8 +247,8 @@ void expectClose(Case &c, const FusedMoeOptions &o, const std::vector<int32_t> &
               (long long)c.layer.shape.hidden, (long long)c.layer.shape.inter, (long long)c.tokens,
               std::string(toString(o.activation.kind)).c_str(), q.relL2, q.logitsDiff, b.relL2,
               b.logitsDiff);
-  // Against the QDQ reference (which rounds the stage-1 GEMM to bf16 as the
-  // kernels do) what remains is f32 accumulation and two bf16 roundings
+  // Against the QDQ reference (which rounds the stage-1 GEMM to bf16 where
+  // the kernels do) what remains is f32 accumulation and two bf16 roundings
   // (stage 2's rows and the output), each at most 2^-9 relative, plus the
   // rare activation code that f32 rounding moves into the neighbouring
   // E2M1 bin: 0.01 holds that with room; seed 003's logits_diff gate too.
@@ -497,6 +497,149 @@ TEST_F(FusedMoe, NonFiniteInputPoisonsOnlyItsToken) {
   }
 }
 
+/// The unfused stage 1 (moe_gemm storing bf16 gate/up, then moe_actq)
+/// against its own QDQ reference, on a ragged shape.
+TEST_F(FusedMoe, UnfusedStage1MatchesTheQdqReference) {
+  OPEN_DEVICE_OR_SKIP(dev);
+  Case c(dev, rng, {8, 2, 160, 96}, 37);
+  ASSERT_TRUE(c.weights);
+  for (const MoeActivation &act : {MoeActivation{Activation::Silu, 0, 0}, swigluGptOss(), kSitu}) {
+    SCOPED_TRACE(testing::Message() << toString(act.kind) << " seed=" << seed);
+    FusedMoeOptions o;
+    o.activation = act;
+    o.fuseActivation = false;
+    c.out.fill(0xFF);
+    ASSERT_OK(c.run(o));
+    ASSERT_OK(dev.synchronize());
+    expectClose(c, o);
+  }
+}
+
+/// Stage 1 alone, fused and not, with its debug output: the codes and
+/// scales are the CPU quantizer applied to the f32 activations the kernel
+/// reports, byte for byte (padding blocks zero codes with scale 1.0, rows
+/// past num_valid untouched), and those activations are the float64
+/// activation of the QDQ GEMM within f32 accumulation. Shapes: ragged
+/// inter (blocks of padding), K split in 4 (the sum before the epilogue),
+/// block_m 64 and 128 (two warpgroups), doweight and every rounding.
+TEST_F(FusedMoe, Stage1BytesAreTheCpuQuantizersOfItsActivations) {
+  OPEN_DEVICE_OR_SKIP(dev);
+  struct Shape {
+    MoeShape s;
+    int64_t tokens, bm;
+  };
+  const Shape shapes[] = {{{4, 2, 256, 96}, 20, 16},
+                          {{8, 2, 1024, 1024}, 2, 16},
+                          {{6, 3, 512, 160}, 70, 64},
+                          {{4, 2, 256, 256}, 150, 128}};
+  const MoeActivation acts[] = {{Activation::Silu, 0, 0}, swigluGptOss(), kSitu};
+  const ScaleRounding modes[] = {ScaleRounding::RoundUp, ScaleRounding::Even, ScaleRounding::Floor,
+                                 ScaleRounding::Nearest};
+  int run = 0;
+  for (const Shape &sh : shapes) {
+    const MoeShape &s = sh.s;
+    Case c(dev, rng, s, sh.tokens);
+    ASSERT_TRUE(c.weights);
+    auto sorted = moeSortReference({sh.tokens, s.topk, s.experts, sh.bm}, c.routing.ids,
+                                   c.routing.weights, {});
+    ASSERT_OK(sorted);
+    const int64_t rows = moeMaxRows(s, sh.tokens, sh.bm), ip = moePaddedRow(Arch::SM90A, s.inter);
+    const int64_t valid = sorted->numValid[0];
+    DeviceBuffer dIds(dev, sorted->sortedIds.size() * 4), dW(dev, sorted->sortedWeights.size() * 4),
+        dE(dev, sorted->expertIds.size() * 4), dV(dev, 8), dCodes(dev, size_t(rows * ip / 2)),
+        dScales(dev, size_t(rows * ip / 32)), dDebug(dev, size_t(rows * s.inter) * 4);
+    dIds.upload(sorted->sortedIds);
+    dW.upload(sorted->sortedWeights);
+    dE.upload(sorted->expertIds);
+    dV.upload(std::vector<int32_t>{sorted->numValid[0], sorted->numValid[1]});
+    MoeSorted ms{static_cast<int32_t *>(dIds.get()), static_cast<float *>(dW.get()),
+                 static_cast<int32_t *>(dE.get()), static_cast<int32_t *>(dV.get()), sh.bm};
+    for (bool fuse : {true, false})
+      for (size_t ai = 0; ai < std::size(acts); ++ai) {
+        const ScaleRounding mode = modes[size_t(run++) % std::size(modes)];
+        const bool doweight = run % 2;
+        SCOPED_TRACE(testing::Message()
+                     << "E " << s.experts << " H " << s.hidden << " inter " << s.inter << " T "
+                     << sh.tokens << " block_m " << sh.bm << " " << toString(acts[ai].kind)
+                     << (fuse ? " fused" : " unfused") << " " << toString(mode)
+                     << " doweight=" << doweight << " seed=" << seed);
+        FusedMoeOptions o;
+        o.activation = acts[ai];
+        o.fuseActivation = fuse;
+        o.doweightStage1 = doweight;
+        o.rounding = mode;
+        dCodes.fill(0xAA);
+        dScales.fill(0xAA);
+        dDebug.fill(0xFF);
+        ASSERT_OK(moeStage1(dev, nullptr, c.dh.get(), sh.tokens, ms, *c.weights, o, dCodes.get(),
+                            dScales.get(), static_cast<float *>(dDebug.get())));
+        ASSERT_OK(dev.synchronize());
+        std::vector<float> act = dDebug.download<float>(size_t(valid * s.inter));
+        auto cpu = quantizeF32(act, valid, s.inter, mode);
+        ASSERT_OK(cpu);
+        std::vector<uint8_t> codes = dCodes.download<uint8_t>(size_t(rows * ip / 2));
+        std::vector<uint8_t> scales = dScales.download<uint8_t>(size_t(rows * ip / 32));
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t b = 0; b < ip / 32; ++b) {
+            const bool real = r < valid && b < s.inter / 32;
+            const uint8_t wantScale = r >= valid ? 0xAA
+                                      : real     ? cpu->scales[size_t(r * s.inter / 32 + b)]
+                                                 : 0x7F;
+            ASSERT_EQ(scales[size_t(r * ip / 32 + b)], wantScale) << "row " << r << " block " << b;
+            for (int64_t j = 0; j < 16; ++j) {
+              const uint8_t want = r >= valid ? 0xAA
+                                   : real     ? cpu->data[size_t(r * s.inter / 2 + b * 16 + j)]
+                                              : 0;
+              ASSERT_EQ(codes[size_t(r * ip / 2 + b * 16 + j)], want)
+                  << "row " << r << " block " << b << " byte " << j;
+            }
+          }
+        // The activations: float64 from the QDQ hidden rows, the exact
+        // weights and the routing weight; f32 sums of H products are
+        // within H 2^-24 of the sum of magnitudes (bf16 gate/up rounding,
+        // unfused: 2^-8 more), the activation's own few ulp on top.
+        std::vector<double> a = dequantize(*quantizeBf16(c.hidden, sh.tokens, s.hidden, mode));
+        int shown = 0;
+        for (int64_t r = 0; r < valid && shown < 5; ++r) {
+          const int32_t id = sorted->sortedIds[size_t(r)];
+          const int64_t t = id & 0xFFFFFF, slot = id >> 24;
+          if (t >= sh.tokens)
+            continue;
+          const int64_t e = c.routing.ids[size_t(t * s.topk + slot)];
+          const double w = doweight ? double(sorted->sortedWeights[size_t(r)]) : 1.0;
+          for (int64_t i = 0; i < s.inter && shown < 5; ++i) {
+            double g = 0, u = 0, gm = 0, um = 0;
+            for (int64_t k = 0; k < s.hidden; ++k) {
+              const double x = a[size_t(t * s.hidden + k)];
+              const double wg =
+                  HostLayer::at(c.layer.w1, c.layer.s1, s.hidden, e * 2 * s.inter + i, k);
+              const double wu =
+                  HostLayer::at(c.layer.w1, c.layer.s1, s.hidden, e * 2 * s.inter + s.inter + i, k);
+              g += x * wg, u += x * wu, gm += std::fabs(x * wg), um += std::fabs(x * wu);
+            }
+            const double rel = fuse ? std::ldexp(double(s.hidden), -23) : std::ldexp(1.0, -8);
+            const double dg = w * (rel * gm + 1e-30), du = w * (rel * um + 1e-30);
+            const double want = moeActivation(o.activation, g * w, u * w);
+            // The activation's slope bounds how far those errors move it.
+            const double hi =
+                std::max(std::fabs(moeActivation(o.activation, g * w + dg, u * w + du) - want),
+                         std::fabs(moeActivation(o.activation, g * w - dg, u * w - du) - want));
+            const double lo =
+                std::max(std::fabs(moeActivation(o.activation, g * w + dg, u * w - du) - want),
+                         std::fabs(moeActivation(o.activation, g * w - dg, u * w + du) - want));
+            const double tol = 2 * std::max(hi, lo) + 1e-5 * std::fabs(want) + 1e-30;
+            const double got = double(act[size_t(r * s.inter + i)]);
+            if (!(std::fabs(got - want) <= tol)) {
+              ++shown;
+              ADD_FAILURE() << "row " << r << " column " << i << ": activation " << got << ", want "
+                            << want << " (tolerance " << tol << ")";
+            }
+          }
+        }
+      }
+  }
+}
+
 TEST_F(FusedMoe, InterleavedGateUpGivesTheSameBytes) {
   OPEN_DEVICE_OR_SKIP(dev);
   const MoeShape s{6, 2, 256, 160};
@@ -580,7 +723,25 @@ TEST_F(FusedMoe, LogsItsChoicesAtDebug) {
       std::string::npos)
       << all;
   EXPECT_NE(all.find("(K split 4)"), std::string::npos) << all;
-  EXPECT_NE(all.find("moeStage1: path bf16 gate/up then moe_actq"), std::string::npos) << all;
+  EXPECT_NE(all.find("moeStage1: path fused (moe_gemm_sm90a_n2048_k1024_bm16_bn128_bk128_ks4_"),
+            std::string::npos)
+      << all;
+  // Unfused on request, with the reason.
+  loggedLines().clear();
+  setLogSink([](std::string_view line) { loggedLines().emplace_back(line); });
+  setLogLevel(LogLevel::Debug);
+  o.fuseActivation = false;
+  e = c.run(o);
+  setLogLevel(level);
+  setLogSink(previous);
+  ASSERT_OK(e);
+  all.clear();
+  for (const std::string &l : loggedLines())
+    all += l + "\n";
+  EXPECT_NE(all.find("moeStage1: path bf16 gate/up then moe_actq (no fused epilogue: the caller "
+                     "turned it off"),
+            std::string::npos)
+      << all;
 }
 
 TEST_F(FusedMoe, RejectsBadInput) {

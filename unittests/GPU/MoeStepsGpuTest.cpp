@@ -102,8 +102,8 @@ TEST_F(MoeSteps, GatheredQuantizationMatchesTheCpuQuantizer) {
 
 TEST_F(MoeSteps, ActivationQuantization) {
   OPEN_DEVICE_OR_SKIP(dev);
-  // inter 96: rows padded to 256 (gate_up rows 512 wide, its halves at 0
-  // and 256).
+  // inter 96: rows padded to 256 (gate_up rows 512 wide, gate and up
+  // columns paired in groups of 16: moe_gemm's layout).
   const int64_t inter = 96, ip = moePaddedRow(Arch::SM90A, inter), rows = 40, valid = 33;
   const MoeActivation acts[] = {{Activation::Silu, 0, 0},
                                 swigluGptOss(),
@@ -135,8 +135,9 @@ TEST_F(MoeSteps, ActivationQuantization) {
         for (int64_t r = 0; r < valid; ++r)
           for (int64_t c = 0; c < inter; ++c) {
             double scale = doweight ? double(w[size_t(r)]) : 1.0;
-            double g = double(bf16ToFloat(gu[size_t(r * 2 * ip + c)])) * scale;
-            double u = double(bf16ToFloat(gu[size_t(r * 2 * ip + ip + c)])) * scale;
+            const int64_t gate = (c / 8) * 16 + c % 8;
+            double g = double(bf16ToFloat(gu[size_t(r * 2 * ip + gate)])) * scale;
+            double u = double(bf16ToFloat(gu[size_t(r * 2 * ip + gate + 8)])) * scale;
             double ref = moeActivation(act, g, u);
             double tol = 2e-6 * (1.0 + std::fabs(g)) * (1.0 + std::fabs(u)) + 1e-6 * std::fabs(ref);
             ASSERT_NEAR(got[size_t(r * inter + c)], ref, tol) << "row " << r << " col " << c;

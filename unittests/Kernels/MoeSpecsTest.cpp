@@ -33,18 +33,35 @@ TEST(MoeSpecs, PaddedRows) {
 TEST(MoeSpecs, StagesInLaunchOrder) {
   // Seed 002's layer at block_m 32.
   const MoeKernelShape s{896, 16, 3584, 768, 32, Activation::Situv2, ScaleRounding::Even};
-  auto one = makeMoeStageSpecs(Arch::SM90A, 1, s);
-  ASSERT_OK(one);
-  ASSERT_EQ(one->size(), 3u);
-  EXPECT_EQ((*one)[0].op, OpKind::MoeQuant);
-  EXPECT_EQ((*one)[0].k, 3584);
-  EXPECT_EQ((*one)[0].rounding, ScaleRounding::Even);
-  EXPECT_EQ((*one)[1].op, OpKind::MoeGemm);
-  EXPECT_EQ((*one)[1].n, 2 * 768);
-  EXPECT_EQ((*one)[1].k, 3584);
-  EXPECT_EQ((*one)[1].bm, 32);
-  EXPECT_EQ((*one)[2].op, OpKind::MoeActQuant);
-  EXPECT_EQ((*one)[2].activation, Activation::Situv2);
+  // sm_90a: the activation in moe_gemm's epilogue.
+  auto fused = makeMoeStageSpecs(Arch::SM90A, 1, s);
+  ASSERT_OK(fused);
+  ASSERT_EQ(fused->size(), 2u);
+  EXPECT_EQ((*fused)[0].op, OpKind::MoeQuant);
+  EXPECT_EQ((*fused)[1].op, OpKind::MoeGemm);
+  EXPECT_EQ((*fused)[1].epilogue, Epilogue::ActMx);
+  EXPECT_EQ((*fused)[1].activation, Activation::Situv2);
+  EXPECT_EQ((*fused)[1].rounding, ScaleRounding::Even);
+  EXPECT_EQ((*fused)[1].n, 2 * 768);
+  // Unfused (asked for, or AMD, which has no fused epilogue): moe_gemm
+  // stores bf16, moe_actq quantizes the activation.
+  MoeKernelShape unfused = s;
+  unfused.fuseActivation = false;
+  for (auto [arch, shape] : {std::pair{Arch::SM90A, unfused}, std::pair{Arch::GFX950, s}}) {
+    auto one = makeMoeStageSpecs(arch, 1, shape);
+    ASSERT_OK(one);
+    ASSERT_EQ(one->size(), 3u);
+    EXPECT_EQ((*one)[0].op, OpKind::MoeQuant);
+    EXPECT_EQ((*one)[0].k, 3584);
+    EXPECT_EQ((*one)[0].rounding, ScaleRounding::Even);
+    EXPECT_EQ((*one)[1].op, OpKind::MoeGemm);
+    EXPECT_EQ((*one)[1].epilogue, Epilogue::BF16);
+    EXPECT_EQ((*one)[1].n, 2 * 768);
+    EXPECT_EQ((*one)[1].k, 3584);
+    EXPECT_EQ((*one)[1].bm, 32);
+    EXPECT_EQ((*one)[2].op, OpKind::MoeActQuant);
+    EXPECT_EQ((*one)[2].activation, Activation::Situv2);
+  }
   auto two = makeMoeStageSpecs(Arch::SM90A, 2, s);
   ASSERT_OK(two);
   ASSERT_EQ(two->size(), 2u);
@@ -95,6 +112,38 @@ TEST(MoeSpecs, GemmRules) {
   s.splitK = 2;
   EXPECT_ERROR_CONTAINS(verifyKernelSpec(s), "moe_gemm splits K on sm_90a below BM 128");
   EXPECT_ERROR_CONTAINS(makeMoeStageSpecs(Arch::SM90A, 3, {}), "stage is 1 or 2");
+}
+
+TEST(MoeSpecs, FusedEpilogueRules) {
+  const MoeKernelShape s{128, 4, 2880, 2880, 16, Activation::Swiglu, ScaleRounding::Floor, 1};
+  auto fused = makeMoeStage1FusedSpec(Arch::SM90A, s);
+  ASSERT_OK(fused);
+  EXPECT_GT(fused->splitK, 1); // one token: few blocks, K split, summed before the epilogue
+  // The name says the epilogue and parses back; the parameters are
+  // run-time arguments (0 in the name).
+  EXPECT_NE(fused->name().find("_aswiglu_f00000000_f00000000_eactmx"), std::string::npos)
+      << fused->name();
+  auto parsed = parseKernelName(fused->name());
+  ASSERT_OK(parsed);
+  EXPECT_EQ(parsed->name(), fused->name());
+  auto debug = makeMoeStage1FusedSpec(Arch::SM90A, s, /*debug=*/true);
+  ASSERT_OK(debug);
+  EXPECT_EQ(debug->epilogue, Epilogue::ActMxDebug);
+  EXPECT_EQ(parseKernelName(debug->name())->epilogue, Epilogue::ActMxDebug);
+  // Only sm_90a's moe_gemm has it, with a gated activation and no
+  // compiled-in parameters.
+  EXPECT_ERROR_CONTAINS(makeMoeStage1FusedSpec(Arch::GFX950, s),
+                        "the fused activation epilogue (eactmx) is moe_gemm's on sm_90a");
+  KernelSpec k = *fused;
+  k.activation = Activation::None;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(k), "with a gated activation");
+  k = *fused;
+  k.activationParams = {1.702f, 7.0f};
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(k), "run-time arguments");
+  k = *makeGemmA4W4Spec(Arch::SM90A, 1536, 7168, 16);
+  k.epilogue = Epilogue::ActMx;
+  k.activation = Activation::Silu;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(k), "got gemm_a4w4 on sm_90a");
 }
 
 TEST(MoeSpecs, SplitsKWhenFewBlocks) {

@@ -71,6 +71,18 @@ struct SplitK {
   int64_t splits = 1;
 };
 
+/// MoE stage 1's fused epilogue (mxtile.store_act_mx): the gated
+/// activation of a paired gate/up tile, quantized to MXFP4 codes [rows, ld
+/// / 2] and scales [rows, ld / 32]; the parameters are run-time values.
+struct ActMxOutput {
+  tile::ActivationKind kind = tile::ActivationKind::none;
+  ScaleRounding rounding = kDefaultScaleRounding;
+  mlir::Value codes, scales;
+  mlir::Value p0, p1;               ///< f32
+  mlir::Value rowWeights, doweight; ///< f32 buffer, i32
+  mlir::Value debug;                ///< optional f32 buffer [rows, cols]
+};
+
 /// Activation and its parameters (docs/Numerics.md, mxtile.activation).
 struct Activation {
   tile::ActivationKind kind = tile::ActivationKind::none;
@@ -134,6 +146,12 @@ public:
   Tile activation(const Activation &act, Tile gate, Tile up = Tile());
   void store(Tile t, mlir::Value buffer, Index row, Index col, Index ld, Index validRows,
              const SplitK &splitK = {});
+
+  /// Stores act(t) quantized (mxtile.store_act_mx): `col` is the tile's
+  /// first gate/up column, `ld` the padded and `cols` the real intermediate
+  /// size.
+  void storeActMx(Tile t, const ActMxOutput &out, Index row, Index col, Index ld, Index cols,
+                  Index validRows, const SplitK &splitK = {});
 
   /// A K loop lb, lb+step, ... < ub carrying one accumulator tile.
   Tile loopK(Index lb, Index ub, int64_t step, Tile init,

@@ -99,7 +99,13 @@ inline int64_t moePaddedRow(Arch arch, int64_t elements) {
 enum class Activation : uint8_t { None, Silu, Swiglu, Situv2 };
 /// BF16: store C. BF16DumpQuant: also write the inline-quantized activations
 /// and their scales (tests compare them with the CPU quantizer byte for byte).
-enum class Epilogue : uint8_t { BF16, BF16DumpQuant };
+/// ActMx (moe_gemm of MoE stage 1 on sm_90a): C's gate/up columns paired
+/// (mxtile.store_act_mx), the gated activation (run-time parameters)
+/// stored quantized to MXFP4 instead of C; ActMxDebug also writes the f32
+/// activations it quantized.
+enum class Epilogue : uint8_t { BF16, BF16DumpQuant, ActMx, ActMxDebug };
+inline bool storesActMx(Epilogue e) { return e == Epilogue::ActMx || e == Epilogue::ActMxDebug; }
+std::string_view toString(Epilogue e);
 
 std::string_view toString(Activation act);
 /// Float parameters of an activation: swiglu (alpha, limit), situv2 (beta, linear_beta).

@@ -2,8 +2,10 @@
 //
 // The specs of the kernels a two-stage MoE launches (Ops/FusedMoe.h), in one
 // place for the library, mxfp4-dump and mxfp4-jit-compile's presets:
-//   stage 1: moe_quant (K = H), moe_gemm (N = 2 Ip, K = Hp), moe_actq
-//            (K = inter, the activation);
+//   stage 1: moe_quant (K = H), then moe_gemm (N = 2 Ip, K = Hp) with the
+//            fused activation epilogue (eactmx: the activation quantized
+//            to MXFP4 in the GEMM) where the target has it, else moe_gemm
+//            storing bf16 and moe_actq (K = inter, the activation);
 //   stage 2: moe_gemm (N = Hp, K = Ip), moe_reduce (N = H, K = topk);
 // Hp, Ip: H and inter padded (moePaddedRow). Sorting: makeMoeSortSpecs.
 //
@@ -29,7 +31,15 @@ struct MoeKernelShape {
   /// Whether every weight scale is below 128 (PreparedWeight::scalesBelow128;
   /// real weights are): moe_gemm folds them where it dequantizes.
   bool scalesBelow128 = true;
+  /// Stage 1's activation in moe_gemm's epilogue where the target has it
+  /// (moeStage1Fused); false: always moe_actq.
+  bool fuseActivation = true;
 };
+
+/// Stage 1's moe_gemm with the fused activation epilogue (eactmx, or
+/// eactmxdbg with `debug`) for `s` on `arch`, or the reason it does not
+/// apply there (the caller falls back to moe_gemm + moe_actq).
+Expected<KernelSpec> makeMoeStage1FusedSpec(Arch arch, const MoeKernelShape &s, bool debug = false);
 
 /// The row blocks of block_m rows a routing of `tokens` x `topk` over
 /// `experts` fills when it spreads evenly (the active experts, each with

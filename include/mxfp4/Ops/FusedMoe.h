@@ -6,13 +6,14 @@
 //
 // with e = topk_ids[t, s], q the MXFP4 quantization of the activations
 // (inline, any rounding), act a gated activation on W1's gate and up
-// halves, its output quantized to MXFP4 again before W2. Six launches, no
+// halves, its output quantized to MXFP4 again before W2. Five launches, no
 // host synchronisation (a CUDA graph can capture them): moeSort
 // (Ops/MoeSort.h), the gathered quantization of the hidden rows in sorted
-// order, stage 1's grouped GEMM (moe_gemm), the activation and its
-// quantization, stage 2's grouped GEMM, and the top-k weighted sum into
-// `out` in slot order (deterministic). The steps are also callable alone
-// (Ops/MoeSteps.h; moeStage1, moeStage2 below).
+// order, stage 1's grouped GEMM (moe_gemm) with the activation and its
+// quantization in its epilogue (FusedMoeOptions::fuseActivation; a sixth
+// kernel, moe_actq, where that does not apply), stage 2's grouped GEMM,
+// and the top-k weighted sum into `out` in slot order (deterministic). The steps are also callable
+// alone (Ops/MoeSteps.h; moeStage1, moeStage2 below).
 //
 // Any hidden and inter size that is a multiple of 32 runs: the prepared
 // weights and the intermediates pad rows to moePaddedRow (a multiple of the
@@ -102,6 +103,13 @@ struct FusedMoeOptions {
   /// Device pointer to one i32 (nullable): the number of routed ids outside
   /// [0, E), which are dropped.
   int32_t *dropped = nullptr;
+  /// Stage 1's activation and its MXFP4 quantization in the GEMM's
+  /// epilogue (the intermediate never exists in bf16) where the target has
+  /// it (sm_90a); elsewhere, or false, the GEMM stores bf16 gate/up rows
+  /// and a second kernel (moe_actq) quantizes their activation. Both give
+  /// the same quantizer on f32 values; the fused path's are the f32 sums,
+  /// the other's their bf16 roundings. MXFP4_LOG=debug says which ran.
+  bool fuseActivation = true;
 };
 
 /// out [tokens, H] bf16 = the MoE of `hidden` [tokens, H] bf16 routed by
@@ -131,10 +139,11 @@ struct MoeSorted {
 /// expert, the activation (times the routing weight first when
 /// options.doweightStage1), quantized into `codes` [maxRows, Ip/2] and
 /// `scales` [maxRows, Ip/32] (Ip = moePaddedRow(inter); Ops/MoeSteps.h's
-/// layout) in sorted order.
+/// layout) in sorted order. `debugActivations` (nullable, [maxRows, inter]
+/// f32): the activation values quantized, of the valid rows.
 Error moeStage1(Device &dev, void *stream, const void *hidden, int64_t tokens,
                 const MoeSorted &sorted, const MoeWeights &weights, const FusedMoeOptions &options,
-                void *codes, void *scales);
+                void *codes, void *scales, float *debugActivations = nullptr);
 
 /// Stage 2 alone: those rows times W2 of their expert, then out [tokens, H]
 /// bf16 = the sum over each token's slots of weight x row (weights 1 with

@@ -49,7 +49,10 @@ Error checkMoeActivation(const MoeActivation &activation);
 inline MoeActivation swigluGptOss() { return {Activation::Swiglu, 1.702f, 7.0f}; }
 
 /// Stage 1's epilogue as its own step: `gateUp` [rows, 2 Ip] bf16 (Ip =
-/// moePaddedRow(inter); gate columns [0, inter), up [Ip, Ip + inter)), times the row's
+/// moePaddedRow(inter)) as moe_gemm computes it from the prepared W1
+/// (Ops/FusedMoe.h): gate and up columns paired in groups of 16, columns 16q
+/// + 0..7 the gate values of intermediate columns 8q + 0..7 and columns 16q
+/// + 8..15 their up values (padding past inter is zero), times the row's
 /// `sortedWeights` when `doweight`, the activation in f32, quantized with `rounding` into `codes` /
 /// `scales` ([rows, Ip] MXFP4). `debug` (nullable): the f32 activations [rows, inter], the values
 /// quantized.

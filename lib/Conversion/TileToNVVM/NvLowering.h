@@ -237,6 +237,16 @@ private:
                           tile::LoadWeightOp weight, tile::LoadScalesOp scales, mlir::Value st);
   // Sm90Store.cpp
   mlir::LogicalResult lowerStore(mlir::ImplicitLocOpBuilder &b, tile::StoreOp op);
+  /// MoE stage 1's fused epilogue (Sm90StoreActMx.cpp).
+  mlir::LogicalResult lowerStoreActMx(mlir::ImplicitLocOpBuilder &b, tile::StoreActMxOp op);
+  /// Split-K through a global workspace (Sm90Store.cpp): every split but
+  /// the last stores its partial `tiles` and leaves; the last (by index)
+  /// waits for them and passes their sum, in split order, to `finish`.
+  /// `ws` is the workspace's global pointer.
+  mlir::LogicalResult sumSplitsThroughWorkspace(
+      mlir::ImplicitLocOpBuilder &b, llvm::ArrayRef<mlir::Value> tiles, mlir::Value ws,
+      mlir::Value counters, int64_t splits,
+      llvm::function_ref<mlir::LogicalResult(llvm::ArrayRef<mlir::Value>)> finish);
   /// Stream-K's store of this segment's `tiles` (Sm90StreamK.cpp): whole
   /// tiles leave as usual; partial ones meet in the workspace `ws` and the
   /// last of the tile's segments (by `counters`) sums them in K order.

@@ -257,18 +257,28 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   if (sm90::clusterSplitK(cfg.bm, op.getSplits(), cfg.bn))
     return storeClusterSplitK(b, acc->second, op.getSplits(), forEachElementOf, storeOut);
 
+  return sumSplitsThroughWorkspace(
+      b, acc->second,
+      LLVM::AddrSpaceCastOp::create(b, globalPtr, mapping.lookup(op.getWorkspace())),
+      mapping.lookup(op.getCounters()), op.getSplits(), [&](ArrayRef<Value> totals) {
+        forEachElement(totals, storeOut);
+        return success();
+      });
+}
+
+LogicalResult Sm90Emitter::sumSplitsThroughWorkspace(
+    ImplicitLocOpBuilder &b, ArrayRef<Value> tiles, Value ws, Value counters, int64_t splits,
+    llvm::function_ref<LogicalResult(ArrayRef<Value> totals)> finish) {
   // Split-K: each workgroup stores its partial tile, as its threads hold
   // it, to its slice of the f32 workspace (a plain pointer: the slices
   // exceed 32-bit indexing): vector q of thread x at 16-byte unit
   // ((z * tiles + tile) * Q + q) * threads + x, so every warp stores and
   // loads 512 contiguous bytes. The tile's last split adds the slices in
-  // split order, converts and stores the sum. Plain loads after the counter
-  // see the other workgroups' stores (release/acquire through the counter),
-  // and unlike atomic or volatile ones they are free to overlap.
+  // split order and passes the sum to `finish`. Plain loads after the
+  // counter see the other workgroups' stores (release/acquire through the
+  // counter), and unlike atomic or volatile ones they are free to overlap.
   auto i64 = b.getI64Type();
   auto v4f32 = VectorType::get({4}, b.getF32Type());
-  Value ws = LLVM::AddrSpaceCastOp::create(b, globalPtr, mapping.lookup(op.getWorkspace()));
-  Value counters = mapping.lookup(op.getCounters());
   auto toI64 = [&](Value v) { return arith::IndexCastUIOp::create(b, i64, v).getResult(); };
   Value tileIdx =
       arith::AddIOp::create(b,
@@ -277,7 +287,7 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
                             gpu::BlockIdOp::create(b, gpu::Dimension::x));
   Value numTiles = arith::MulIOp::create(b, gpu::GridDimOp::create(b, gpu::Dimension::x),
                                          gpu::GridDimOp::create(b, gpu::Dimension::y));
-  const int64_t nVec = int64_t(acc->second.size());
+  const int64_t nVec = int64_t(tiles.size());
   /// Thread tid's vector q of split `slice` (i64): slot z * tiles + tile.
   auto unitPtr = [&](Value slice, int64_t q) {
     Value slot = arith::AddIOp::create(b, arith::MulIOp::create(b, slice, toI64(numTiles)),
@@ -291,7 +301,6 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   // waiting for the atomic's answer (ncu: a quarter of the decode kernel's
   // samples were whole workgroups waiting on it). Its own partial tile
   // never leaves its registers and is added last, as split order has it.
-  const int64_t splits = op.getSplits();
   Value z = toI64(gpu::BlockIdOp::create(b, gpu::Dimension::z));
   Value summer = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, z,
                                        arith::ConstantIntOp::create(b, splits - 1, 64));
@@ -299,18 +308,17 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(role.elseBlock());
   for (int64_t q = 0; q < nVec; ++q)
-    LLVM::StoreOp::create(b, acc->second[q], unitPtr(z, q), /*alignment=*/16);
+    LLVM::StoreOp::create(b, tiles[q], unitPtr(z, q), /*alignment=*/16);
   arrive(b, counters, tileIdx);
   b.setInsertionPointToStart(role.thenBlock());
   waitForArrivals(b, counters, tileIdx, splits - 1);
   SmallVector<Value> totals = sumSlices(
       b, splits,
       sm90::workgroupsPerSm(cfg.shared()) >= 2 ? kSliceSumFloatsShared : kSliceSumFloatsAlone,
-      acc->second, [&](Value slice, int64_t q) -> Value {
+      tiles, [&](Value slice, int64_t q) -> Value {
         return LLVM::LoadOp::create(b, v4f32, unitPtr(slice, q), /*alignment=*/16);
       });
-  forEachElement(totals, storeOut);
-  return success();
+  return finish(totals);
 }
 
 Value Sm90Emitter::releaseArrival(ImplicitLocOpBuilder &b, Value counters, Value counter) {

@@ -99,6 +99,8 @@ LogicalResult Sm90Emitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
   }
   if (auto st = dyn_cast<tile::StoreOp>(op))
     return lowerStore(b, st);
+  if (auto st = dyn_cast<tile::StoreActMxOp>(op))
+    return lowerStoreActMx(b, st);
   if (auto group = dyn_cast<tile::GroupBlockOp>(op)) {
     // Uniform loads, before any barrier or copy is issued.
     groupGuard = emitGroupBlockGuard(b, group, mapping, cfg.bm);
@@ -173,6 +175,10 @@ FailureOr<Type> argElementType(func::FuncOp kernel, BlockArgument arg) {
       r = agree(s.getBase() == arg || s.getWorkspace() == arg
                     ? Type(LLVM::LLVMPointerType::get(ctx))
                     : Type(IntegerType::get(ctx, 32)));
+    else if (auto s = dyn_cast<tile::StoreActMxOp>(user)) // codes: 16-byte stores
+      r = agree(s.getCodes() == arg || s.getWorkspace() == arg
+                    ? Type(LLVM::LLVMPointerType::get(ctx))
+                    : cast<MemRefType>(arg.getType()).getElementType());
     else
       return user->emitOpError()
              << "uses a kernel buffer in a way the sm_90a lowering does not know";
@@ -208,6 +214,7 @@ FailureOr<KernelSpec> readKernelSpec(func::FuncOp kernel) {
   tile::QuantizeOp quant;
   tile::StoreOp store;
   tile::ActivationOp act;
+  tile::StoreActMxOp actMx;
   bool image = false, mx = false, grouped = false;
   kernel.walk([&](Operation *op) {
     if (auto x = dyn_cast<tile::ScaledMmaOp>(op))
@@ -222,6 +229,8 @@ FailureOr<KernelSpec> readKernelSpec(func::FuncOp kernel) {
       store = x;
     else if (auto x = dyn_cast<tile::ActivationOp>(op))
       act = x;
+    else if (auto x = dyn_cast<tile::StoreActMxOp>(op))
+      actMx = x;
     image |= isa<tile::LoadQdqOp>(op);
     mx |= isa<tile::LoadMxOp>(op);
     grouped |= isa<tile::GroupBlockOp>(op);
@@ -258,11 +267,19 @@ FailureOr<KernelSpec> readKernelSpec(func::FuncOp kernel) {
             : grouped ? OpKind::MoeGemm
             : mx      ? OpKind::GemmMxA4W4
                       : OpKind::GemmA4W4;
-  std::optional<int64_t> n = store ? getConstantIntValue(store.getLd()) : std::nullopt;
-  if (!n)
-    return kernel.emitError() << "on sm_90a a GEMM stores one mxtile.store into a matrix of a "
-                                 "constant N (its ld)";
-  spec.n = *n;
+  // The fused activation epilogue stores N / 2 intermediate columns.
+  std::optional<int64_t> n = store   ? getConstantIntValue(store.getLd())
+                             : actMx ? getConstantIntValue(actMx.getLd())
+                                     : std::nullopt;
+  if (!n || (store && actMx))
+    return kernel.emitError() << "on sm_90a a GEMM stores one mxtile.store (or "
+                                 "mxtile.store_act_mx) into a matrix of a constant N (its ld)";
+  spec.n = actMx ? 2 * *n : *n;
+  if (actMx) {
+    spec.epilogue = actMx.getDebug() ? Epilogue::ActMxDebug : Epilogue::ActMx;
+    spec.activation = tile::fromTile(actMx.getKind());
+    spec.rounding = tile::fromTile(actMx.getRounding());
+  }
   spec.k = weight.getK();
   const int64_t rows = mma.getA().getType().getRows(), depth = mma.getA().getType().getCols(),
                 cols = mma.getB().getType().getRows();
@@ -426,7 +443,7 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
           argTypes.push_back(*elem);
         else
           argTypes.push_back(MemRefType::get({kNominalElements}, *elem));
-      } else if (t.isSignlessInteger(32) || t.isIndex()) {
+      } else if (t.isSignlessInteger(32) || t.isIndex() || t.isF32()) {
         argTypes.push_back(t);
       } else {
         return kernel.emitError() << "unsupported kernel argument type " << t;
@@ -458,6 +475,10 @@ struct TileToNVVMPass : tile::impl::TileToNVVMBase<TileToNVVMPass> {
     // so a plain launch of the grid (z = splits) makes the clusters.
     int64_t splits = 1;
     kernel.walk([&](tile::StoreOp st) {
+      if (st.getWorkspace())
+        splits = st.getSplits();
+    });
+    kernel.walk([&](tile::StoreActMxOp st) {
       if (st.getWorkspace())
         splits = st.getSplits();
     });

@@ -209,3 +209,22 @@ LogicalResult StoreOp::verify() {
     return emitOpError() << "stores bf16 or f32, but the buffer holds " << elem;
   return success();
 }
+
+LogicalResult StoreActMxOp::verify() {
+  ActivationKind kind = getKind();
+  if (kind == ActivationKind::none)
+    return emitOpError() << "stores a gated activation (silu, swiglu or situv2), got none";
+  TileType t = getValue().getType();
+  if (t.getCols() % 64 != 0)
+    return emitOpError() << "pairs 8 gate and 8 up columns into 8 intermediate columns, 32 of "
+                            "which make an MXFP4 block: the tile's columns must be a multiple "
+                            "of 64, got "
+                         << t.getCols();
+  if (bool(getWorkspace()) != bool(getCounters()))
+    return emitOpError() << "reduce takes both a workspace and a counter buffer";
+  if (getWorkspace() && getSplits() < 2)
+    return emitOpError() << "a split-K reduction needs splits >= 2, got " << getSplits();
+  if (!getWorkspace() && getSplits() != 1)
+    return emitOpError() << "splits = " << getSplits() << " needs reduce(workspace, counters)";
+  return success();
+}

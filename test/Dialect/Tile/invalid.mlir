@@ -223,3 +223,33 @@ func.func private @stale() attributes {mxtile.kernel, mxtile.stages = 3 : i64}
 
 // expected-error @+1 {{'mxtile.kernel' is a unit attribute}}
 func.func private @kernel_value() attributes {mxtile.kernel = 1 : i64}
+
+// -----
+
+func.func @store_act_mx_none(%acc: !mxtile.tile<16x128xf32>, %c: memref<?xi8>, %w: memref<?xf32>,
+                             %p: f32, %dw: i32, %i: index) {
+  // expected-error @+1 {{stores a gated activation (silu, swiglu or situv2), got none}}
+  mxtile.store_act_mx none %acc, %c, %c[%i, %i] ld %i cols %i rows %i params(%p, %p) weights %w
+      if %dw {rounding = #mxtile<rounding even>} : !mxtile.tile<16x128xf32>, memref<?xi8>, memref<?xi8>, memref<?xf32>
+  return
+}
+
+// -----
+
+func.func @store_act_mx_cols(%acc: !mxtile.tile<16x96xf32>, %c: memref<?xi8>, %w: memref<?xf32>,
+                             %p: f32, %dw: i32, %i: index) {
+  // expected-error @+1 {{the tile's columns must be a multiple of 64, got 96}}
+  mxtile.store_act_mx silu %acc, %c, %c[%i, %i] ld %i cols %i rows %i params(%p, %p) weights %w
+      if %dw {rounding = #mxtile<rounding even>} : !mxtile.tile<16x96xf32>, memref<?xi8>, memref<?xi8>, memref<?xf32>
+  return
+}
+
+// -----
+
+func.func @store_act_mx_splits(%acc: !mxtile.tile<16x128xf32>, %c: memref<?xi8>, %w: memref<?xf32>,
+                               %p: f32, %dw: i32, %i: index) {
+  // expected-error @+1 {{splits = 3 needs reduce(workspace, counters)}}
+  mxtile.store_act_mx silu %acc, %c, %c[%i, %i] ld %i cols %i rows %i params(%p, %p) weights %w
+      if %dw {rounding = #mxtile<rounding even>, splits = 3} : !mxtile.tile<16x128xf32>, memref<?xi8>, memref<?xi8>, memref<?xf32>
+  return
+}

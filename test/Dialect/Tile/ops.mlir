@@ -44,3 +44,24 @@ func.func @dense(%a: memref<?xbf16>, %w: memref<?xi8>, %ws: memref<?xi8>, %c: me
   mxtile.store %t, %c[%m0, %n0] ld %n rows %m : !mxtile.tile<16x256xf32> -> memref<?xbf16>
   return
 }
+
+// MoE stage 1's fused epilogue: run-time activation parameters, the
+// routing weights, optional debug output and split-K.
+// CHECK-LABEL: func.func @store_act_mx
+func.func @store_act_mx(%acc: !mxtile.tile<16x128xf32>, %codes: memref<?xi8>,
+                        %scales: memref<?xi8>, %w: memref<?xf32>, %dbg: memref<?xf32>,
+                        %ws: memref<?xf32>, %cnt: memref<?xi32>, %p0: f32, %p1: f32,
+                        %dw: i32, %m0: index, %n0: index, %valid: index) {
+  %ld = arith.constant 768 : index
+  %cols = arith.constant 720 : index
+  // CHECK: mxtile.store_act_mx swiglu %{{.+}}, %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] ld %{{.+}} cols %{{.+}} rows %{{.+}} params(%{{.+}}, %{{.+}}) weights %{{.+}} if %{{.+}} {rounding = #mxtile<rounding even>} : <16x128xf32>, memref<?xi8>, memref<?xi8>, memref<?xf32>
+  mxtile.store_act_mx swiglu %acc, %codes, %scales[%m0, %n0] ld %ld cols %cols rows %valid
+      params(%p0, %p1) weights %w if %dw {rounding = #mxtile<rounding even>}
+      : !mxtile.tile<16x128xf32>, memref<?xi8>, memref<?xi8>, memref<?xf32>
+  // CHECK: mxtile.store_act_mx situv2 {{.+}} debug %{{.+}} : memref<?xf32> reduce(%{{.+}}, %{{.+}} : memref<?xf32>, memref<?xi32>) {rounding = #mxtile<rounding floor>, splits = 4 : i64}
+  mxtile.store_act_mx situv2 %acc, %codes, %scales[%m0, %n0] ld %ld cols %cols rows %valid
+      params(%p0, %p1) weights %w if %dw debug %dbg : memref<?xf32>
+      reduce(%ws, %cnt : memref<?xf32>, memref<?xi32>) {rounding = #mxtile<rounding floor>, splits = 4}
+      : !mxtile.tile<16x128xf32>, memref<?xi8>, memref<?xi8>, memref<?xf32>
+  return
+}

@@ -1,0 +1,42 @@
+//===- MxBlockEmitter.h - MoE activations and block quantization -*- C++ -*-===//
+//
+// Scalar IR shared by MoE stage 1's two epilogues, the moe_actq kernel and
+// moe_gemm's fused one (mxtile.store_act_mx): the gated activations in f32
+// with run-time parameters, and one 32-element block quantized to MXFP4
+// bit for bit as the CPU quantizer does (Format/Quantize.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef MXFP4_CONVERSION_MXBLOCKEMITTER_H
+#define MXFP4_CONVERSION_MXBLOCKEMITTER_H
+
+#include "mxfp4/Dialect/Tile/TileOps.h"
+
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mxfp4 {
+
+/// The run-time parameters of a gated activation (mxtile.activation's):
+/// swiglu p0 = alpha, p1 = limit; situv2 p0 = beta, p1 = linear_beta, r0
+/// and r1 their reciprocals (SiTUv2 divides by its betas); all f32.
+struct GatedParams {
+  mlir::Value p0, p1, r0, r1;
+};
+/// The parameters with their reciprocals computed here.
+GatedParams emitGatedParams(mlir::ImplicitLocOpBuilder &b, mlir::Value p0, mlir::Value p1);
+
+/// act(g, u) in f32 (scalars). Quotients and exp are the target's
+/// approximate instructions (a few ulp): the result feeds a 4-bit
+/// quantizer.
+mlir::Value emitGatedActivation(mlir::ImplicitLocOpBuilder &b, tile::ActivationKind kind,
+                                mlir::Value g, mlir::Value u, const GatedParams &params);
+
+/// 32 f32 values quantized as the CPU quantizer's quantizeBlock: their four
+/// i32 code words (element 8w + e in nibble e of word w) and the i32 E8M0
+/// scale.
+std::pair<llvm::SmallVector<mlir::Value, 4>, mlir::Value>
+emitQuantizeBlock(mlir::ImplicitLocOpBuilder &b, llvm::ArrayRef<mlir::Value> x,
+                  tile::ScaleRoundingKind mode);
+
+} // namespace mxfp4
+
+#endif // MXFP4_CONVERSION_MXBLOCKEMITTER_H
