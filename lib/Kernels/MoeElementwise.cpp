@@ -69,12 +69,18 @@ void buildQuantizers(dsl::TileBuilder &tb, const KernelSpec &spec) {
   Value numValid = tb.bufferArg(i32);
   Value codes = tb.bufferArg(i32), scales = tb.bufferArg(tb.i8());
   Value debug = act ? tb.bufferArg(tb.f32()) : Value();
-  Value p0, p1, doweight, writeDebug, tokens;
+  // moe_actq's optional bias: [E, 2 padded] f32 in the input's column
+  // order, row r's expert experts[r / blockM] (used when hasBias).
+  Value bias = act ? tb.bufferArg(tb.f32()) : Value();
+  Value experts = act ? tb.bufferArg(i32) : Value();
+  Value p0, p1, doweight, writeDebug, tokens, blockM, hasBias;
   if (act) {
     p0 = tb.f32Arg();
     p1 = tb.f32Arg();
     doweight = rawI32(tb.i32Arg());
     writeDebug = rawI32(tb.i32Arg());
+    blockM = tb.i32Arg().value();
+    hasBias = rawI32(tb.i32Arg());
   } else {
     tokens = rawI32(tb.i32Arg());
   }
@@ -117,10 +123,23 @@ void buildQuantizers(dsl::TileBuilder &tb, const KernelSpec &spec) {
       SmallVector<Value> lo = s.loadBf16Block(input, w0);
       SmallVector<Value> hi = s.loadBf16Block(input, s.add(w0, s.idx(16)));
       lo.append(hi.begin(), hi.end());
+      // The bias of the row's expert, the same 64 columns.
+      SmallVector<Type> f32s(64, b.getF32Type());
+      SmallVector<Value> biases = s.ifElse(
+          s.cmp(P::ne, hasBias, s.i32(0)), f32s,
+          [&] {
+            Value e = s.toIndex(s.load(experts, s.divu(row, blockM)));
+            Value b0 = s.add(s.mul(e, s.idx(2 * padded)), s.mul(kb, s.idx(64)));
+            SmallVector<Value> v;
+            for (int64_t c = 0; c < 64; ++c)
+              v.push_back(s.load(bias, s.add(b0, s.idx(c))));
+            return v;
+          },
+          [&] { return SmallVector<Value>(64, s.f32(0.0f)); });
       SmallVector<Value> g(32), u(32);
       for (size_t e = 0; e < 64; ++e) {
         const size_t w = e / 2, at = 8 * (w / 8) + 2 * (w % 4) + e % 2;
-        (w % 8 < 4 ? g : u)[at] = lo[e];
+        (w % 8 < 4 ? g : u)[at] = s.fadd(lo[e], biases[e]);
       }
       Value w = s.select(s.cmp(P::ne, doweight, s.i32(0)), s.load(rowsInfo, row), s.f32(1.0f));
       const GatedParams params = emitGatedParams(b, p0, p1);
@@ -146,8 +165,12 @@ void buildReduce(dsl::TileBuilder &tb, const KernelSpec &spec) {
   Type i32 = b.getI32Type(), f32 = b.getF32Type();
   Value y = tb.bufferArg(i32), weights = tb.bufferArg(tb.f32()), positions = tb.bufferArg(i32);
   Value out = tb.bufferArg(i32);
+  // The optional bias: [E, hidden] f32, sorted row p's expert experts[p /
+  // blockM] (used when hasBias).
+  Value bias = tb.bufferArg(tb.f32()), experts = tb.bufferArg(i32);
   dsl::Index tokenArg = tb.i32Arg();
   Value useWeights = rawI32(tb.i32Arg());
+  Value blockM = tb.i32Arg().value(), hasBias = rawI32(tb.i32Arg());
   ElementwiseEmitter s(b, spec.bn);
   using P = SimtEmitter::P;
   const int64_t hidden = spec.n, topk = spec.k, chunks = hidden / 8;
@@ -173,6 +196,22 @@ void buildReduce(dsl::TileBuilder &tb, const KernelSpec &spec) {
       for (int64_t q = 0; q < 4; ++q)
         words.push_back(s.load(y, s.add(w0, s.idx(q))));
     }
+    // Each live slot's bias row (its expert's, 8 columns).
+    SmallVector<Type> f32s(8, f32);
+    Value biased = s.cmp(P::ne, hasBias, s.i32(0));
+    SmallVector<SmallVector<Value>> biases;
+    for (int64_t j = 0; j < topk; ++j)
+      biases.push_back(s.ifElse(
+          arith::AndIOp::create(b, biased, live[size_t(j)]), f32s,
+          [&] {
+            Value e = s.toIndex(s.load(experts, s.divu(s.toIndex(pos[size_t(j)]), blockM)));
+            Value b0 = s.add(s.mul(e, s.idx(hidden)), s.mul(c, s.idx(8)));
+            SmallVector<Value> v;
+            for (int64_t q = 0; q < 8; ++q)
+              v.push_back(s.load(bias, s.add(b0, s.idx(q))));
+            return v;
+          },
+          [&] { return SmallVector<Value>(8, s.f32(0.0f)); }));
     SmallVector<Value> acc(8, s.f32(0.0f));
     for (int64_t j = 0; j < topk; ++j)
       for (int64_t q = 0; q < 4; ++q) {
@@ -181,7 +220,8 @@ void buildReduce(dsl::TileBuilder &tb, const KernelSpec &spec) {
         Value hi = s.bitsToF32(arith::AndIOp::create(b, word, s.i32(int64_t(0xFFFF0000u))));
         for (auto [at, v] : {std::pair{2 * q, lo}, std::pair{2 * q + 1, hi}}) {
           Value &a = acc[size_t(at)];
-          a = s.select(live[size_t(j)], s.fadd(a, s.fmul(w[size_t(j)], v)), a);
+          Value x = s.fadd(v, biases[size_t(j)][size_t(at)]);
+          a = s.select(live[size_t(j)], s.fadd(a, s.fmul(w[size_t(j)], x)), a);
         }
       }
     Value o0 = s.add(s.mul(token, s.idx(hidden / 2)), s.mul(c, s.idx(4)));

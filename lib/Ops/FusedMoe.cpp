@@ -79,6 +79,9 @@ struct MoeWeights::Impl {
        std::unique_ptr<PreparedWeight> w2)
       : dev(&dev), arch(arch), shape(shape), w1(std::move(w1)), w2(std::move(w2)) {}
   ~Impl() {
+    for (void *p : {bias1, bias2})
+      if (p)
+        dev->free(p);
     for (auto &[stream, p] : scratch)
       dev->free(p.first);
     for (void *p : retired)
@@ -121,6 +124,9 @@ struct MoeWeights::Impl {
   /// up rows paired in groups of 16: 8 gate rows, then the same columns' up
   /// rows), W2 as [E * Hp, Ip]; zero padded.
   std::unique_ptr<PreparedWeight> w1, w2;
+  /// The biases (null: none): W1's [E, 2 Ip] f32 in the prepared rows'
+  /// order, W2's [E, H] f32.
+  float *bias1 = nullptr, *bias2 = nullptr;
 
 private:
   mutable std::mutex mutex;
@@ -167,11 +173,10 @@ int64_t moeMaxRows(const MoeShape &shape, int64_t tokens, int64_t blockM) {
   return std::min(bound, moeSortSizes(tokens, shape.topk, shape.experts, blockM).paddedEntries);
 }
 
-Expected<std::unique_ptr<MoeWeights>> prepareMoeWeights(Device &dev, const MoeShape &s,
-                                                        Span<uint8_t> w1Fp4, Span<uint8_t> w1Scale,
-                                                        Span<uint8_t> w2Fp4, Span<uint8_t> w2Scale,
-                                                        GateUpLayout layout,
-                                                        std::optional<Arch> archOpt) {
+Expected<std::unique_ptr<MoeWeights>>
+prepareMoeWeights(Device &dev, const MoeShape &s, Span<uint8_t> w1Fp4, Span<uint8_t> w1Scale,
+                  Span<uint8_t> w2Fp4, Span<uint8_t> w2Scale, GateUpLayout layout,
+                  std::optional<Arch> archOpt, const MoeBiases &biases) {
   if (Error e = checkMoeShape(s))
     return e;
   Expected<Arch> arch = archOpt ? Expected<Arch>(*archOpt) : targetArch(&dev);
@@ -198,6 +203,16 @@ Expected<std::unique_ptr<MoeWeights>> prepareMoeWeights(Device &dev, const MoeSh
   if (Error err = expect("W2's packed codes [E, H, inter/2]", w2Fp4, e * h * in / 2))
     return err;
   if (Error err = expect("W2's scales [E, H, inter/32]", w2Scale, e * h * in / 32))
+    return err;
+  auto expectBias = [&](const char *what, Span<float> got, int64_t want) {
+    return got.size() == 0 || got.size() == size_t(want)
+               ? Error::success()
+               : fail("prepareMoeWeights: ", what, " for E = ", e, ", H = ", h, ", inter = ", in,
+                      " has ", want, " elements (or none), got ", got.size());
+  };
+  if (Error err = expectBias("W1's bias [E, 2 inter]", biases.w1, e * 2 * in))
+    return err;
+  if (Error err = expectBias("W2's bias [E, H]", biases.w2, e * h))
     return err;
   // Rows copied into zero-padded matrices (scale 0x7F = 1.0 on the padding).
   auto pad = [](Span<uint8_t> from, int64_t rows, int64_t fromRow, int64_t toRow, uint8_t fill,
@@ -243,8 +258,29 @@ Expected<std::unique_ptr<MoeWeights>> prepareMoeWeights(Device &dev, const MoeSh
       prepareGemmA4W4Weight(dev, w2, s2, e * hp, ip, *arch);
   if (!p2)
     return p2.takeError();
-  return std::make_unique<MoeWeights>(
-      std::make_unique<MoeWeights::Impl>(dev, *arch, s, std::move(*p1), std::move(*p2)));
+  auto impl = std::make_unique<MoeWeights::Impl>(dev, *arch, s, std::move(*p1), std::move(*p2));
+  // The biases: W1's in the prepared rows' order (zero on padding), W2's
+  // as given.
+  auto upload = [&](const std::vector<float> &v, float *&to) -> Error {
+    Expected<void *> p = dev.alloc(v.size() * 4);
+    if (!p)
+      return p.takeError();
+    to = static_cast<float *>(*p);
+    return dev.copyToDevice(to, v.data(), v.size() * 4);
+  };
+  if (biases.w1.size()) {
+    std::vector<float> b1(size_t(e * 2 * ip), 0.0f);
+    for (int64_t r = 0; r < e * 2 * ip; ++r)
+      if (const int64_t src = w1Row(r); src >= 0)
+        b1[size_t(r)] = biases.w1.data()[src];
+    if (Error err = upload(b1, impl->bias1))
+      return err;
+  }
+  if (biases.w2.size())
+    if (Error err = upload(
+            std::vector<float>(biases.w2.data(), biases.w2.data() + biases.w2.size()), impl->bias2))
+      return err;
+  return std::make_unique<MoeWeights>(std::move(impl));
 }
 
 namespace {
@@ -369,6 +405,8 @@ Expected<KernelSpec> moeStage1FusedSpec(const MoeWeights &weights, int64_t token
                                         const FusedMoeOptions &options, bool debug = false) {
   if (!options.fuseActivation)
     return fail("the caller turned it off (FusedMoeOptions::fuseActivation)");
+  if (weights.impl().bias1)
+    return fail("W1 has a bias, which the fused epilogue does not add");
   const MoeShape &s = weights.shape();
   MoeKernelShape ks{s.experts,        s.topk, s.hidden,
                     s.inter,          blockM, options.activation.kind,
@@ -438,7 +476,8 @@ Error moeStage1(Device &dev, void *stream, const void *hidden, int64_t tokens,
     return e;
   return moeActivationQuantize(dev, stream, gateUp, sorted.sortedWeights, sorted.numValid, rows,
                                s.inter, options.activation, options.doweightStage1, codes, scales,
-                               debugActivations, options.rounding, arch);
+                               debugActivations, options.rounding, arch,
+                               {weights.impl().bias1, sorted.expertIds, sorted.blockM});
 }
 
 Error moeStage2(Device &dev, void *stream, const void *codes, const void *scales, int64_t tokens,
@@ -464,7 +503,8 @@ Error moeStage2(Device &dev, void *stream, const void *codes, const void *scales
                         codes, scales, sorted, y, rows, s, tokens))
     return e;
   return moeReduce(dev, stream, y, topkWeights, positions, tokens, s.topk, s.hidden,
-                   !options.doweightStage1, out, weights.arch());
+                   !options.doweightStage1, out, weights.arch(),
+                   {weights.impl().bias2, sorted.expertIds, sorted.blockM});
 }
 
 Error fusedMoeA4W4(Device &dev, void *stream, const void *hidden, int64_t tokens,

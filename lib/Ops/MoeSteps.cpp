@@ -94,11 +94,29 @@ Error checkMoeActivation(const MoeActivation &act) {
   return Error::success();
 }
 
+/// A bias's kernel arguments: its values and block experts (any valid
+/// pointer, `fallback`, where there is none), block_m and whether it is
+/// there.
+struct BiasArgs {
+  void *values, *experts;
+  int32_t blockM, present;
+};
+Expected<BiasArgs> biasArgs(const char *api, const MoeRowBias &bias, void *fallback) {
+  if (!bias.values)
+    return BiasArgs{fallback, fallback, 0, 0};
+  if (Error e = checkPointers(api, {bias.values, bias.expertIds}))
+    return e;
+  if (bias.blockM != 16 && bias.blockM != 32 && bias.blockM != 64 && bias.blockM != 128)
+    return makeError(api, ": the bias's blockM must be 16, 32, 64 or 128, got ", bias.blockM);
+  return BiasArgs{const_cast<float *>(bias.values), const_cast<int32_t *>(bias.expertIds),
+                  int32_t(bias.blockM), 1};
+}
+
 Error moeActivationQuantize(Device &dev, void *stream, const void *gateUp,
                             const float *sortedWeights, const int32_t *numValid, int64_t maxRows,
                             int64_t inter, const MoeActivation &act, bool doweight, void *codes,
                             void *scales, float *debug, ScaleRounding rounding,
-                            std::optional<Arch> archOpt) {
+                            std::optional<Arch> archOpt, const MoeRowBias &bias) {
   const char *api = "moeActivationQuantize";
   if (maxRows < 1)
     return makeError(api, ": maxRows must be >= 1, got ", maxRows);
@@ -119,15 +137,19 @@ Error moeActivationQuantize(Device &dev, void *stream, const void *gateUp,
        *valid = const_cast<int32_t *>(numValid);
   // Without a debug buffer the kernel never writes it: any valid pointer will do.
   void *dbg = debug ? static_cast<void *>(debug) : codes;
+  Expected<BiasArgs> ba = biasArgs(api, bias, in);
+  if (!ba)
+    return ba.takeError();
   float p0 = act.p0, p1 = act.p1;
   int32_t weighted = doweight ? 1 : 0, writeDebug = debug ? 1 : 0;
   return launch(dev, stream, makeMoeActQuantSpec(*arch, inter, act.kind, rounding), maxRows,
-                {&in, &w, &valid, &codes, &scales, &dbg, &p0, &p1, &weighted, &writeDebug});
+                {&in, &w, &valid, &codes, &scales, &dbg, &ba->values, &ba->experts, &p0, &p1,
+                 &weighted, &writeDebug, &ba->blockM, &ba->present});
 }
 
 Error moeReduce(Device &dev, void *stream, const void *y, const float *topkWeights,
                 const int32_t *positions, int64_t tokens, int64_t topk, int64_t hiddenSize,
-                bool useWeights, void *out, std::optional<Arch> archOpt) {
+                bool useWeights, void *out, std::optional<Arch> archOpt, const MoeRowBias &bias) {
   const char *api = "moeReduce";
   if (tokens < 1 || tokens >= (int64_t(1) << 24))
     return makeError(api, ": tokens must be in [1, 2^24), got ", tokens);
@@ -144,9 +166,13 @@ Error moeReduce(Device &dev, void *stream, const void *y, const float *topkWeigh
     return arch.takeError();
   void *yp = const_cast<void *>(y), *w = const_cast<float *>(topkWeights),
        *pos = const_cast<int32_t *>(positions);
+  Expected<BiasArgs> ba = biasArgs(api, bias, yp);
+  if (!ba)
+    return ba.takeError();
   int32_t t = int32_t(tokens), weighted = useWeights ? 1 : 0;
-  return launch(dev, stream, makeMoeReduceSpec(*arch, hiddenSize, topk), tokens,
-                {&yp, &w, &pos, &out, &t, &weighted});
+  return launch(
+      dev, stream, makeMoeReduceSpec(*arch, hiddenSize, topk), tokens,
+      {&yp, &w, &pos, &out, &ba->values, &ba->experts, &t, &weighted, &ba->blockM, &ba->present});
 }
 
 } // namespace mxfp4

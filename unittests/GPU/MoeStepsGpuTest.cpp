@@ -170,8 +170,10 @@ TEST_F(MoeSteps, ReduceSumsTheSlots) {
   OPEN_DEVICE_OR_SKIP(dev);
   const MoeSortShape shape{29, 6, 32, 16};
   const int64_t h = 136, hp = moePaddedRow(Arch::SM90A, h); // y rows padded to 256
-  for (bool useWeights : {true, false}) {
-    SCOPED_TRACE(testing::Message() << "weights=" << useWeights << " seed=" << seed);
+  for (auto [useWeights, withBias] :
+       {std::pair{true, false}, std::pair{false, false}, std::pair{true, true}}) {
+    SCOPED_TRACE(testing::Message()
+                 << "weights=" << useWeights << " bias=" << withBias << " seed=" << seed);
     MoeSortResult sorted = sortRandom(rng, shape);
     std::vector<int32_t> positions = sorted.positions;
     positions[3] = -1; // a dropped slot
@@ -182,13 +184,24 @@ TEST_F(MoeSteps, ReduceSumsTheSlots) {
     std::vector<uint16_t> y = randomBf16(rng, size_t(rows * hp));
     DeviceBuffer dy(dev, y.size() * 2), dw(dev, w.size() * 4), dp(dev, positions.size() * 4),
         out(dev, size_t(shape.tokens * h * 2));
+    // The bias of each slot's expert ([E, H]), found through its sorted
+    // row's block (moeSort's block experts).
+    std::vector<float> bias(size_t(shape.experts * h));
+    for (float &x : bias)
+      x = float(int(rng() % 2001) - 1000) / 250.0f;
+    DeviceBuffer db(dev, bias.size() * 4), de(dev, sorted.expertIds.size() * 4);
+    db.upload(bias);
+    de.upload(sorted.expertIds);
     dy.upload(y);
     dw.upload(w);
     dp.upload(positions);
     out.fill(0xFF);
+    MoeRowBias rowBias;
+    if (withBias)
+      rowBias = {static_cast<float *>(db.get()), static_cast<int32_t *>(de.get()), shape.blockM};
     ASSERT_OK(moeReduce(dev, nullptr, dy.get(), static_cast<float *>(dw.get()),
                         static_cast<int32_t *>(dp.get()), shape.tokens, shape.topk, h, useWeights,
-                        out.get()));
+                        out.get(), std::nullopt, rowBias));
     ASSERT_OK(dev.synchronize());
     auto got = out.download<uint16_t>(size_t(shape.tokens * h));
     for (int64_t t = 0; t < shape.tokens; ++t)
@@ -199,7 +212,9 @@ TEST_F(MoeSteps, ReduceSumsTheSlots) {
           if (p < 0)
             continue;
           double wt = useWeights ? double(w[size_t(t * shape.topk + s)]) : 1.0;
-          double v = wt * double(bf16ToFloat(y[size_t(p * hp + c)]));
+          const int32_t e = sorted.expertIds[size_t(p / shape.blockM)];
+          double b = withBias ? double(bias[size_t(e * h + c)]) : 0.0;
+          double v = wt * (double(bf16ToFloat(y[size_t(p * hp + c)])) + b);
           ref += v;
           mag += std::fabs(v);
         }
@@ -225,6 +240,9 @@ TEST_F(MoeSteps, RejectBadInput) {
                                               {Activation::None, 0.0f, 0.0f}, false, p, p),
                         "must be gated");
   EXPECT_ERROR_CONTAINS(moeReduce(dev, nullptr, p, f, i, 1, 0, 64, true, p), "topk");
+  EXPECT_ERROR_CONTAINS(
+      moeReduce(dev, nullptr, p, f, i, 1, 2, 64, true, p, std::nullopt, {f, i, 24}),
+      "the bias's blockM must be 16, 32, 64 or 128, got 24");
   EXPECT_ERROR_CONTAINS(
       moeReduce(dev, nullptr, static_cast<char *>(p) + 2, f, i, 1, 2, 64, true, p),
       "4-byte aligned");

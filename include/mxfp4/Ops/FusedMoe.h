@@ -2,11 +2,12 @@
 //
 // A MoE layer on MXFP4 weights with BF16 activations (semantics.md 6):
 //
-//   out[t] = sum over slots s of w[t, s] * W2[e] act(W1[e] q(hidden[t]))
+//   out[t] = sum over slots s of w[t, s] * (W2[e] act(W1[e] q(hidden[t]) + b1[e]) + b2[e])
 //
 // with e = topk_ids[t, s], q the MXFP4 quantization of the activations
 // (inline, any rounding), act a gated activation on W1's gate and up
-// halves, its output quantized to MXFP4 again before W2. Five launches, no
+// halves, its output quantized to MXFP4 again before W2, b1 and b2 the
+// optional biases (MoeBiases). Five launches, no
 // host synchronisation (a CUDA graph can capture them): moeSort
 // (Ops/MoeSort.h), the gathered quantization of the hidden rows in sorted
 // order, stage 1's grouped GEMM (moe_gemm) with the activation and its
@@ -70,16 +71,26 @@ private:
   std::unique_ptr<Impl> pimpl;
 };
 
+/// A layer's optional biases (GPT-OSS has both), f32: W1's [E, 2 inter] in
+/// the order of W1's rows (`layout`), added to stage 1's gate and up sums
+/// before the routing weight (doweightStage1) and the activation; W2's [E,
+/// H], added to each slot's stage-2 row before the weighted sum. Empty:
+/// none.
+struct MoeBiases {
+  Span<float> w1, w2;
+};
+
 /// Preshuffles a layer's host weights for `arch` (default: the device's;
 /// another target is an error, its layout could not run there) and
 /// uploads them: W1 packed E2M1 [E, 2 inter, H/2] (even K element in the
 /// low nibble) with E8M0 scales [E, 2 inter, H/32], W2 [E, H, inter/2] with
-/// [E, H, inter/32], row-major. Once per layer.
+/// [E, H, inter/32], row-major; and the biases, if any. Once per layer.
 Expected<std::unique_ptr<MoeWeights>> prepareMoeWeights(Device &dev, const MoeShape &shape,
                                                         Span<uint8_t> w1Fp4, Span<uint8_t> w1Scale,
                                                         Span<uint8_t> w2Fp4, Span<uint8_t> w2Scale,
                                                         GateUpLayout layout = GateUpLayout::Gguu,
-                                                        std::optional<Arch> arch = std::nullopt);
+                                                        std::optional<Arch> arch = std::nullopt,
+                                                        const MoeBiases &biases = {});
 
 struct FusedMoeOptions {
   /// The gated activation and its parameters (no hidden defaults: situv2's
@@ -105,7 +116,7 @@ struct FusedMoeOptions {
   int32_t *dropped = nullptr;
   /// Stage 1's activation and its MXFP4 quantization in the GEMM's
   /// epilogue (the intermediate never exists in bf16) where the target has
-  /// it (sm_90a); elsewhere, or false, the GEMM stores bf16 gate/up rows
+  /// it (sm_90a) and W1 has no bias; elsewhere, or false, the GEMM stores bf16 gate/up rows
   /// and a second kernel (moe_actq) quantizes their activation. Both give
   /// the same quantizer on f32 values; the fused path's are the f32 sums,
   /// the other's their bf16 roundings. MXFP4_LOG=debug says which ran.

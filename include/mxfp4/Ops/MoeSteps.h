@@ -48,6 +48,15 @@ Error checkMoeActivation(const MoeActivation &activation);
 /// GPT-OSS's SwiGLU.
 inline MoeActivation swigluGptOss() { return {Activation::Swiglu, 1.702f, 7.0f}; }
 
+/// A per-expert bias of the sorted rows (nullable `values`): row r's expert
+/// is expertIds[r / blockM] (moeSort's block experts), its bias row
+/// `values` + expert x the row length the step documents.
+struct MoeRowBias {
+  const float *values = nullptr;
+  const int32_t *expertIds = nullptr;
+  int64_t blockM = 0;
+};
+
 /// Stage 1's epilogue as its own step: `gateUp` [rows, 2 Ip] bf16 (Ip =
 /// moePaddedRow(inter)) as moe_gemm computes it from the prepared W1
 /// (Ops/FusedMoe.h): gate and up columns paired in groups of 16, columns 16q
@@ -55,22 +64,25 @@ inline MoeActivation swigluGptOss() { return {Activation::Swiglu, 1.702f, 7.0f};
 /// + 8..15 their up values (padding past inter is zero), times the row's
 /// `sortedWeights` when `doweight`, the activation in f32, quantized with `rounding` into `codes` /
 /// `scales` ([rows, Ip] MXFP4). `debug` (nullable): the f32 activations [rows, inter], the values
-/// quantized.
+/// quantized. `bias` (optional): [E, 2 Ip] f32 in gateUp's column order, added to gate and up
+/// first.
 Error moeActivationQuantize(Device &dev, void *stream, const void *gateUp,
                             const float *sortedWeights, const int32_t *numValid, int64_t maxRows,
                             int64_t inter, const MoeActivation &activation, bool doweight,
                             void *codes, void *scales, float *debug = nullptr,
                             ScaleRounding rounding = kDefaultScaleRounding,
-                            std::optional<Arch> arch = std::nullopt);
+                            std::optional<Arch> arch = std::nullopt, const MoeRowBias &bias = {});
 
 /// Stage 2's reduction: out[t] (bf16 [tokens, hiddenSize]) = the sum over
 /// slots s, in slot order, of topkWeights[t, s] (1 when !useWeights: the
 /// weights were applied in stage 1) times row positions[t, s] of `y` (bf16
 /// [rows, hiddenSize], sorted order), in f32; slots at position -1 are
-/// skipped. Rows of `y` are moePaddedRow(hiddenSize) wide.
+/// skipped. Rows of `y` are moePaddedRow(hiddenSize) wide. `bias` (optional): [E, hiddenSize]
+/// f32, added to each slot's row (of sorted row positions[t, s]) before its weight.
 Error moeReduce(Device &dev, void *stream, const void *y, const float *topkWeights,
                 const int32_t *positions, int64_t tokens, int64_t topk, int64_t hiddenSize,
-                bool useWeights, void *out, std::optional<Arch> arch = std::nullopt);
+                bool useWeights, void *out, std::optional<Arch> arch = std::nullopt,
+                const MoeRowBias &bias = {});
 
 } // namespace mxfp4
 
