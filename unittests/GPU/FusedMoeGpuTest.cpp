@@ -63,10 +63,7 @@ TEST_F(FusedMoe, MatchesTheQdqReference) {
         o.activation = act;
         o.doweightStage1 = doweight;
         o.rounding = doweight ? ScaleRounding::Even : kDefaultScaleRounding;
-        c.out.fill(0xFF);
-        ASSERT_OK(c.run(o));
-        ASSERT_OK(dev.synchronize());
-        expectClose(c, o);
+        runAndExpectClose(c, o);
       }
   }
 }
@@ -80,10 +77,7 @@ TEST_F(FusedMoe, EveryBlockMAndMaskedExperts) {
   for (int64_t bm : {16, 32, 64, 128}) {
     SCOPED_TRACE(testing::Message() << "block_m " << bm << " seed=" << seed);
     o.blockM = bm;
-    c.out.fill(0xFF);
-    ASSERT_OK(c.run(o));
-    ASSERT_OK(dev.synchronize());
-    expectClose(c, o);
+    runAndExpectClose(c, o);
   }
   // Expert parallelism: this rank holds 8 of the 12 experts; the slots of
   // the others add nothing.
@@ -100,10 +94,7 @@ TEST_F(FusedMoe, EveryBlockMAndMaskedExperts) {
   o.globalExperts = 4; // fewer than the weights' experts
   EXPECT_ERROR_CONTAINS(c.run(o), "globalExperts");
   o.globalExperts = 12;
-  c.out.fill(0xFF);
-  ASSERT_OK(c.run(o));
-  ASSERT_OK(dev.synchronize());
-  expectClose(c, o, mask);
+  runAndExpectClose(c, o, nullptr, mask);
 }
 
 /// An Inf in a token's hidden row makes its activation block's scale NaN:
@@ -151,10 +142,7 @@ TEST_F(FusedMoe, UnfusedStage1MatchesTheQdqReference) {
     FusedMoeOptions o;
     o.activation = act;
     o.fuseActivation = false;
-    c.out.fill(0xFF);
-    ASSERT_OK(c.run(o));
-    ASSERT_OK(dev.synchronize());
-    expectClose(c, o);
+    runAndExpectClose(c, o);
   }
 }
 
@@ -182,10 +170,7 @@ TEST_F(FusedMoe, BiasesMatchTheQdqReference) {
       // The reference rounds stage 1's GEMM to bf16 as the unfused path does.
       FusedMoeOptions ref = o;
       ref.fuseActivation = false;
-      c.out.fill(0xFF);
-      ASSERT_OK(c.run(o));
-      ASSERT_OK(dev.synchronize());
-      expectClose(c, ref);
+      runAndExpectClose(c, o, &ref);
     }
   // The fallback is visible.
   const LogLevel level = logLevel();

@@ -281,6 +281,17 @@ inline void expectClose(Case &c, const FusedMoeOptions &o, const std::vector<int
   EXPECT_LE(q.relL2, 0.01);
 }
 
+/// Runs `o` into a poisoned output and checks it against the reference
+/// of `ref` (the options whose path the reference models; default `o`).
+inline void runAndExpectClose(Case &c, const FusedMoeOptions &o,
+                              const FusedMoeOptions *ref = nullptr,
+                              const std::vector<int32_t> &mask = {}) {
+  c.out.fill(0xFF);
+  ASSERT_OK(c.run(o));
+  ASSERT_OK(c.dev.synchronize());
+  expectClose(c, ref ? *ref : o, mask);
+}
+
 inline const MoeActivation kSitu{Activation::Situv2, 2.0f, 1.5f};
 
 } // namespace mxfp4::test
