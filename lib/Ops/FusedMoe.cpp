@@ -117,6 +117,17 @@ struct MoeWeights::Impl {
     return static_cast<char *>(s.first);
   }
 
+  /// Whether `stream`'s split-K scratch has not been reserved for calls of
+  /// up to `tokens` tokens yet; records it as reserved.
+  bool raiseSplitKReservation(void *stream, int64_t tokens) const {
+    std::lock_guard<std::mutex> lock(mutex);
+    int64_t &reserved = splitKReserved[stream];
+    if (tokens <= reserved)
+      return false;
+    reserved = tokens;
+    return true;
+  }
+
   Device *dev;
   Arch arch;
   MoeShape shape;
@@ -132,6 +143,7 @@ private:
   mutable std::mutex mutex;
   mutable std::unordered_map<void *, std::pair<void *, size_t>> scratch;
   mutable std::vector<void *> retired;
+  mutable std::unordered_map<void *, int64_t> splitKReserved;
 };
 
 MoeWeights::MoeWeights(std::unique_ptr<Impl> impl) : pimpl(std::move(impl)) {}
@@ -328,9 +340,9 @@ Error launchMoeGemm(Device &dev, void *stream, const PreparedWeight &w, int64_t 
       if (!capturing || !*capturing)
         return scratch.takeError();
       return fail("moe_gemm splits K in ", spec->splitK, " at ", tokens,
-                  " tokens: ", scratch.takeError().message(),
-                  ". A call with more tokens may not split: run one with ", tokens,
-                  " tokens on this stream first");
+                  " tokens: ", scratch.takeError().message(), ". Run a call with at least ", tokens,
+                  " tokens on this stream before capturing (it reserves the scratch of every "
+                  "smaller call)");
     }
     std::tie(workspace, counters) = *scratch;
   }
@@ -372,6 +384,56 @@ Error launchMoeGemm(Device &dev, void *stream, const PreparedWeight &w, int64_t 
     for (void *p : {(void *)&p0, (void *)&p1, (void *)&doweight, (void *)&inter})
       args.push_back(p);
   return dev.launch(**kernel, (*kernel)->geometry(maxRows), args.data(), stream);
+}
+
+/// Outside graph capture, grows `stream`'s split-K scratch of both GEMMs to
+/// what any call of at most `tokens` tokens needs: fewer tokens fill fewer
+/// row blocks and may split K where more did not, and engines warm up at
+/// their largest batch and then capture smaller ones (where the scratch
+/// cannot grow). Once per stream and token high-water mark.
+Error reserveSplitKScratch(Device &dev, const MoeWeights &w, int64_t tokens,
+                           const FusedMoeOptions &o, void *stream) {
+  const Arch arch = w.arch();
+  const TargetInfo &target = targetInfo(arch);
+  if (target.moeSplitKWorkgroups == 0)
+    return Error::success();
+  Expected<bool> capturing = dev.capturing(stream);
+  if (!capturing)
+    return capturing.takeError();
+  if (*capturing || !w.impl().raiseSplitKReservation(stream, tokens))
+    return Error::success();
+  const MoeShape &s = w.shape();
+  const PreparedWeight *weights[] = {w.impl().w1.get(), w.impl().w2.get()};
+  const int64_t columns[] = {2 * moePaddedRow(arch, s.inter), moePaddedRow(arch, s.hidden)};
+  for (int64_t t = 1; t <= tokens; ++t) {
+    const int64_t bm = moeBlockM(arch, s, t, o);
+    const int64_t blocks = moeExpectedBlocks(t, s.topk, s.experts, bm);
+    for (int i = 0; i < 2; ++i) {
+      Expected<KernelSpec> spec = makeMoeGemmSpec(arch, columns[i], weights[i]->k(), bm, blocks,
+                                                  weights[i]->scalesBelow128());
+      if (!spec)
+        return spec.takeError();
+      if (spec->splitK > 1)
+        if (Expected<std::pair<void *, void *>> r = weights[i]->impl().splitKScratch(
+                moeMaxRows(s, t, bm), spec->splitK, stream, columns[i]);
+            !r)
+          return r.takeError();
+    }
+    // Every later count fills at least its active experts' blocks: once
+    // those cover the workgroups K splits aim for, nothing splits.
+    const int64_t active = std::min(t * s.topk, s.experts);
+    if (active * std::min(columns[0], columns[1]) / target.defaultBn >= target.moeSplitKWorkgroups)
+      break;
+  }
+  return Error::success();
+}
+
+/// The options with the sorting's block_m (the stages alone take the
+/// caller's at every token count).
+FusedMoeOptions withBlockM(const FusedMoeOptions &o, const MoeSorted &sorted) {
+  FusedMoeOptions fixed = o;
+  fixed.blockM = sorted.blockM;
+  return fixed;
 }
 
 Error checkCall(const char *api, Device &dev, const MoeWeights &w, int64_t tokens,
@@ -444,6 +506,8 @@ Error moeStage1(Device &dev, void *stream, const void *hidden, int64_t tokens,
   Expected<char *> scratch = weights.impl().scratchFor(l.total, stream);
   if (!scratch)
     return scratch.takeError();
+  if (Error e = reserveSplitKScratch(dev, weights, tokens, withBlockM(options, sorted), stream))
+    return e;
   char *a1 = *scratch + l.offset[ScratchLayout::A1Codes],
        *a1s = *scratch + l.offset[ScratchLayout::A1Scales],
        *gateUp = *scratch + l.offset[ScratchLayout::GateUp];
@@ -497,6 +561,8 @@ Error moeStage2(Device &dev, void *stream, const void *codes, const void *scales
   Expected<char *> scratch = weights.impl().scratchFor(l.total, stream);
   if (!scratch)
     return scratch.takeError();
+  if (Error e = reserveSplitKScratch(dev, weights, tokens, withBlockM(options, sorted), stream))
+    return e;
   char *y = *scratch + l.offset[ScratchLayout::Y];
   if (Error e =
           launchMoeGemm(dev, stream, *weights.impl().w2, moePaddedRow(weights.arch(), s.hidden),
@@ -524,6 +590,10 @@ Error fusedMoeA4W4(Device &dev, void *stream, const void *hidden, int64_t tokens
   Expected<char *> scratch = weights.impl().scratchFor(l.total, stream);
   if (!scratch)
     return scratch.takeError();
+  // The split-K scratch of smaller calls, at dispatch's block_m for each
+  // (the stages below reserve at this call's only).
+  if (Error e = reserveSplitKScratch(dev, weights, tokens, options, stream))
+    return e;
   auto at = [&](ScratchLayout::Piece p) { return *scratch + l.offset[p]; };
   MoeSortBuffers sb;
   sb.topkIds = topkIds;

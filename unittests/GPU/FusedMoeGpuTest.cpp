@@ -264,6 +264,41 @@ TEST_F(FusedMoe, ReplaysFromACudaGraph) {
   EXPECT_EQ(c.result(), replayed);
 }
 
+/// Engines warm up at their largest batch, then capture smaller ones: at
+/// two tokens both GEMMs split K (few row blocks) where 1200 tokens did
+/// not, and the capture still needs no allocation; the replay gives the
+/// bytes of a direct call.
+TEST_F(FusedMoe, CapturesSmallerCallsAfterALargeWarmUp) {
+  OPEN_DEVICE_OR_SKIP(dev);
+  if (dev.driver() != "cuda")
+    GTEST_SKIP() << "CUDA graphs need a CUDA device";
+  auto graphOr = CudaGraph::create();
+  ASSERT_OK(graphOr);
+  CudaGraph &graph = **graphOr;
+  const MoeShape s{8, 2, 1024, 1024};
+  FusedMoeOptions o;
+  o.activation = swigluGptOss();
+  Case big(dev, rng, s, 1200);
+  ASSERT_TRUE(big.weights);
+  ASSERT_OK(big.run(o, graph.stream()));
+  ASSERT_OK(dev.synchronize());
+  Case small(dev, rng, s, 2);
+  small.weights = std::move(big.weights);
+  ASSERT_OK(graph.begin());
+  Error captured = small.run(o, graph.stream());
+  ASSERT_OK(graph.end());
+  ASSERT_OK(captured);
+  small.out.fill(0xFF);
+  ASSERT_OK(dev.synchronize());
+  ASSERT_OK(graph.replay());
+  ASSERT_OK(dev.synchronize());
+  std::vector<uint16_t> replayed = small.result();
+  small.out.fill(0xFF);
+  ASSERT_OK(small.run(o));
+  ASSERT_OK(dev.synchronize());
+  EXPECT_EQ(small.result(), replayed);
+}
+
 TEST_F(FusedMoe, LogsItsChoicesAtDebug) {
   OPEN_DEVICE_OR_SKIP(dev);
   Case c(dev, rng, {8, 2, 1024, 1024}, 2);

@@ -53,8 +53,10 @@ enum class GateUpLayout : uint8_t { Gguu, Gugu };
 
 /// A layer's weights preshuffled and resident on one device, with the
 /// scratch the MoE calls keep per stream (like PreparedWeight's: it grows on
-/// demand, which cannot happen while a stream is captured; run a call with
-/// at least as many tokens once before capturing).
+/// demand, which cannot happen while a stream is captured). A call outside
+/// capture reserves what every call with as many tokens or fewer needs, so
+/// one warm-up at the largest batch on a stream lets any smaller one be
+/// captured there.
 class MoeWeights {
 public:
   struct Impl;
