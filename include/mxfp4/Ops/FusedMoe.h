@@ -7,14 +7,14 @@
 // with e = topk_ids[t, s], q the MXFP4 quantization of the activations
 // (inline, any rounding), act a gated activation on W1's gate and up
 // halves, its output quantized to MXFP4 again before W2, b1 and b2 the
-// optional biases (MoeBiases). Five launches, no
-// host synchronisation (a CUDA graph can capture them): moeSort
-// (Ops/MoeSort.h), the gathered quantization of the hidden rows in sorted
-// order, stage 1's grouped GEMM (moe_gemm) with the activation and its
-// quantization in its epilogue (FusedMoeOptions::fuseActivation; a sixth
-// kernel, moe_actq, where that does not apply), stage 2's grouped GEMM,
-// and the top-k weighted sum into `out` in slot order (deterministic). The steps are also callable
-// alone (Ops/MoeSteps.h; moeStage1, moeStage2 below).
+// optional biases (MoeBiases). Six launches, no host synchronisation (a
+// CUDA graph can capture them): moeSort's two (Ops/MoeSort.h), the
+// gathered quantization of the hidden rows in sorted order, stage 1's
+// grouped GEMM (moe_gemm) with the activation and its quantization in its
+// epilogue (FusedMoeOptions::fuseActivation; a seventh kernel, moe_actq,
+// where that does not apply), stage 2's grouped GEMM, and the top-k
+// weighted sum into `out` in slot order (deterministic). The steps are
+// also callable alone (Ops/MoeSteps.h; moeStage1, moeStage2 below).
 //
 // Any hidden and inter size that is a multiple of 32 runs: the prepared
 // weights and the intermediates pad rows to moePaddedRow (a multiple of the
