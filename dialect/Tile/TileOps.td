@@ -354,4 +354,39 @@ def Tile_StoreActMxOp : Tile_Op<"store_act_mx",
   let hasVerifier = 1;
 }
 
+def Tile_StoreScatterAddOp : Tile_Op<"store_scatter_add",
+    [AttrSizedOperandSegments, MemoryEffects<[MemWrite]>]> {
+  let summary = "Add a tile's weighted rows to their tokens' rows, atomically";
+  let description = [{
+    MoE stage 2's atomic epilogue. Row r of the tile (`validRows` of them)
+    is sorted row `row + r`, of token `rowIds[row + r] & 0xFFFFFF`; rows
+    of a token at or past `tokens` (the sorting's padding) add nothing.
+    Column c, in f32: (value + bias) times `rowWeights[row + r]` when
+    `useWeights` is nonzero, added atomically to element `token * ld + col
+    + c` of `out` (f32; the adds of several rows of a token happen in any
+    order). With `bias`: element `biasRow + col + c` of it where `col + c`
+    is below `cols` and `withBias` is nonzero (a K split adds it once).
+    Tiles are whole: `ld` covers `col` plus the tile's columns.
+
+    ```mlir
+    mxtile.store_scatter_add %acc, %out [%m0, %n0] ld %c3584 rows %valid ids %ids
+        tokens %t weights %w if %use
+        : !mxtile.tile<16x128xf32>, memref<?xf32>, memref<?xi32>, memref<?xf32>
+    ```
+  }];
+  let arguments = (ins Tile_F32Tile:$value, MemRefRankOf<[F32], [1]>:$out,
+                       Index:$row, Index:$col, Index:$ld, Index:$validRows,
+                       MemRefRankOf<[I32], [1]>:$rowIds, Index:$tokens,
+                       MemRefRankOf<[F32], [1]>:$rowWeights, I32:$useWeights,
+                       Optional<MemRefRankOf<[F32], [1]>>:$bias, Optional<Index>:$biasRow,
+                       Optional<Index>:$cols, Optional<I32>:$withBias);
+  let assemblyFormat = [{
+    $value `,` $out `[` $row `,` $col `]` `ld` $ld `rows` $validRows `ids` $rowIds
+    `tokens` $tokens `weights` $rowWeights `if` $useWeights
+    (`bias` $bias^ `[` $biasRow `]` `cols` $cols `if` $withBias `:` type($bias))?
+    attr-dict `:` type($value) `,` type($out) `,` type($rowIds) `,` type($rowWeights)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // MXFP4_TILE_OPS

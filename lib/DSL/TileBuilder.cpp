@@ -158,6 +158,13 @@ void TileBuilder::storeActMx(Tile t, const ActMxOutput &out, Index row, Index co
                              splitK.counters, tile::toTile(out.rounding), splitK.splits);
 }
 
+void TileBuilder::storeScatterAdd(Tile t, const ScatterAddOutput &out, Index row, Index col,
+                                  Index ld, Index validRows) {
+  tile::StoreScatterAddOp::create(b, t.value(), out.out, row.value(), col.value(), ld.value(),
+                                  validRows.value(), out.rowIds, out.tokens, out.rowWeights,
+                                  out.useWeights, out.bias, out.biasRow, out.cols, out.withBias);
+}
+
 Tile TileBuilder::loopK(Index lb, Index ub, int64_t step, Tile init,
                         llvm::function_ref<Tile(Index, Tile)> body) {
   auto loop = scf::ForOp::create(b, lb.value(), ub.value(), constant(step).value(),

@@ -43,7 +43,7 @@ LaunchGeometry CompiledKernel::geometry(int64_t m) const {
   // threads: moe_count one workgroup per kMoeCountGroup experts, moe_place
   // one per expert; the elementwise ones one thread per 32-element block of
   // `m` padded rows of K (moe_quant, moe_actq) or per 8 outputs of `m`
-  // tokens of N (moe_reduce).
+  // tokens of N (moe_reduce, moe_cast).
   if (isSimt(spec.op)) {
     g.block[0] = unsigned(spec.bn);
     int64_t work = spec.n;
@@ -51,7 +51,7 @@ LaunchGeometry CompiledKernel::geometry(int64_t m) const {
       work = (spec.n + kMoeCountGroup - 1) / kMoeCountGroup * spec.bn;
     else if (spec.op == OpKind::MoePlace)
       work = spec.n * spec.bn;
-    else if (spec.op == OpKind::MoeReduce)
+    else if (spec.op == OpKind::MoeReduce || spec.op == OpKind::MoeCast)
       work = m * spec.n / 8;
     else // every block of the padded row (moePaddedRow)
       work = m * moePaddedRow(spec.arch, spec.k) / 32;

@@ -34,12 +34,16 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
   mlir::Value descriptors = spec.arch == Arch::SM90A ? tb.bufferArg(tb.i8()) : mlir::Value();
   // MoE stage 1's fused epilogue stores the activation quantized (codes,
   // scales) instead of C.
-  const bool actMx = storesActMx(spec.epilogue);
+  // MoE stage 2's scatter epilogue adds into an f32 [T, N] accumulator.
+  const bool actMx = storesActMx(spec.epilogue), scatter = spec.epilogue == Epilogue::Scatter;
   dsl::ActMxOutput actOut;
+  dsl::ScatterAddOutput scatterOut;
   mlir::Value c;
   if (actMx) {
     actOut.codes = tb.bufferArg(tb.i8());
     actOut.scales = tb.bufferArg(tb.i8());
+  } else if (scatter) {
+    scatterOut.out = tb.bufferArg(tb.f32());
   } else {
     c = tb.bufferArg(tb.bf16());
   }
@@ -50,11 +54,18 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
     groups = tb.bufferArg(tb.builder().getI32Type());
     numValid = tb.bufferArg(tb.builder().getI32Type());
   }
-  // The fused epilogue's sorted routing weights and its f32 debug output.
+  // The fused epilogue's sorted routing weights and its f32 debug output;
+  // the scatter epilogue's sorted ids and weights and the optional bias
+  // [E, cols].
   if (actMx) {
     actOut.rowWeights = tb.bufferArg(tb.f32());
     if (spec.epilogue == Epilogue::ActMxDebug)
       actOut.debug = tb.bufferArg(tb.f32());
+  }
+  if (scatter) {
+    scatterOut.rowIds = tb.bufferArg(tb.builder().getI32Type());
+    scatterOut.rowWeights = tb.bufferArg(tb.f32());
+    scatterOut.bias = tb.bufferArg(tb.f32());
   }
   dsl::Index m(&tb, mlir::Value());
   if (!grouped)
@@ -70,8 +81,9 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
 
   // Split-K and stream-K sum partial tiles through a workspace (splits = 0:
   // stream-K's segments).
+  // (The scatter epilogue's splits add their partial tiles on their own.)
   dsl::SplitK split;
-  if (spec.splitK > 1 || spec.streamK) {
+  if ((spec.splitK > 1 || spec.streamK) && !scatter) {
     split.workspace = tb.bufferArg(tb.f32());
     split.counters = tb.bufferArg(tb.builder().getI32Type());
     split.splits = spec.streamK ? 0 : spec.splitK;
@@ -87,6 +99,14 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
     actOut.doweight = tb.i32Arg().value().getDefiningOp<mlir::arith::IndexCastOp>().getIn();
     realCols = tb.i32Arg();
   }
+  // The scatter epilogue's: tokens, use the weights, the real N, has a bias.
+  mlir::Value hasBias;
+  if (scatter) {
+    scatterOut.tokens = tb.i32Arg().value();
+    scatterOut.useWeights = tb.i32Arg().value().getDefiningOp<mlir::arith::IndexCastOp>().getIn();
+    realCols = tb.i32Arg();
+    hasBias = tb.i32Arg().value().getDefiningOp<mlir::arith::IndexCastOp>().getIn();
+  }
 
   dsl::Index n0 = tb.tileId(0) * spec.bn;
   dsl::Index m0 = tb.tileId(1) * spec.bm;
@@ -96,6 +116,21 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
     auto [expert, rows] = tb.groupBlock(groups, numValid, tb.tileId(1));
     m = rows;
     weightRow = expert * spec.n + n0;
+    if (scatter) {
+      // The expert's bias row, added by the first K split only.
+      mlir::ImplicitLocOpBuilder &b = tb.builder();
+      scatterOut.biasRow = mlir::arith::MulIOp::create(b, expert.value(), realCols.value());
+      scatterOut.cols = realCols.value();
+      mlir::Value first =
+          spec.splitK > 1
+              ? mlir::arith::CmpIOp::create(b, mlir::arith::CmpIPredicate::eq, tb.tileId(2).value(),
+                                            tb.constant(0).value())
+              : mlir::Value();
+      scatterOut.withBias =
+          first ? mlir::arith::SelectOp::create(b, first, hasBias,
+                                                mlir::arith::ConstantIntOp::create(b, 0, 32))
+                : hasBias;
+    }
   }
   dsl::Index valid = m - m0; // rows of this tile that exist (M tail)
   dsl::Index kDim = tb.constant(spec.k), nDim = tb.constant(spec.n);
@@ -133,6 +168,8 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
   }
   if (actMx)
     tb.storeActMx(acc, actOut, m0, n0, tb.constant(spec.n / 2), realCols, valid, split);
+  else if (scatter)
+    tb.storeScatterAdd(acc, scatterOut, m0, n0, nDim, valid);
   else
     tb.store(acc, c, m0, n0, nDim, valid, split);
   tb.finish();

@@ -37,6 +37,8 @@ std::string_view toString(OpKind op) {
     return "moe_reduce";
   case OpKind::MoeGemm:
     return "moe_gemm";
+  case OpKind::MoeCast:
+    return "moe_cast";
   }
   return "invalid";
 }
@@ -68,6 +70,8 @@ std::string_view toString(Epilogue e) {
     return "actmx";
   case Epilogue::ActMxDebug:
     return "actmxdbg";
+  case Epilogue::Scatter:
+    return "scatter";
   }
   return "?";
 }
@@ -327,12 +331,13 @@ Expected<KernelSpec> parseKernelName(std::string_view name) {
   if (!ep)
     return ep.takeError();
   std::optional<Epilogue> e;
-  for (Epilogue x :
-       {Epilogue::BF16, Epilogue::BF16DumpQuant, Epilogue::ActMx, Epilogue::ActMxDebug})
+  for (Epilogue x : {Epilogue::BF16, Epilogue::BF16DumpQuant, Epilogue::ActMx, Epilogue::ActMxDebug,
+                     Epilogue::Scatter})
     if (*ep == toString(x))
       e = x;
   if (!e)
-    return p.error("unknown epilogue '", *ep, "'; expected bf16, bf16dq, actmx or actmxdbg");
+    return p.error("unknown epilogue '", *ep,
+                   "'; expected bf16, bf16dq, actmx, actmxdbg or scatter");
   s.epilogue = *e;
   // The variants, each at most once and in the table's order.
   constexpr size_t fields = std::size(kScheduleFields);
@@ -483,10 +488,12 @@ static Error verifySimt(const KernelSpec &s) {
   }
   if (s.bm != 1 || s.bk != 32)
     return fail("takes one 32-element block a thread (BM 1, BK 32), got BM ", s.bm, ", BK ", s.bk);
-  if (s.op == OpKind::MoeReduce) {
+  if (s.op == OpKind::MoeReduce || s.op == OpKind::MoeCast) {
     if (s.n < 8 || s.n % 8 != 0)
       return fail("N is the hidden size, a multiple of 8, got ", s.n);
-    if (s.k < 1 || s.k > 255)
+    if (s.op == OpKind::MoeCast && s.k != 0)
+      return fail("sums nothing: K must be 0, got ", s.k);
+    if (s.op == OpKind::MoeReduce && (s.k < 1 || s.k > 255))
       return fail("K is topk, 1 to 255, got ", s.k);
     return Error::success();
   }
@@ -576,10 +583,16 @@ Error verifyKernelSpec(const KernelSpec &s) {
                 "of 8 columns per 32-column MXFP4 block); got ",
                 toString(s.op), " on ", arch, ", activation ", toString(s.activation), ", BN ",
                 s.bn);
+  if (s.epilogue == Epilogue::Scatter &&
+      (s.op != OpKind::MoeGemm || s.arch != Arch::SM90A || s.activation != Activation::None))
+    return fail("the scatter epilogue (escatter: weighted rows added atomically to their "
+                "tokens' f32 rows) is moe_gemm's on sm_90a, with no activation; got ",
+                toString(s.op), " on ", arch, ", activation ", toString(s.activation));
   if (s.op == OpKind::MoeGemm && !storesActMx(s.epilogue) &&
-      (s.activation != Activation::None || s.epilogue != Epilogue::BF16))
-    return fail("moe_gemm (the MoE stages' grouped GEMM) stores bf16 with no activation, or "
-                "its fused activation epilogue (eactmx); got activation ",
+      (s.activation != Activation::None ||
+       (s.epilogue != Epilogue::BF16 && s.epilogue != Epilogue::Scatter)))
+    return fail("moe_gemm (the MoE stages' grouped GEMM) stores bf16 or scatters f32 with no "
+                "activation, or its fused activation epilogue (eactmx); got activation ",
                 toString(s.activation), ", epilogue ", toString(s.epilogue));
   if (s.op == OpKind::MoeGemm && s.splitK != 1 && (s.arch != Arch::SM90A || s.bm >= 128))
     return fail("moe_gemm splits K on sm_90a below BM 128 (partial tiles through a global "
@@ -768,6 +781,13 @@ Expected<KernelSpec> makeMoeActQuantSpec(Arch arch, int64_t inter, Activation ac
 
 Expected<KernelSpec> makeMoeReduceSpec(Arch arch, int64_t hidden, int64_t topk) {
   KernelSpec s = simtSpec(OpKind::MoeReduce, arch, hidden, topk);
+  if (Error e = verifyKernelSpec(s))
+    return e;
+  return s;
+}
+
+Expected<KernelSpec> makeMoeCastSpec(Arch arch, int64_t hidden) {
+  KernelSpec s = simtSpec(OpKind::MoeCast, arch, hidden, 0);
   if (Error e = verifyKernelSpec(s))
     return e;
   return s;

@@ -25,6 +25,17 @@ public:
   Value andi(Value x, int64_t m) { return arith::AndIOp::create(b, x, i32(m)); }
   Value ori(Value x, Value y) { return arith::OrIOp::create(b, x, y); }
 
+  /// `lo` and `hi` rounded to bf16 (nearest even), in one word.
+  Value packBf16(Value lo, Value hi) {
+    auto bits = [&](Value v) {
+      Value h = arith::TruncFOp::create(b, b.getBF16Type(), v);
+      return arith::ExtUIOp::create(b, b.getI32Type(),
+                                    arith::BitcastOp::create(b, b.getI16Type(), h))
+          .getResult();
+    };
+    return ori(bits(lo), shl(bits(hi), 16));
+  }
+
   /// The 32 f32 values of BF16 words [w0, w0 + 16) of `mem` (index w0).
   SmallVector<Value> loadBf16Block(Value mem, Value w0) {
     SmallVector<Value> x;
@@ -225,15 +236,30 @@ void buildReduce(dsl::TileBuilder &tb, const KernelSpec &spec) {
         }
       }
     Value o0 = s.add(s.mul(token, s.idx(hidden / 2)), s.mul(c, s.idx(4)));
-    for (int64_t j = 0; j < 4; ++j) {
-      auto bf16Bits = [&](Value v) {
-        Value h = arith::TruncFOp::create(b, b.getBF16Type(), v);
-        return arith::ExtUIOp::create(b, i32, arith::BitcastOp::create(b, b.getI16Type(), h))
-            .getResult();
-      };
-      Value word = s.ori(bf16Bits(acc[size_t(2 * j)]), s.shl(bf16Bits(acc[size_t(2 * j + 1)]), 16));
-      s.store(word, out, s.add(o0, s.idx(j)));
-    }
+    for (int64_t j = 0; j < 4; ++j)
+      s.store(s.packBf16(acc[size_t(2 * j)], acc[size_t(2 * j + 1)]), out, s.add(o0, s.idx(j)));
+  });
+  finish(tb, spec);
+}
+
+/// moe_cast: thread (token, 8 columns) of the f32 [T, Hp] accumulator
+/// rounded to the bf16 [T, H] output.
+void buildCast(dsl::TileBuilder &tb, const KernelSpec &spec) {
+  ImplicitLocOpBuilder &b = tb.builder();
+  Value acc = tb.bufferArg(tb.f32()), out = tb.bufferArg(b.getI32Type());
+  dsl::Index tokenArg = tb.i32Arg();
+  ElementwiseEmitter s(b, spec.bn);
+  using P = SimtEmitter::P;
+  const int64_t hidden = spec.n, chunks = hidden / 8, padded = moePaddedRow(spec.arch, hidden);
+  Value thread = s.globalThread();
+  Value token = s.divu(thread, s.idx(chunks)), c = s.remu(thread, s.idx(chunks));
+  s.when(s.cmp(P::ult, token, tokenArg.value()), [&] {
+    Value a0 = s.add(s.mul(token, s.idx(padded)), s.mul(c, s.idx(8)));
+    Value o0 = s.add(s.mul(token, s.idx(hidden / 2)), s.mul(c, s.idx(4)));
+    for (int64_t j = 0; j < 4; ++j)
+      s.store(s.packBf16(s.load(acc, s.add(a0, s.idx(2 * j))),
+                         s.load(acc, s.add(a0, s.idx(2 * j + 1)))),
+              out, s.add(o0, s.idx(j)));
   });
   finish(tb, spec);
 }
@@ -245,6 +271,8 @@ void buildMoeElementwise(ModuleOp module, const KernelSpec &spec) {
   dsl::TileBuilder tb(module, spec.name());
   if (spec.op == OpKind::MoeReduce)
     buildReduce(tb, spec);
+  else if (spec.op == OpKind::MoeCast)
+    buildCast(tb, spec);
   else
     buildQuantizers(tb, spec);
 }

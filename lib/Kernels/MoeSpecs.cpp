@@ -64,6 +64,18 @@ Expected<KernelSpec> makeMoeStage1FusedSpec(Arch arch, const MoeKernelShape &s, 
   return spec;
 }
 
+Expected<KernelSpec> makeMoeStage2AtomicSpec(Arch arch, const MoeKernelShape &s) {
+  const int64_t hp = moePaddedRow(arch, s.hidden), ip = moePaddedRow(arch, s.inter);
+  const int64_t blocks = s.tokens ? moeExpectedBlocks(s.tokens, s.topk, s.experts, s.blockM) : 0;
+  Expected<KernelSpec> spec = makeMoeGemmSpec(arch, hp, ip, s.blockM, blocks, s.scalesBelow128);
+  if (!spec)
+    return spec.takeError();
+  spec->epilogue = Epilogue::Scatter;
+  if (Error e = verifyKernelSpec(*spec))
+    return e;
+  return spec;
+}
+
 Expected<std::vector<KernelSpec>> makeMoeStageSpecs(Arch arch, int stage, const MoeKernelShape &s) {
   if (stage != 1 && stage != 2)
     return makeError("makeMoeStageSpecs: the stage is 1 or 2, got ", stage);
@@ -79,6 +91,10 @@ Expected<std::vector<KernelSpec>> makeMoeStageSpecs(Arch arch, int stage, const 
       made.push_back(makeMoeGemmSpec(arch, 2 * ip, hp, s.blockM, blocks, s.scalesBelow128));
       made.push_back(makeMoeActQuantSpec(arch, s.inter, s.activation, s.rounding));
     }
+  } else if (Expected<KernelSpec> atomic = makeMoeStage2AtomicSpec(arch, s);
+             atomic && s.atomicStage2) {
+    made.push_back(*atomic);
+    made.push_back(makeMoeCastSpec(arch, s.hidden));
   } else {
     made.push_back(makeMoeGemmSpec(arch, hp, ip, s.blockM, blocks, s.scalesBelow128));
     made.push_back(makeMoeReduceSpec(arch, s.hidden, s.topk));

@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <mutex>
-#include <set>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -39,16 +38,19 @@ struct ScratchLayout {
     A2Codes,
     A2Scales,
     Y,
+    Acc,
     kPieces
   };
   size_t offset[kPieces] = {};
   size_t total = 0;
 
+  ScratchLayout() = default;
   /// `sortExperts`: the experts the routing ids index (with a mask, the
   /// global ones); `bf16GateUp`: stage 1 is not fused (moe_gemm stores
-  /// its gate/up rows).
+  /// its gate/up rows); `atomic`: stage 2 adds into an f32 accumulator
+  /// instead of storing per-slot rows.
   ScratchLayout(Arch arch, const MoeShape &s, int64_t tokens, int64_t blockM, int64_t sortExperts,
-                bool bf16GateUp) {
+                bool bf16GateUp, bool atomic) {
     const MoeSortSizes sort = moeSortSizes(tokens, s.topk, sortExperts, blockM);
     const int64_t rows = moeMaxRows(s, tokens, blockM);
     const int64_t hp = moePaddedRow(arch, s.hidden), ip = moePaddedRow(arch, s.inter);
@@ -64,7 +66,8 @@ struct ScratchLayout {
                                     bf16GateUp ? rows * 2 * ip * 2 : 0,
                                     rows * ip / 2,
                                     rows * ip / 32,
-                                    rows * hp * 2};
+                                    atomic ? 0 : rows * hp * 2,
+                                    atomic ? tokens * hp * 4 : 0};
     for (int i = 0; i < kPieces; ++i) {
       offset[i] = total;
       total += (size_t(bytes[i]) + 255) / 256 * 256;
@@ -307,46 +310,47 @@ struct ActMxArgs {
   int32_t inter;
 };
 
-/// moe_gemm: C [rows, N] bf16 = A (MXFP4, sorted rows) times the expert's
-/// N rows of `w`, for the row blocks `sorted` says hold rows, or with
-/// `actMx` (`spec` is then makeMoeStage1FusedSpec's) the activation of C
-/// quantized; K split as makeMoeGemmSpec decides for `tokens`.
-Error launchMoeGemm(Device &dev, void *stream, const PreparedWeight &w, int64_t n,
+/// The scatter epilogue's run-time arguments.
+struct ScatterArgs {
+  float *acc; // [tokens, Hp] f32, zero before the launch
+  const int32_t *sortedIds;
+  const float *sortedWeights;
+  const float *bias; // nullable: W2's [E, H]
+  bool useWeights;
+  int32_t tokens, hidden;
+};
+
+/// moe_gemm `spec` (makeMoeGemmSpec's, or with a fused epilogue: stage 1's
+/// activation quantized, `actMx`; stage 2's rows scattered, `scatter`):
+/// C [rows, N] bf16 = A (MXFP4, sorted rows) times the expert's N rows of
+/// `w`, for the row blocks `sorted` says hold rows.
+Error launchMoeGemm(Device &dev, void *stream, const KernelSpec &spec, const PreparedWeight &w,
                     const void *codes, const void *scales, const MoeSorted &sorted, void *out,
-                    int64_t maxRows, const MoeShape &shape, int64_t tokens,
-                    const KernelSpec *fusedSpec = nullptr, const ActMxArgs *actMx = nullptr) {
-  Expected<KernelSpec> spec =
-      fusedSpec
-          ? Expected<KernelSpec>(*fusedSpec)
-          : makeMoeGemmSpec(w.arch(), n, w.k(), sorted.blockM,
-                            moeExpectedBlocks(tokens, shape.topk, shape.experts, sorted.blockM),
-                            w.scalesBelow128());
-  if (!spec)
-    return spec.takeError();
-  if (debugLogging())
-    logDebug(strCat("moe_gemm at ", tokens, " tokens, block_m ", sorted.blockM, ": ", spec->name(),
-                    " (K split ", spec->splitK, ")"));
+                    int64_t maxRows, int64_t tokens, const ActMxArgs *actMx = nullptr,
+                    const ScatterArgs *scatter = nullptr) {
   // Split-K's partial tiles (an f32 tile per split of each of the grid's
-  // maxRows / BM x N / BN tiles) and a counter per tile.
+  // maxRows / BM x N / BN tiles) and a counter per tile; the scatter
+  // epilogue's splits add theirs on their own.
   void *workspace = nullptr, *counters = nullptr;
-  if (spec->splitK > 1) {
-    Expected<std::pair<void *, void *>> scratch =
-        w.impl().splitKScratch(maxRows, spec->splitK, stream, n);
+  if (spec.splitK > 1 && !scatter) {
+    Expected<std::pair<void *, void *>> reserved =
+        w.impl().splitKScratch(maxRows, spec.splitK, stream, spec.n);
     // Under graph capture the scratch cannot grow, and calls with more
     // tokens may split less or not at all: their scratch need not cover
     // this one.
-    if (!scratch) {
+    if (!reserved) {
       Expected<bool> capturing = dev.capturing(stream);
       if (!capturing || !*capturing)
-        return scratch.takeError();
-      return fail("moe_gemm splits K in ", spec->splitK, " at ", tokens,
-                  " tokens: ", scratch.takeError().message(), ". Run a call with at least ", tokens,
-                  " tokens on this stream before capturing (it reserves the scratch of every "
-                  "smaller call)");
+        return reserved.takeError();
+      return fail("moe_gemm splits K in ", spec.splitK, " at ", tokens,
+                  " tokens: ", reserved.takeError().message(), ". Run a call with at least ",
+                  tokens,
+                  " tokens on this stream before capturing (it reserves the scratch of "
+                  "every smaller call)");
     }
-    std::tie(workspace, counters) = *scratch;
+    std::tie(workspace, counters) = *reserved;
   }
-  Expected<std::shared_ptr<const CompiledKernel>> kernel = Jit::global().get(*spec);
+  Expected<std::shared_ptr<const CompiledKernel>> kernel = Jit::global().get(spec);
   if (!kernel)
     return kernel.takeError();
   const PreparedWeight::Impl &wi = w.impl();
@@ -356,16 +360,25 @@ Error launchMoeGemm(Device &dev, void *stream, const PreparedWeight &w, int64_t 
   // Arguments in the kernel's order (Kernels/GemmA4W4.cpp): sm_90a's TMA
   // descriptors follow the scales.
   std::vector<void *> args{&a, &as, &wd, &ws};
-  if (spec->arch == Arch::SM90A)
+  if (spec.arch == Arch::SM90A)
     args.push_back(&desc);
   void *actCodes = actMx ? actMx->codes : nullptr, *actScales = actMx ? actMx->scales : nullptr,
        *rowWeights = actMx ? const_cast<float *>(actMx->sortedWeights) : nullptr,
        *debug = actMx ? actMx->debug : nullptr;
   float p0 = actMx ? actMx->activation.p0 : 0.0f, p1 = actMx ? actMx->activation.p1 : 0.0f;
   int32_t doweight = actMx && actMx->doweight, inter = actMx ? actMx->inter : 0;
+  void *acc = scatter ? scatter->acc : nullptr,
+       *ids = scatter ? const_cast<int32_t *>(scatter->sortedIds) : nullptr,
+       *idWeights = scatter ? const_cast<float *>(scatter->sortedWeights) : nullptr,
+       *bias = scatter ? const_cast<float *>(scatter->bias) : nullptr;
+  int32_t scatterTokens = scatter ? scatter->tokens : 0,
+          useWeights = scatter && scatter->useWeights, hidden = scatter ? scatter->hidden : 0,
+          hasBias = bias != nullptr;
   if (actMx) {
     args.push_back(&actCodes);
     args.push_back(&actScales);
+  } else if (scatter) {
+    args.push_back(&acc);
   } else {
     args.push_back(&out);
   }
@@ -373,15 +386,21 @@ Error launchMoeGemm(Device &dev, void *stream, const PreparedWeight &w, int64_t 
   args.push_back(&valid);
   if (actMx) {
     args.push_back(&rowWeights);
-    if (spec->epilogue == Epilogue::ActMxDebug)
+    if (spec.epilogue == Epilogue::ActMxDebug)
       args.push_back(&debug);
   }
-  if (spec->splitK > 1) {
+  if (scatter)
+    for (void **p : {&ids, &idWeights, &bias})
+      args.push_back(p);
+  if (workspace) {
     args.push_back(&workspace);
     args.push_back(&counters);
   }
   if (actMx)
     for (void *p : {(void *)&p0, (void *)&p1, (void *)&doweight, (void *)&inter})
+      args.push_back(p);
+  if (scatter)
+    for (int32_t *p : {&scatterTokens, &useWeights, &hidden, &hasBias})
       args.push_back(p);
   return dev.launch(**kernel, (*kernel)->geometry(maxRows), args.data(), stream);
 }
@@ -390,9 +409,10 @@ Error launchMoeGemm(Device &dev, void *stream, const PreparedWeight &w, int64_t 
 /// what any call of at most `tokens` tokens needs: fewer tokens fill fewer
 /// row blocks and may split K where more did not, and engines warm up at
 /// their largest batch and then capture smaller ones (where the scratch
-/// cannot grow). Once per stream and token high-water mark.
+/// cannot grow). Once per stream and token high-water mark. `atomic`:
+/// stage 2 scatters, and its splits need none.
 Error reserveSplitKScratch(Device &dev, const MoeWeights &w, int64_t tokens,
-                           const FusedMoeOptions &o, void *stream) {
+                           const FusedMoeOptions &o, bool atomic, void *stream) {
   const Arch arch = w.arch();
   const TargetInfo &target = targetInfo(arch);
   if (target.moeSplitKWorkgroups == 0)
@@ -408,7 +428,7 @@ Error reserveSplitKScratch(Device &dev, const MoeWeights &w, int64_t tokens,
   for (int64_t t = 1; t <= tokens; ++t) {
     const int64_t bm = moeBlockM(arch, s, t, o);
     const int64_t blocks = moeExpectedBlocks(t, s.topk, s.experts, bm);
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < (atomic ? 1 : 2); ++i) {
       Expected<KernelSpec> spec = makeMoeGemmSpec(arch, columns[i], weights[i]->k(), bm, blocks,
                                                   weights[i]->scalesBelow128());
       if (!spec)
@@ -428,14 +448,6 @@ Error reserveSplitKScratch(Device &dev, const MoeWeights &w, int64_t tokens,
   return Error::success();
 }
 
-/// The options with the sorting's block_m (the stages alone take the
-/// caller's at every token count).
-FusedMoeOptions withBlockM(const FusedMoeOptions &o, const MoeSorted &sorted) {
-  FusedMoeOptions fixed = o;
-  fixed.blockM = sorted.blockM;
-  return fixed;
-}
-
 Error checkCall(const char *api, Device &dev, const MoeWeights &w, int64_t tokens,
                 const FusedMoeOptions &options) {
   if (&dev != &w.impl().w1->device())
@@ -451,6 +463,9 @@ Error checkCall(const char *api, Device &dev, const MoeWeights &w, int64_t token
   if (!options.expertMask && options.globalExperts && options.globalExperts != w.shape().experts)
     return fail(api, ": globalExperts (", options.globalExperts,
                 ") without an expert mask must be the weights' E (", w.shape().experts, ")");
+  if (options.combine != MoeCombine::Reduce && options.combine != MoeCombine::Atomic)
+    return fail(api, ": combine must be MoeCombine::Reduce or MoeCombine::Atomic, got ",
+                int(options.combine));
   if (Error e = checkMoeActivation(options.activation))
     return fail(api, ": ", e.message());
   return Error::success();
@@ -462,26 +477,177 @@ int64_t sortExperts(const MoeWeights &w, const FusedMoeOptions &o) {
 
 bool aligned(const void *p) { return reinterpret_cast<uintptr_t>(p) % 4 == 0; }
 
-/// Stage 1's fused moe_gemm for this call, or why it does not apply.
-Expected<KernelSpec> moeStage1FusedSpec(const MoeWeights &weights, int64_t tokens, int64_t blockM,
-                                        const FusedMoeOptions &options, bool debug = false) {
-  if (!options.fuseActivation)
-    return fail("the caller turned it off (FusedMoeOptions::fuseActivation)");
-  if (weights.impl().bias1)
-    return fail("W1 has a bias, which the fused epilogue does not add");
-  const MoeShape &s = weights.shape();
-  MoeKernelShape ks{s.experts,        s.topk, s.hidden,
-                    s.inter,          blockM, options.activation.kind,
-                    options.rounding, tokens, weights.impl().w1->scalesBelow128()};
-  return makeMoeStage1FusedSpec(weights.arch(), ks, debug);
+/// What one public call runs, decided once: each stage's moe_gemm (stage
+/// 1's with the fused activation epilogue or not, stage 2's scattering
+/// atomically or not, and why a variant does not apply), the scratch
+/// layout and the stream's scratch buffer.
+struct CallPlan {
+  int64_t tokens = 0, blockM = 0, rows = 0;
+  KernelSpec gemm1, gemm2;
+  bool fused = false, atomic = false;
+  std::string notFused, notAtomic;
+  ScratchLayout layout;
+  char *scratch = nullptr;
+
+  char *at(ScratchLayout::Piece p) const { return scratch + layout.offset[p]; }
+};
+
+/// The plan of a call of `tokens` at `blockM` with `o`; reserves the split-K
+/// scratch of calls up to `tokens` with `reserveFor`'s block_m (dispatch's
+/// for fusedMoeA4W4, the caller's for the stages alone). `debug`: stage 1
+/// also writes its f32 activations.
+Expected<CallPlan> planCall(Device &dev, void *stream, const MoeWeights &w, int64_t tokens,
+                            int64_t blockM, const FusedMoeOptions &o,
+                            const FusedMoeOptions &reserveFor, bool debug) {
+  const MoeShape &s = w.shape();
+  const Arch arch = w.arch();
+  const int64_t hp = moePaddedRow(arch, s.hidden), ip = moePaddedRow(arch, s.inter);
+  const bool below = w.impl().w1->scalesBelow128();
+  const MoeKernelShape ks{s.experts,         s.topk,     s.hidden, s.inter, blockM,
+                          o.activation.kind, o.rounding, tokens,   below};
+  const int64_t blocks = moeExpectedBlocks(tokens, s.topk, s.experts, blockM);
+  CallPlan p;
+  p.tokens = tokens;
+  p.blockM = blockM;
+  p.rows = moeMaxRows(s, tokens, blockM);
+  // Each variant where it applies; otherwise the plain moe_gemm and the
+  // reason, which the debug log gives.
+  Expected<KernelSpec> g1 =
+      !o.fuseActivation
+          ? Expected<KernelSpec>(fail("the caller turned it off (FusedMoeOptions::fuseActivation)"))
+      : w.impl().bias1
+          ? Expected<KernelSpec>(fail("W1 has a bias, which the fused epilogue does not add"))
+          : makeMoeStage1FusedSpec(arch, ks, debug);
+  p.fused = bool(g1);
+  if (!g1) {
+    p.notFused = g1.takeError().message();
+    g1 = makeMoeGemmSpec(arch, 2 * ip, hp, blockM, blocks, below);
+  }
+  Expected<KernelSpec> g2 =
+      o.combine != MoeCombine::Atomic
+          ? Expected<KernelSpec>(
+                fail("the caller asked for the reduction (FusedMoeOptions::combine)"))
+          : makeMoeStage2AtomicSpec(arch, ks);
+  p.atomic = bool(g2);
+  if (!g2) {
+    p.notAtomic = g2.takeError().message();
+    g2 = makeMoeGemmSpec(arch, hp, ip, blockM, blocks, w.impl().w2->scalesBelow128());
+  }
+  if (!g1)
+    return g1.takeError();
+  if (!g2)
+    return g2.takeError();
+  p.gemm1 = *g1;
+  p.gemm2 = *g2;
+  p.layout = ScratchLayout(arch, s, tokens, blockM, sortExperts(w, o), !p.fused, p.atomic);
+  Expected<char *> scratch = w.impl().scratchFor(p.layout.total, stream);
+  if (!scratch)
+    return scratch.takeError();
+  p.scratch = *scratch;
+  if (Error e = reserveSplitKScratch(dev, w, tokens, reserveFor, p.atomic, stream))
+    return e;
+  return p;
 }
 
-/// The call's scratch layout (the same in fusedMoeA4W4 and the stages it
-/// calls, which carve the same buffer).
-ScratchLayout scratchLayout(const MoeWeights &w, int64_t tokens, int64_t blockM,
-                            const FusedMoeOptions &o) {
-  return ScratchLayout(w.arch(), w.shape(), tokens, blockM, sortExperts(w, o),
-                       !moeStage1FusedSpec(w, tokens, blockM, o));
+/// Stage 1 on a planned call.
+Error runStage1(Device &dev, void *stream, const CallPlan &p, const void *hidden,
+                const MoeSorted &sorted, const MoeWeights &weights, const FusedMoeOptions &options,
+                void *codes, void *scales, float *debugActivations) {
+  const MoeShape &s = weights.shape();
+  const Arch arch = weights.arch();
+  if (debugLogging())
+    logDebug(
+        strCat("moe stage 1 at ", p.tokens, " tokens, block_m ", p.blockM, ": ",
+               p.fused ? std::string("fused (activation and MXFP4 quantization in "
+                                     "moe_gemm's epilogue)")
+                       : strCat("bf16 gate/up then moe_actq (no fused epilogue: ", p.notFused, ")"),
+               ", ", p.gemm1.name(), ", K split ", p.gemm1.splitK));
+  void *a1 = p.at(ScratchLayout::A1Codes), *a1s = p.at(ScratchLayout::A1Scales);
+  if (Error e = moeQuantizeRows(dev, stream, hidden, p.tokens, s.hidden, sorted.sortedIds,
+                                sorted.numValid, p.rows, a1, a1s, options.rounding, arch))
+    return e;
+  if (p.fused) {
+    const ActMxArgs act{codes,
+                        scales,
+                        sorted.sortedWeights,
+                        debugActivations,
+                        options.activation,
+                        options.doweightStage1,
+                        int32_t(s.inter)};
+    return launchMoeGemm(dev, stream, p.gemm1, *weights.impl().w1, a1, a1s, sorted, nullptr, p.rows,
+                         p.tokens, &act);
+  }
+  void *gateUp = p.at(ScratchLayout::GateUp);
+  if (Error e = launchMoeGemm(dev, stream, p.gemm1, *weights.impl().w1, a1, a1s, sorted, gateUp,
+                              p.rows, p.tokens))
+    return e;
+  return moeActivationQuantize(dev, stream, gateUp, sorted.sortedWeights, sorted.numValid, p.rows,
+                               s.inter, options.activation, options.doweightStage1, codes, scales,
+                               debugActivations, options.rounding, arch,
+                               {weights.impl().bias1, sorted.expertIds, sorted.blockM});
+}
+
+/// Stage 2 on a planned call.
+Error runStage2(Device &dev, void *stream, const CallPlan &p, const void *codes, const void *scales,
+                const MoeSorted &sorted, const int32_t *positions, const float *topkWeights,
+                const MoeWeights &weights, const FusedMoeOptions &options, void *out) {
+  const MoeShape &s = weights.shape();
+  const Arch arch = weights.arch();
+  if (debugLogging())
+    logDebug(strCat(
+        "moe stage 2 at ", p.tokens, " tokens, block_m ", p.blockM, ": ",
+        p.atomic ? std::string("atomic (rows added to an f32 accumulator, then "
+                               "moe_cast)")
+                 : strCat("per-slot rows then moe_reduce (no atomic path: ", p.notAtomic, ")"),
+        ", ", p.gemm2.name(), ", K split ", p.gemm2.splitK));
+  if (!p.atomic) {
+    void *y = p.at(ScratchLayout::Y);
+    if (Error e = launchMoeGemm(dev, stream, p.gemm2, *weights.impl().w2, codes, scales, sorted, y,
+                                p.rows, p.tokens))
+      return e;
+    return moeReduce(dev, stream, y, topkWeights, positions, p.tokens, s.topk, s.hidden,
+                     !options.doweightStage1, out, arch,
+                     {weights.impl().bias2, sorted.expertIds, sorted.blockM});
+  }
+  // The cast's kernel first: nothing is left half done if it cannot be had.
+  Expected<KernelSpec> castSpec = makeMoeCastSpec(arch, s.hidden);
+  if (!castSpec)
+    return castSpec.takeError();
+  Expected<std::shared_ptr<const CompiledKernel>> cast = Jit::global().get(*castSpec);
+  if (!cast)
+    return cast.takeError();
+  const int64_t hp = moePaddedRow(arch, s.hidden);
+  auto *acc = reinterpret_cast<float *>(p.at(ScratchLayout::Acc));
+  if (Error e = dev.fill(acc, 0, size_t(p.tokens * hp * 4), stream))
+    return e;
+  const ScatterArgs scatter{acc,
+                            sorted.sortedIds,
+                            sorted.sortedWeights,
+                            weights.impl().bias2,
+                            !options.doweightStage1,
+                            int32_t(p.tokens),
+                            int32_t(s.hidden)};
+  if (Error e = launchMoeGemm(dev, stream, p.gemm2, *weights.impl().w2, codes, scales, sorted,
+                              nullptr, p.rows, p.tokens, nullptr, &scatter))
+    return e;
+  void *accArg = acc, *outArg = out;
+  int32_t tokens = int32_t(p.tokens);
+  void *args[] = {&accArg, &outArg, &tokens};
+  return dev.launch(**cast, (*cast)->geometry(p.tokens), args, stream);
+}
+
+/// The options with the sorting's block_m (the stages alone take the
+/// caller's at every token count).
+FusedMoeOptions withBlockM(const FusedMoeOptions &o, const MoeSorted &sorted) {
+  FusedMoeOptions fixed = o;
+  fixed.blockM = sorted.blockM;
+  return fixed;
+}
+
+Error checkSorted(const char *api, const MoeSorted &sorted) {
+  if (sorted.blockM != 16 && sorted.blockM != 32 && sorted.blockM != 64 && sorted.blockM != 128)
+    return fail(api, ": the sorting's blockM must be 16, 32, 64 or 128, got ", sorted.blockM);
+  return Error::success();
 }
 
 } // namespace
@@ -497,51 +663,15 @@ Error moeStage1(Device &dev, void *stream, const void *hidden, int64_t tokens,
     return fail(api, ": a required pointer is null");
   if (!aligned(hidden) || !aligned(codes))
     return fail(api, ": hidden and codes must be 4-byte aligned");
-  if (sorted.blockM != 16 && sorted.blockM != 32 && sorted.blockM != 64 && sorted.blockM != 128)
-    return fail(api, ": the sorting's blockM must be 16, 32, 64 or 128, got ", sorted.blockM);
-  const MoeShape &s = weights.shape();
-  const int64_t rows = moeMaxRows(s, tokens, sorted.blockM),
-                ip = moePaddedRow(weights.arch(), s.inter);
-  ScratchLayout l = scratchLayout(weights, tokens, sorted.blockM, options);
-  Expected<char *> scratch = weights.impl().scratchFor(l.total, stream);
-  if (!scratch)
-    return scratch.takeError();
-  if (Error e = reserveSplitKScratch(dev, weights, tokens, withBlockM(options, sorted), stream))
+  if (Error e = checkSorted(api, sorted))
     return e;
-  char *a1 = *scratch + l.offset[ScratchLayout::A1Codes],
-       *a1s = *scratch + l.offset[ScratchLayout::A1Scales],
-       *gateUp = *scratch + l.offset[ScratchLayout::GateUp];
-  const Arch arch = weights.arch();
-  // The activation in moe_gemm's epilogue where it applies; otherwise (the
-  // target has none, or the caller said no) bf16 gate/up and moe_actq.
-  Expected<KernelSpec> fused =
-      moeStage1FusedSpec(weights, tokens, sorted.blockM, options, debugActivations != nullptr);
-  if (debugLogging())
-    logDebug(fused ? strCat("moeStage1: path fused (", fused->name(),
-                            ": activation and MXFP4 quantization in moe_gemm's epilogue)")
-                   : strCat("moeStage1: path bf16 gate/up then moe_actq (no fused epilogue: ",
-                            fused.takeError().message(), ")"));
-  if (Error e = moeQuantizeRows(dev, stream, hidden, tokens, s.hidden, sorted.sortedIds,
-                                sorted.numValid, rows, a1, a1s, options.rounding, arch))
-    return e;
-  if (fused) {
-    const ActMxArgs act{codes,
-                        scales,
-                        sorted.sortedWeights,
-                        debugActivations,
-                        options.activation,
-                        options.doweightStage1,
-                        int32_t(s.inter)};
-    return launchMoeGemm(dev, stream, *weights.impl().w1, 2 * ip, a1, a1s, sorted, nullptr, rows, s,
-                         tokens, &*fused, &act);
-  }
-  if (Error e = launchMoeGemm(dev, stream, *weights.impl().w1, 2 * ip, a1, a1s, sorted, gateUp,
-                              rows, s, tokens))
-    return e;
-  return moeActivationQuantize(dev, stream, gateUp, sorted.sortedWeights, sorted.numValid, rows,
-                               s.inter, options.activation, options.doweightStage1, codes, scales,
-                               debugActivations, options.rounding, arch,
-                               {weights.impl().bias1, sorted.expertIds, sorted.blockM});
+  const FusedMoeOptions fixed = withBlockM(options, sorted);
+  Expected<CallPlan> plan = planCall(dev, stream, weights, tokens, sorted.blockM, fixed, fixed,
+                                     debugActivations != nullptr);
+  if (!plan)
+    return plan.takeError();
+  return runStage1(dev, stream, *plan, hidden, sorted, weights, options, codes, scales,
+                   debugActivations);
 }
 
 Error moeStage2(Device &dev, void *stream, const void *codes, const void *scales, int64_t tokens,
@@ -553,24 +683,19 @@ Error moeStage2(Device &dev, void *stream, const void *codes, const void *scales
   if (!codes || !scales || !positions || !topkWeights || !out || !sorted.expertIds ||
       !sorted.numValid)
     return fail(api, ": a required pointer is null");
+  if (options.combine == MoeCombine::Atomic && (!sorted.sortedIds || !sorted.sortedWeights))
+    return fail(api, ": the atomic stage 2 reads the sorting's ids and weights; a pointer is null");
   if (!aligned(codes) || !aligned(out))
     return fail(api, ": codes and out must be 4-byte aligned");
-  const MoeShape &s = weights.shape();
-  const int64_t rows = moeMaxRows(s, tokens, sorted.blockM);
-  ScratchLayout l = scratchLayout(weights, tokens, sorted.blockM, options);
-  Expected<char *> scratch = weights.impl().scratchFor(l.total, stream);
-  if (!scratch)
-    return scratch.takeError();
-  if (Error e = reserveSplitKScratch(dev, weights, tokens, withBlockM(options, sorted), stream))
+  if (Error e = checkSorted(api, sorted))
     return e;
-  char *y = *scratch + l.offset[ScratchLayout::Y];
-  if (Error e =
-          launchMoeGemm(dev, stream, *weights.impl().w2, moePaddedRow(weights.arch(), s.hidden),
-                        codes, scales, sorted, y, rows, s, tokens))
-    return e;
-  return moeReduce(dev, stream, y, topkWeights, positions, tokens, s.topk, s.hidden,
-                   !options.doweightStage1, out, weights.arch(),
-                   {weights.impl().bias2, sorted.expertIds, sorted.blockM});
+  const FusedMoeOptions fixed = withBlockM(options, sorted);
+  Expected<CallPlan> plan =
+      planCall(dev, stream, weights, tokens, sorted.blockM, fixed, fixed, false);
+  if (!plan)
+    return plan.takeError();
+  return runStage2(dev, stream, *plan, codes, scales, sorted, positions, topkWeights, weights,
+                   options, out);
 }
 
 Error fusedMoeA4W4(Device &dev, void *stream, const void *hidden, int64_t tokens,
@@ -586,95 +711,35 @@ Error fusedMoeA4W4(Device &dev, void *stream, const void *hidden, int64_t tokens
     return fail(api, ": every buffer must be 4-byte aligned");
   const MoeShape &s = weights.shape();
   const int64_t bm = moeBlockM(weights.arch(), s, tokens, options);
-  ScratchLayout l = scratchLayout(weights, tokens, bm, options);
-  Expected<char *> scratch = weights.impl().scratchFor(l.total, stream);
-  if (!scratch)
-    return scratch.takeError();
-  // The split-K scratch of smaller calls, at dispatch's block_m for each
-  // (the stages below reserve at this call's only).
-  if (Error e = reserveSplitKScratch(dev, weights, tokens, options, stream))
-    return e;
-  auto at = [&](ScratchLayout::Piece p) { return *scratch + l.offset[p]; };
+  // The split-K scratch of smaller calls is reserved at dispatch's block_m
+  // for each.
+  FusedMoeOptions atBm = options;
+  atBm.blockM = bm;
+  Expected<CallPlan> plan = planCall(dev, stream, weights, tokens, bm, atBm, options, false);
+  if (!plan)
+    return plan.takeError();
+  const CallPlan &p = *plan;
   MoeSortBuffers sb;
   sb.topkIds = topkIds;
   sb.topkWeights = topkWeights;
   sb.expertMask = options.expertMask;
-  sb.sortedIds = reinterpret_cast<int32_t *>(at(ScratchLayout::SortedIds));
-  sb.sortedWeights = reinterpret_cast<float *>(at(ScratchLayout::SortedWeights));
-  sb.expertIds = reinterpret_cast<int32_t *>(at(ScratchLayout::ExpertIds));
-  sb.numValid = reinterpret_cast<int32_t *>(at(ScratchLayout::NumValid));
+  sb.sortedIds = reinterpret_cast<int32_t *>(p.at(ScratchLayout::SortedIds));
+  sb.sortedWeights = reinterpret_cast<float *>(p.at(ScratchLayout::SortedWeights));
+  sb.expertIds = reinterpret_cast<int32_t *>(p.at(ScratchLayout::ExpertIds));
+  sb.numValid = reinterpret_cast<int32_t *>(p.at(ScratchLayout::NumValid));
   sb.status =
-      options.dropped ? options.dropped : reinterpret_cast<int32_t *>(at(ScratchLayout::Status));
-  sb.positions = reinterpret_cast<int32_t *>(at(ScratchLayout::Positions));
-  sb.workspace = reinterpret_cast<int32_t *>(at(ScratchLayout::Workspace));
+      options.dropped ? options.dropped : reinterpret_cast<int32_t *>(p.at(ScratchLayout::Status));
+  sb.positions = reinterpret_cast<int32_t *>(p.at(ScratchLayout::Positions));
+  sb.workspace = reinterpret_cast<int32_t *>(p.at(ScratchLayout::Workspace));
   if (Error e = moeSort(dev, stream, {tokens, s.topk, sortExperts(weights, options), bm}, sb,
                         weights.arch()))
     return e;
   MoeSorted sorted{sb.sortedIds, sb.sortedWeights, sb.expertIds, sb.numValid, bm};
-  void *a2 = at(ScratchLayout::A2Codes), *a2s = at(ScratchLayout::A2Scales);
-  if (Error e = moeStage1(dev, stream, hidden, tokens, sorted, weights, options, a2, a2s))
+  void *a2 = p.at(ScratchLayout::A2Codes), *a2s = p.at(ScratchLayout::A2Scales);
+  if (Error e = runStage1(dev, stream, p, hidden, sorted, weights, options, a2, a2s, nullptr))
     return e;
-  return moeStage2(dev, stream, a2, a2s, tokens, sorted, sb.positions, topkWeights, weights,
-                   options, out);
-}
-
-Expected<std::vector<PresetKernel>> moePresetKernels(std::string_view preset, Arch arch,
-                                                     ScaleRounding rounding) {
-  struct Layer {
-    const char *model;
-    MoeShape shape;
-    Activation activation;
-  };
-  const Layer kimi{"kimi-k3", {896, 16, 3584, 768}, Activation::Situv2};
-  std::vector<Layer> layers{kimi};
-  if (preset == "model-moe")
-    layers = {kimi,
-              {"gpt-oss-120b", {128, 4, 2880, 2880}, Activation::Swiglu},
-              {"deepseek-r1", {256, 8, 7168, 256}, Activation::Silu}};
-  else if (preset != "seed-moe")
-    return fail("unknown MoE preset '", preset, "'; expected seed-moe or model-moe");
-  std::vector<PresetKernel> out;
-  std::set<std::string> seen;
-  for (const Layer &l : layers)
-    for (int64_t tokens : {1, 16, 128, 1024, 4096}) {
-      FusedMoeOptions o;
-      o.activation.kind = l.activation;
-      const int64_t bm = moeBlockM(arch, l.shape, tokens, o);
-      const std::string label =
-          strCat(toString(arch), " ", l.model, " tokens=", tokens, " block_m=", bm);
-      std::vector<Expected<KernelSpec>> specs;
-      Expected<std::array<KernelSpec, 2>> sort =
-          makeMoeSortSpecs(arch, l.shape.experts, l.shape.topk, bm);
-      if (!sort) {
-        specs.push_back(sort.takeError());
-      } else {
-        for (const KernelSpec &k : *sort)
-          specs.push_back(k);
-      }
-      // Weights with every scale below 128 (real ones) and not.
-      for (bool below : {true, false})
-        for (int stage : {1, 2}) {
-          const MoeKernelShape ks{l.shape.experts, l.shape.topk, l.shape.hidden, l.shape.inter, bm,
-                                  l.activation,    rounding,     tokens,         below};
-          Expected<std::vector<KernelSpec>> made = makeMoeStageSpecs(arch, stage, ks);
-          if (!made) {
-            specs.push_back(made.takeError());
-            continue;
-          }
-          for (const KernelSpec &k : *made)
-            specs.push_back(k);
-        }
-      for (Expected<KernelSpec> &spec : specs) {
-        if (!spec) {
-          std::string error = spec.takeError().message();
-          if (seen.insert(label + error).second)
-            out.push_back({label, std::nullopt, error});
-        } else if (seen.insert(spec->name()).second) {
-          out.push_back({label, *spec, ""});
-        }
-      }
-    }
-  return out;
+  return runStage2(dev, stream, p, a2, a2s, sorted, sb.positions, topkWeights, weights, options,
+                   out);
 }
 
 } // namespace mxfp4

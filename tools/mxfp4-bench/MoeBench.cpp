@@ -71,16 +71,20 @@ int runMoeBench(Device &dev, const TimeFn &time, const std::string &json, const 
   struct Row {
     const char *model;
     int64_t tokens, active, blockM;
-    double sortUs, stage1Us, stage1UnfusedUs, stage2Us, totalUs, hostUs, bytes;
+    double sortUs, stage1Us, stage1UnfusedUs, stage2Us, stage2AtomicUs, totalUs, totalAtomicUs,
+        hostUs, bytes;
   };
   std::vector<Row> rows;
   std::mt19937_64 rng(12345);
   uint64_t state = 0x9E3779B97F4A7C15ULL;
   // stage1_unf_us: stage 1 without the fused activation epilogue
-  // (FusedMoeOptions::fuseActivation off), for comparison.
-  llvm::outs() << llvm::format("%-13s %6s %6s %4s %8s %9s %13s %9s %9s %8s %9s %8s\n", "model",
-                               "tokens", "active", "bm", "sort_us", "stage1_us", "stage1_unf_us",
-                               "stage2_us", "total_us", "host_us", "floor_us", "x_floor");
+  // (FusedMoeOptions::fuseActivation off); stage2_atom_us, total_atom_us:
+  // stage 2 and the layer with MoeCombine::Atomic; for comparison (x_floor
+  // is total_us's).
+  llvm::outs() << llvm::format("%-13s %6s %6s %4s %8s %9s %13s %9s %14s %9s %13s %8s %9s %8s\n",
+                               "model", "tokens", "active", "bm", "sort_us", "stage1_us",
+                               "stage1_unf_us", "stage2_us", "stage2_atom_us", "total_us",
+                               "total_atom_us", "host_us", "floor_us", "x_floor");
   for (const Config &c : kConfigs) {
     if (!models.empty() &&
         ("," + models + ",").find("," + std::string(c.model) + ",") == std::string::npos)
@@ -129,13 +133,21 @@ int runMoeBench(Device &dev, const TimeFn &time, const std::string &json, const 
       (void)dev.copyToDevice(const_cast<int32_t *>(b.topkIds), ids.data(), ids.size() * 4);
       (void)dev.copyToDevice(const_cast<float *>(b.topkWeights), tw.data(), tw.size() * 4);
       MoeSorted sorted{b.sortedIds, b.sortedWeights, b.expertIds, b.numValid, bm};
-      Row r{c.model, t, routing.activeExperts, bm, 0, 0, 0, 0, 0, 0, 0};
+      Row r{c.model, t, routing.activeExperts, bm, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+      FusedMoeOptions atomic = o;
+      atomic.combine = MoeCombine::Atomic;
       r.totalUs = time(
           [&] {
             return fusedMoeA4W4(dev, nullptr, hidden, t, b.topkIds, b.topkWeights, **weights, o,
                                 out);
           },
           &r.hostUs);
+      r.totalAtomicUs = time(
+          [&] {
+            return fusedMoeA4W4(dev, nullptr, hidden, t, b.topkIds, b.topkWeights, **weights,
+                                atomic, out);
+          },
+          nullptr);
       r.sortUs = time([&] { return moeSort(dev, nullptr, sortShape, b); }, nullptr);
       r.stage1Us = time(
           [&] { return moeStage1(dev, nullptr, hidden, t, sorted, **weights, o, codes, scales); },
@@ -153,13 +165,21 @@ int runMoeBench(Device &dev, const TimeFn &time, const std::string &json, const 
                              **weights, o, out);
           },
           nullptr);
+      r.stage2AtomicUs = time(
+          [&] {
+            return moeStage2(dev, nullptr, codes, scales, t, sorted, b.positions, b.topkWeights,
+                             **weights, atomic, out);
+          },
+          nullptr);
       // The weights of the active experts, the hidden rows in, out.
       r.bytes = double(r.active) * expertBytes + double(t * s.hidden * 4);
       const double floorUs = r.bytes / kHbmBytesPerS * 1e6;
       llvm::outs() << llvm::format(
-          "%-13s %6lld %6lld %4lld %8.1f %9.1f %13.1f %9.1f %9.1f %8.1f %9.1f %8.2f\n", r.model,
-          (long long)t, (long long)r.active, (long long)bm, r.sortUs, r.stage1Us, r.stage1UnfusedUs,
-          r.stage2Us, r.totalUs, r.hostUs, floorUs, r.totalUs / floorUs);
+          "%-13s %6lld %6lld %4lld %8.1f %9.1f %13.1f %9.1f %14.1f %9.1f %13.1f %8.1f %9.1f "
+          "%8.2f\n",
+          r.model, (long long)t, (long long)r.active, (long long)bm, r.sortUs, r.stage1Us,
+          r.stage1UnfusedUs, r.stage2Us, r.stage2AtomicUs, r.totalUs, r.totalAtomicUs, r.hostUs,
+          floorUs, r.totalUs / floorUs);
       llvm::outs().flush();
       rows.push_back(r);
       (void)dev.synchronize();
@@ -180,11 +200,13 @@ int runMoeBench(Device &dev, const TimeFn &time, const std::string &json, const 
     const Row &r = rows[i];
     os << llvm::format("  {\"model\": \"%s\", \"tokens\": %lld, \"active_experts\": %lld, "
                        "\"block_m\": %lld, \"sort_us\": %.2f, \"stage1_us\": %.2f, "
-                       "\"stage1_unfused_us\": %.2f, \"stage2_us\": %.2f, \"total_us\": %.2f, "
-                       "\"host_us\": %.2f, \"bytes\": %.0f, \"floor_us\": %.3f}",
+                       "\"stage1_unfused_us\": %.2f, \"stage2_us\": %.2f, "
+                       "\"stage2_atomic_us\": %.2f, \"total_us\": %.2f, "
+                       "\"total_atomic_us\": %.2f, \"host_us\": %.2f, \"bytes\": %.0f, "
+                       "\"floor_us\": %.3f}",
                        r.model, (long long)r.tokens, (long long)r.active, (long long)r.blockM,
-                       r.sortUs, r.stage1Us, r.stage1UnfusedUs, r.stage2Us, r.totalUs, r.hostUs,
-                       r.bytes, r.bytes / kHbmBytesPerS * 1e6)
+                       r.sortUs, r.stage1Us, r.stage1UnfusedUs, r.stage2Us, r.stage2AtomicUs,
+                       r.totalUs, r.totalAtomicUs, r.hostUs, r.bytes, r.bytes / kHbmBytesPerS * 1e6)
        << (i + 1 < rows.size() ? "," : "") << "\n";
   }
   os << "]}\n";

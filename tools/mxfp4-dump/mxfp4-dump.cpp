@@ -62,6 +62,11 @@ static cl::opt<bool> fuseActivationOpt(
     cl::desc("moe_stage1: the activation in moe_gemm's epilogue where the target has it "
              "(default); =false: moe_gemm stores bf16 and moe_actq quantizes"),
     cl::init(true));
+static cl::opt<std::string> combineName(
+    "combine",
+    cl::desc("moe_stage2: reduce (per-slot rows, then moe_reduce; default) or atomic (rows "
+             "added to an f32 accumulator in moe_gemm's epilogue, then moe_cast; sm_90a)"),
+    cl::init("reduce"));
 static cl::opt<std::string> nameOpt("name",
                                     cl::desc("build the kernel of this canonical name (instead of "
                                              "--op, --n, --k and the schedule flags)"),
@@ -181,6 +186,9 @@ int main(int argc, char **argv) {
       return fail("unknown --activation '" + activationName + "'; expected silu, swiglu or situv2");
     MoeKernelShape shape{expertsOpt, topkOpt, hiddenOpt, interOpt, blockMOpt, *act, *rounding};
     shape.fuseActivation = fuseActivationOpt;
+    if (combineName != "reduce" && combineName != "atomic")
+      return fail("unknown --combine '" + combineName + "'; expected reduce or atomic");
+    shape.atomicStage2 = combineName == "atomic";
     Expected<std::vector<KernelSpec>> specs =
         makeMoeStageSpecs(*arch, opName == "moe_stage1" ? 1 : 2, shape);
     if (!specs)

@@ -10,6 +10,10 @@
 //    to the unquantized BF16 reference is logged.
 //  - the unfused stage 1 (moe_gemm in bf16, then moe_actq) and a layer with
 //    biases (which takes it) against their references; the path is logged.
+//  - the atomic stage 2 (MoeCombine::Atomic: rows added to an f32
+//    accumulator in moe_gemm's epilogue) against the same reference, with
+//    K splits, every block_m, masked experts, biases and doweight; and
+//    within bf16 rounding of the deterministic reduction.
 //  - GUGU weights give the bytes GGUU weights give (the same prepared
 //    matrices); a CUDA-graph replay gives the bytes of a direct call on a
 //    fresh routing; bad input is an error before any launch.
@@ -29,6 +33,11 @@ using namespace mxfp4::test;
 namespace {
 
 class FusedMoe : public SeededTest {};
+
+struct Shape2 {
+  MoeShape s;
+  int64_t tokens;
+};
 
 /// What the library logged since the test cleared it (setLogSink).
 std::vector<std::string> &loggedLines() {
@@ -128,6 +137,93 @@ TEST_F(FusedMoe, NonFiniteInputPoisonsOnlyItsToken) {
     for (uint16_t x : got)
       ASSERT_TRUE(std::isfinite(bf16ToFloat(x)));
     EXPECT_LE(distance(got, ref).logitsDiff, 0.01);
+  }
+}
+
+/// The atomic stage 2 against the QDQ reference: ragged shapes, a 4-way K
+/// split (each split adds its partial rows), many tokens per expert with
+/// unfolded scales, doweight (the weights in stage 1, none in the adds).
+TEST_F(FusedMoe, AtomicStage2MatchesTheQdqReference) {
+  OPEN_DEVICE_OR_SKIP(dev);
+  struct Shape {
+    MoeShape s;
+    int64_t tokens;
+    int maxScale = 124;
+  };
+  const Shape shapes[] = {{{8, 2, 160, 96}, 37},
+                          {{8, 2, 1024, 1024}, 2},
+                          {{16, 4, 512, 384}, 150, 130},
+                          {{4, 2, 2880, 2880}, 5}};
+  for (const Shape &sh : shapes) {
+    Case c(dev, rng, sh.s, sh.tokens, sh.maxScale);
+    ASSERT_TRUE(c.weights);
+    for (bool doweight : {false, true}) {
+      SCOPED_TRACE(testing::Message()
+                   << "H " << sh.s.hidden << " doweight=" << doweight << " seed=" << seed);
+      FusedMoeOptions o;
+      o.activation = doweight ? swigluGptOss() : kSitu;
+      o.doweightStage1 = doweight;
+      o.combine = MoeCombine::Atomic;
+      runAndExpectClose(c, o);
+      // The reduction sums the same rows after rounding each to bf16: the
+      // two differ by about that rounding (2^-9 relative).
+      std::vector<uint16_t> atomic = c.result();
+      o.combine = MoeCombine::Reduce;
+      runAndExpectClose(c, o);
+      std::vector<double> reduced;
+      for (uint16_t x : c.result())
+        reduced.push_back(bf16ToFloat(x));
+      EXPECT_LE(distance(atomic, reduced).relL2, std::ldexp(1.0, -7));
+    }
+  }
+}
+
+TEST_F(FusedMoe, AtomicStage2EveryBlockMMaskedExpertsAndBiases) {
+  OPEN_DEVICE_OR_SKIP(dev);
+  const MoeShape s{12, 3, 256, 128};
+  Case c(dev, rng, s, 90);
+  ASSERT_TRUE(c.weights);
+  FusedMoeOptions o;
+  o.activation = kSitu;
+  o.combine = MoeCombine::Atomic;
+  for (int64_t bm : {16, 32, 64, 128}) {
+    SCOPED_TRACE(testing::Message() << "block_m " << bm << " seed=" << seed);
+    o.blockM = bm;
+    runAndExpectClose(c, o);
+  }
+  std::vector<int32_t> mask(12);
+  for (size_t e = 0; e < mask.size(); ++e)
+    mask[e] = e % 3 != 1;
+  c.mask.upload(mask);
+  HostLayer local = c.layer.local(mask);
+  auto w = prepareMoeWeights(dev, local.shape, local.w1, local.s1, local.w2, local.s2);
+  ASSERT_OK(w);
+  c.weights = std::move(*w);
+  o.blockM = 0;
+  o.expertMask = static_cast<int32_t *>(c.mask.get());
+  o.globalExperts = 12;
+  runAndExpectClose(c, o, nullptr, mask);
+  // W2's bias goes in each slot's row before its weight, once per row
+  // whatever the K split.
+  for (const Shape2 &sh : {Shape2{{8, 2, 160, 96}, 29}, Shape2{{8, 2, 1024, 1024}, 2}}) {
+    Case b(dev, rng, sh.s, sh.tokens);
+    ASSERT_TRUE(b.weights);
+    b.layer.addBiases(rng);
+    auto wb = prepareMoeWeights(dev, sh.s, b.layer.w1, b.layer.s1, b.layer.w2, b.layer.s2,
+                                GateUpLayout::Gguu, std::nullopt, {b.layer.b1, b.layer.b2});
+    ASSERT_OK(wb);
+    b.weights = std::move(*wb);
+    for (bool doweight : {false, true}) {
+      SCOPED_TRACE(testing::Message()
+                   << "bias, H " << sh.s.hidden << " doweight=" << doweight << " seed=" << seed);
+      FusedMoeOptions ob;
+      ob.activation = swigluGptOss();
+      ob.doweightStage1 = doweight;
+      ob.combine = MoeCombine::Atomic;
+      FusedMoeOptions ref = ob;
+      ref.fuseActivation = false;
+      runAndExpectClose(b, ob, &ref);
+    }
   }
 }
 
@@ -231,37 +327,36 @@ TEST_F(FusedMoe, InterleavedGateUpGivesTheSameBytes) {
 }
 
 TEST_F(FusedMoe, ReplaysFromACudaGraph) {
-  OPEN_DEVICE_OR_SKIP(dev);
-  if (dev.driver() != "cuda")
-    GTEST_SKIP() << "CUDA graphs need a CUDA device";
-  auto graphOr = CudaGraph::create();
-  ASSERT_OK(graphOr);
-  CudaGraph &graph = **graphOr;
+  OPEN_CUDA_GRAPH_OR_SKIP(dev, graph);
   const MoeShape s{8, 2, 256, 256};
-  Case c(dev, rng, s, 40);
-  ASSERT_TRUE(c.weights);
-  FusedMoeOptions o;
-  o.activation = {Activation::Silu, 0, 0};
-  o.dropped = static_cast<int32_t *>(c.dropped.get());
-  // Warm-up on the capture stream (kernels and scratch), then capture.
-  ASSERT_OK(c.run(o, graph.stream()));
-  ASSERT_OK(dev.synchronize());
-  ASSERT_OK(graph.begin());
-  ASSERT_OK(c.run(o, graph.stream()));
-  ASSERT_OK(graph.end());
-  Routing r = randomRouting(rng, c.tokens, s);
-  r.ids[5] = 99; // dropped, and counted
-  c.upload(r);
-  c.out.fill(0xFF);
-  ASSERT_OK(dev.synchronize());
-  ASSERT_OK(graph.replay());
-  ASSERT_OK(dev.synchronize());
-  std::vector<uint16_t> replayed = c.result();
-  EXPECT_EQ(c.dropped.download<int32_t>(1)[0], 1);
-  c.out.fill(0xFF);
-  ASSERT_OK(c.run(o));
-  ASSERT_OK(dev.synchronize());
-  EXPECT_EQ(c.result(), replayed);
+  // Atomic: two adds to zero per element (no K split at K 256) are exact
+  // in either order, so the bytes still match.
+  for (MoeCombine combine : {MoeCombine::Reduce, MoeCombine::Atomic}) {
+    SCOPED_TRACE(testing::Message() << "atomic=" << (combine == MoeCombine::Atomic));
+    Case c(dev, rng, s, 40);
+    ASSERT_TRUE(c.weights);
+    FusedMoeOptions o;
+    o.activation = {Activation::Silu, 0, 0};
+    o.dropped = static_cast<int32_t *>(c.dropped.get());
+    o.combine = combine;
+    // Warm-up on the capture stream (kernels and scratch), then capture.
+    ASSERT_OK(c.run(o, graph.stream()));
+    ASSERT_OK(dev.synchronize());
+    ASSERT_OK(graph.capture([&] { return c.run(o, graph.stream()); }));
+    Routing r = randomRouting(rng, c.tokens, s);
+    r.ids[5] = 99; // dropped, and counted
+    c.upload(r);
+    c.out.fill(0xFF);
+    ASSERT_OK(dev.synchronize());
+    ASSERT_OK(graph.replay());
+    ASSERT_OK(dev.synchronize());
+    std::vector<uint16_t> replayed = c.result();
+    EXPECT_EQ(c.dropped.download<int32_t>(1)[0], 1);
+    c.out.fill(0xFF);
+    ASSERT_OK(c.run(o));
+    ASSERT_OK(dev.synchronize());
+    EXPECT_EQ(c.result(), replayed);
+  }
 }
 
 /// Engines warm up at their largest batch, then capture smaller ones: at
@@ -269,12 +364,7 @@ TEST_F(FusedMoe, ReplaysFromACudaGraph) {
 /// not, and the capture still needs no allocation; the replay gives the
 /// bytes of a direct call.
 TEST_F(FusedMoe, CapturesSmallerCallsAfterALargeWarmUp) {
-  OPEN_DEVICE_OR_SKIP(dev);
-  if (dev.driver() != "cuda")
-    GTEST_SKIP() << "CUDA graphs need a CUDA device";
-  auto graphOr = CudaGraph::create();
-  ASSERT_OK(graphOr);
-  CudaGraph &graph = **graphOr;
+  OPEN_CUDA_GRAPH_OR_SKIP(dev, graph);
   const MoeShape s{8, 2, 1024, 1024};
   FusedMoeOptions o;
   o.activation = swigluGptOss();
@@ -284,10 +374,7 @@ TEST_F(FusedMoe, CapturesSmallerCallsAfterALargeWarmUp) {
   ASSERT_OK(dev.synchronize());
   Case small(dev, rng, s, 2);
   small.weights = std::move(big.weights);
-  ASSERT_OK(graph.begin());
-  Error captured = small.run(o, graph.stream());
-  ASSERT_OK(graph.end());
-  ASSERT_OK(captured);
+  ASSERT_OK(graph.capture([&] { return small.run(o, graph.stream()); }));
   small.out.fill(0xFF);
   ASSERT_OK(dev.synchronize());
   ASSERT_OK(graph.replay());
@@ -317,13 +404,14 @@ TEST_F(FusedMoe, LogsItsChoicesAtDebug) {
   std::string all;
   for (const std::string &l : loggedLines())
     all += l + "\n";
-  EXPECT_NE(
-      all.find("moe_gemm at 2 tokens, block_m 16: moe_gemm_sm90a_n2048_k1024_bm16_bn128_bk128_"
-               "ks4_"),
-      std::string::npos)
+  EXPECT_NE(all.find("moe stage 1 at 2 tokens, block_m 16: fused (activation and MXFP4 "
+                     "quantization in moe_gemm's epilogue), "
+                     "moe_gemm_sm90a_n2048_k1024_bm16_bn128_bk128_ks4_"),
+            std::string::npos)
       << all;
-  EXPECT_NE(all.find("(K split 4)"), std::string::npos) << all;
-  EXPECT_NE(all.find("moeStage1: path fused (moe_gemm_sm90a_n2048_k1024_bm16_bn128_bk128_ks4_"),
+  EXPECT_NE(all.find("_eactmx_fold, K split 4"), std::string::npos) << all;
+  EXPECT_NE(all.find("moe stage 2 at 2 tokens, block_m 16: per-slot rows then moe_reduce (no "
+                     "atomic path: the caller asked for the reduction"),
             std::string::npos)
       << all;
   // Unfused on request, with the reason.
@@ -331,6 +419,7 @@ TEST_F(FusedMoe, LogsItsChoicesAtDebug) {
   setLogSink([](std::string_view line) { loggedLines().emplace_back(line); });
   setLogLevel(LogLevel::Debug);
   o.fuseActivation = false;
+  o.combine = MoeCombine::Atomic;
   e = c.run(o);
   setLogLevel(level);
   setLogSink(previous);
@@ -338,10 +427,15 @@ TEST_F(FusedMoe, LogsItsChoicesAtDebug) {
   all.clear();
   for (const std::string &l : loggedLines())
     all += l + "\n";
-  EXPECT_NE(all.find("moeStage1: path bf16 gate/up then moe_actq (no fused epilogue: the caller "
-                     "turned it off"),
+  EXPECT_NE(all.find("bf16 gate/up then moe_actq (no fused epilogue: the caller turned it off"),
             std::string::npos)
       << all;
+  EXPECT_NE(all.find("moe stage 2 at 2 tokens, block_m 16: atomic (rows added to an f32 "
+                     "accumulator, then moe_cast), moe_gemm_sm90a_n1024_k1024_bm16_bn128_bk128_"
+                     "ks4_"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("_escatter_fold, K split 4"), std::string::npos) << all;
 }
 
 TEST_F(FusedMoe, RejectsBadInput) {
@@ -366,6 +460,9 @@ TEST_F(FusedMoe, RejectsBadInput) {
   o.blockM = 24;
   EXPECT_ERROR_CONTAINS(c.run(o), "blockM");
   o.blockM = 0;
+  o.combine = MoeCombine(7);
+  EXPECT_ERROR_CONTAINS(c.run(o), "combine must be");
+  o.combine = MoeCombine::Reduce;
   EXPECT_ERROR_CONTAINS(fusedMoeA4W4(dev, nullptr, nullptr, 3, static_cast<int32_t *>(c.ids.get()),
                                      static_cast<float *>(c.tw.get()), *c.weights, o, c.out.get()),
                         "null");

@@ -2,8 +2,8 @@
 //
 // Tier L2: skipped without a device. moeStage1 and moeStage2 on a CPU
 // sorting (moeSortReference):
-//  - stage 2: random MXFP4 rows times W2 and the weighted slot sums against
-//    float64, within the bf16 roundings;
+//  - stage 2, reduced and atomic: random MXFP4 rows times W2 and the
+//    weighted slot sums against float64, within the bf16 roundings;
 //  - stage 1, fused and not: codes and scales byte for byte the CPU
 //    quantizer of the f32 activations the kernel reports (its debug
 //    output), those activations against float64 within f32 accumulation,
@@ -51,13 +51,6 @@ TEST_F(MoeStages, Stage2MatchesTheReference) {
     dScales.upload(scales);
     MoeSorted ms{static_cast<int32_t *>(dIds.get()), static_cast<float *>(dW.get()),
                  static_cast<int32_t *>(dE.get()), static_cast<int32_t *>(dV.get()), bm};
-    FusedMoeOptions o;
-    o.activation = {Activation::Silu, 0, 0};
-    c.out.fill(0xFF);
-    ASSERT_OK(moeStage2(dev, nullptr, dCodes.get(), dScales.get(), tokens, ms,
-                        static_cast<int32_t *>(dPos.get()), static_cast<float *>(c.tw.get()),
-                        *c.weights, o, c.out.get()));
-    ASSERT_OK(dev.synchronize());
     std::vector<double> ref(size_t(tokens * s.hidden), 0.0), absSum(ref.size(), 0.0);
     for (int64_t t = 0; t < tokens; ++t)
       for (int64_t j = 0; j < s.topk; ++j) {
@@ -73,19 +66,30 @@ TEST_F(MoeStages, Stage2MatchesTheReference) {
               std::fabs(double(c.routing.weights[size_t(slot)]) * y);
         }
       }
-    std::vector<uint16_t> got = c.result();
-    int shown = 0;
-    for (size_t i = 0; i < got.size() && shown < 8; ++i) {
-      const double x = double(bf16ToFloat(got[i]));
-      // Each slot's row is rounded to BF16 before the f32 sum, the sum
-      // again: 2^-8 of the terms' magnitudes bounds both.
-      if (!(std::fabs(x - ref[i]) <= std::ldexp(absSum[i] + std::fabs(ref[i]), -8) + 1e-30)) {
-        ++shown;
-        ADD_FAILURE() << "token " << i / size_t(s.hidden) << " column " << i % size_t(s.hidden)
-                      << ": got " << x << ", want " << ref[i];
+    for (MoeCombine combine : {MoeCombine::Reduce, MoeCombine::Atomic}) {
+      SCOPED_TRACE(testing::Message() << "atomic=" << (combine == MoeCombine::Atomic));
+      FusedMoeOptions o;
+      o.activation = {Activation::Silu, 0, 0};
+      o.combine = combine;
+      c.out.fill(0xFF);
+      ASSERT_OK(moeStage2(dev, nullptr, dCodes.get(), dScales.get(), tokens, ms,
+                          static_cast<int32_t *>(dPos.get()), static_cast<float *>(c.tw.get()),
+                          *c.weights, o, c.out.get()));
+      ASSERT_OK(dev.synchronize());
+      std::vector<uint16_t> got = c.result();
+      int shown = 0;
+      for (size_t i = 0; i < got.size() && shown < 8; ++i) {
+        const double x = double(bf16ToFloat(got[i]));
+        // Reduce rounds each slot's row to BF16 before the f32 sum, both
+        // round the sum: 2^-8 of the terms' magnitudes bounds it.
+        if (!(std::fabs(x - ref[i]) <= std::ldexp(absSum[i] + std::fabs(ref[i]), -8) + 1e-30)) {
+          ++shown;
+          ADD_FAILURE() << "token " << i / size_t(s.hidden) << " column " << i % size_t(s.hidden)
+                        << ": got " << x << ", want " << ref[i];
+        }
       }
+      EXPECT_LE(distance(got, ref).relL2, 4e-3);
     }
-    EXPECT_LE(distance(got, ref).relL2, 4e-3);
   }
 }
 

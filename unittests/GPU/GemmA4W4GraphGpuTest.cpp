@@ -39,16 +39,8 @@ struct Call {
   std::unique_ptr<DeviceBuffer> a, out;
 };
 
-#define SKIP_WITHOUT_CUDA(dev, graph)                                                              \
-  OPEN_DEVICE_OR_SKIP(dev);                                                                        \
-  if (dev.driver() != "cuda")                                                                      \
-    GTEST_SKIP() << "CUDA graphs need a CUDA device";                                              \
-  auto graph##Or = CudaGraph::create();                                                            \
-  ASSERT_OK(graph##Or);                                                                            \
-  CudaGraph &graph = **graph##Or
-
 TEST_F(GemmGraph, CapturedCallsReplayBitForBit) {
-  SKIP_WITHOUT_CUDA(dev, graph);
+  OPEN_CUDA_GRAPH_OR_SKIP(dev, graph);
   // 1536x7168: M = 1 decode (BN 64 x 14 splits through the workspace and
   // its counters), 24 and 512 on the image (split over K). 7168x768: M = 8
   // decode in warpgroups, 128 on the image, 2048 persistent.
@@ -126,7 +118,7 @@ TEST_F(GemmGraph, CapturedCallsReplayBitForBit) {
 }
 
 TEST_F(GemmGraph, CaptureThatWouldGrowScratchFailsClearly) {
-  SKIP_WITHOUT_CUDA(dev, graph);
+  OPEN_CUDA_GRAPH_OR_SKIP(dev, graph);
   const int64_t n = 1536, k = 7168;
   HostWeights hw = randomWeights(rng, n, k);
   auto w = prepareGemmA4W4Weight(dev, hw.data, hw.scales, n, k);

@@ -183,12 +183,7 @@ TEST_F(MoeSortGpu, MatchesTheReference) {
 }
 
 TEST_F(MoeSortGpu, ReplaysFromACudaGraph) {
-  OPEN_DEVICE_OR_SKIP(dev);
-  if (dev.driver() != "cuda")
-    GTEST_SKIP() << "CUDA graphs need a CUDA device";
-  auto graphOr = CudaGraph::create();
-  ASSERT_OK(graphOr);
-  CudaGraph &graph = **graphOr;
+  OPEN_CUDA_GRAPH_OR_SKIP(dev, graph);
   const MoeSortShape s{100, 8, 256, 32};
   SortBuffers b(dev, s);
   // Warm-up (kernels loaded), then capture.
@@ -196,9 +191,7 @@ TEST_F(MoeSortGpu, ReplaysFromACudaGraph) {
   b.weights.upload(std::vector<float>(size_t(s.tokens * s.topk), 0.5f));
   ASSERT_OK(moeSort(dev, graph.stream(), s, b.args(false)));
   ASSERT_OK(dev.synchronize());
-  ASSERT_OK(graph.begin());
-  ASSERT_OK(moeSort(dev, graph.stream(), s, b.args(false)));
-  ASSERT_OK(graph.end());
+  ASSERT_OK(graph.capture([&] { return moeSort(dev, graph.stream(), s, b.args(false)); }));
   // Each replay sorts the routing the buffers hold then.
   for (int round = 0; round < 2; ++round) {
     SCOPED_TRACE(testing::Message() << "replay " << round << " seed=" << seed);

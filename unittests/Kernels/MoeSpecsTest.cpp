@@ -146,6 +146,51 @@ TEST(MoeSpecs, FusedEpilogueRules) {
   EXPECT_ERROR_CONTAINS(verifyKernelSpec(k), "got gemm_a4w4 on sm_90a");
 }
 
+TEST(MoeSpecs, AtomicStage2Rules) {
+  // sm_90a: moe_gemm with the scatter epilogue, then moe_cast; its name
+  // round-trips; its K splits stay (they add on their own).
+  MoeKernelShape s{896, 16, 3584, 768, 16, Activation::Situv2, kDefaultScaleRounding, 1};
+  s.atomicStage2 = true;
+  auto two = makeMoeStageSpecs(Arch::SM90A, 2, s);
+  ASSERT_OK(two);
+  ASSERT_EQ(two->size(), 2u);
+  EXPECT_EQ((*two)[0].op, OpKind::MoeGemm);
+  EXPECT_EQ((*two)[0].epilogue, Epilogue::Scatter);
+  EXPECT_EQ((*two)[0].n, 3584);
+  EXPECT_EQ((*two)[0].k, 768);
+  EXPECT_EQ((*two)[1].op, OpKind::MoeCast);
+  EXPECT_EQ((*two)[1].n, 3584);
+  EXPECT_EQ((*two)[1].k, 0);
+  for (const KernelSpec &k : *two) {
+    auto parsed = parseKernelName(k.name());
+    ASSERT_OK(parsed);
+    EXPECT_EQ(parsed->name(), k.name());
+  }
+  EXPECT_NE((*two)[0].name().find("_escatter"), std::string::npos);
+  auto plain = makeMoeGemmSpec(Arch::SM90A, 3584, 768, 16, moeExpectedBlocks(1, 16, 896, 16));
+  ASSERT_OK(plain);
+  EXPECT_EQ((*two)[0].splitK, plain->splitK);
+  // AMD: no atomic epilogue; the stage falls back to moe_reduce.
+  auto amd = makeMoeStageSpecs(Arch::GFX950, 2, s);
+  ASSERT_OK(amd);
+  EXPECT_EQ((*amd)[0].epilogue, Epilogue::BF16);
+  EXPECT_EQ((*amd)[1].op, OpKind::MoeReduce);
+  EXPECT_ERROR_CONTAINS(makeMoeStage2AtomicSpec(Arch::GFX1250, s),
+                        "the scatter epilogue (escatter: weighted rows added atomically to "
+                        "their tokens' f32 rows) is moe_gemm's on sm_90a");
+  // Only moe_gemm scatters, with no activation; moe_cast sums nothing.
+  KernelSpec k = *makeGemmA4W4Spec(Arch::SM90A, 1536, 7168, 16);
+  k.epilogue = Epilogue::Scatter;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(k), "got gemm_a4w4 on sm_90a");
+  k = (*two)[0];
+  k.activation = Activation::Silu;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(k), "with no activation");
+  k = (*two)[1];
+  k.k = 4;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(k), "moe_cast: sums nothing: K must be 0, got 4");
+  EXPECT_ERROR_CONTAINS(makeMoeCastSpec(Arch::SM90A, 100), "multiple of 8");
+}
+
 TEST(MoeSpecs, SplitsKWhenFewBlocks) {
   // Evenly spread routings: the active experts, their rows in blocks.
   EXPECT_EQ(moeExpectedBlocks(1, 16, 896, 16), 16);

@@ -8,11 +8,23 @@
 #ifndef MXFP4_UNITTESTS_TESTUTIL_CUDAGRAPH_H
 #define MXFP4_UNITTESTS_TESTUTIL_CUDAGRAPH_H
 
+#include "TestUtil/DeviceBuffer.h"
+#include "TestUtil/Expected.h"
 #include "mxfp4/Support/Error.h"
 
 #include <dlfcn.h>
 #include <memory>
 #include <string>
+
+/// Opens the device as `dev` and a CudaGraph as `graph` in a test body, or
+/// skips the test where there is no CUDA device.
+#define OPEN_CUDA_GRAPH_OR_SKIP(dev, graph)                                                        \
+  OPEN_DEVICE_OR_SKIP(dev);                                                                        \
+  if (dev.driver() != "cuda")                                                                      \
+    GTEST_SKIP() << "CUDA graphs need a CUDA device";                                              \
+  auto graph##Or = ::mxfp4::test::CudaGraph::create();                                             \
+  ASSERT_OK(graph##Or);                                                                            \
+  ::mxfp4::test::CudaGraph &graph = **graph##Or
 
 namespace mxfp4::test {
 
@@ -51,6 +63,17 @@ public:
       return e;
     graph = captured;
     return check(api().instantiate(&exec, graph, 0), "cuGraphInstantiateWithFlags");
+  }
+  /// Captures what `work` (returning an Error) enqueues on stream(): begin,
+  /// work, end; `work`'s error first, then the capture's.
+  template <typename Work> Error capture(Work &&work) {
+    if (Error e = begin())
+      return e;
+    Error failed = work();
+    Error ended = end();
+    if (failed)
+      return failed;
+    return ended;
   }
   /// Runs the graph and waits for it.
   Error replay() {

@@ -83,6 +83,17 @@ struct ActMxOutput {
   mlir::Value debug;                ///< optional f32 buffer [rows, cols]
 };
 
+/// MoE stage 2's atomic epilogue (mxtile.store_scatter_add): the tile's
+/// weighted rows added to their tokens' rows of an f32 output.
+struct ScatterAddOutput {
+  mlir::Value out;                    ///< f32 buffer [tokens, ld]
+  mlir::Value rowIds, tokens;         ///< i32 buffer (sorted ids), index
+  mlir::Value rowWeights, useWeights; ///< f32 buffer, i32
+  /// Optional: f32 bias, the tile's bias row offset and real columns
+  /// (index), and an i32 that turns it on.
+  mlir::Value bias, biasRow, cols, withBias;
+};
+
 /// Activation and its parameters (docs/Numerics.md, mxtile.activation).
 struct Activation {
   tile::ActivationKind kind = tile::ActivationKind::none;
@@ -152,6 +163,11 @@ public:
   /// size.
   void storeActMx(Tile t, const ActMxOutput &out, Index row, Index col, Index ld, Index cols,
                   Index validRows, const SplitK &splitK = {});
+
+  /// Adds tile `t`'s rows (sorted rows from `row`) at column `col` of their
+  /// tokens' rows of `out.out` ([tokens, ld]).
+  void storeScatterAdd(Tile t, const ScatterAddOutput &out, Index row, Index col, Index ld,
+                       Index validRows);
 
   /// A K loop lb, lb+step, ... < ub carrying one accumulator tile.
   Tile loopK(Index lb, Index ub, int64_t step, Tile init,

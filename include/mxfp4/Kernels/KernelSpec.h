@@ -49,7 +49,8 @@ namespace mxfp4 {
 ///   gathered quantization of K = H, activation + quantization of K =
 ///   inter (the spec's activation, its parameters run-time), the top-k
 ///   weighted sum of N = H columns over K = topk slots; BN = 256 threads,
-///   BM 1, BK 32; SIMT kernels on every target.
+///   BM 1, BK 32; SIMT kernels on every target. MoeCast ("moe_cast"): the
+///   atomic stage 2's f32 accumulator of N = H columns to bf16 (K 0).
 /// MoeGemm: the MoE stages' grouped GEMM ("moe_gemm"; sm_90a): C[r] =
 ///   A[r] * W[expert(r)]^T over the sorted rows r of moe_place, A already
 ///   MXFP4 like GemmMxA4W4, the weights of every expert one [E * N, K]
@@ -66,21 +67,22 @@ enum class OpKind : uint8_t {
   MoeQuant,
   MoeActQuant,
   MoeReduce,
-  MoeGemm
+  MoeGemm,
+  MoeCast
 };
 std::string_view toString(OpKind op);
 /// Every op, in order.
 inline constexpr OpKind kAllOpKinds[] = {
     OpKind::GemmA4W4,    OpKind::GemmMxA4W4, OpKind::QuantizeMx, OpKind::QdqMx,
     OpKind::GemmQdqA4W4, OpKind::MoeCount,   OpKind::MoePlace,   OpKind::MoeQuant,
-    OpKind::MoeActQuant, OpKind::MoeReduce,  OpKind::MoeGemm};
+    OpKind::MoeActQuant, OpKind::MoeReduce,  OpKind::MoeGemm,    OpKind::MoeCast};
 /// The quantizer kernels (no weights): QuantizeMx and QdqMx.
 inline bool isQuantizer(OpKind op) { return op == OpKind::QuantizeMx || op == OpKind::QdqMx; }
 /// The SIMT kernels (no tiles, outlined as they are): the MoE sorting and
 /// elementwise kernels.
 inline bool isSimt(OpKind op) {
   return op == OpKind::MoeCount || op == OpKind::MoePlace || op == OpKind::MoeQuant ||
-         op == OpKind::MoeActQuant || op == OpKind::MoeReduce;
+         op == OpKind::MoeActQuant || op == OpKind::MoeReduce || op == OpKind::MoeCast;
 }
 /// The experts one moe_count workgroup counts (Kernels/MoeSort.h).
 inline constexpr int64_t kMoeCountGroup = 8;
@@ -103,7 +105,10 @@ enum class Activation : uint8_t { None, Silu, Swiglu, Situv2 };
 /// (mxtile.store_act_mx), the gated activation (run-time parameters)
 /// stored quantized to MXFP4 instead of C; ActMxDebug also writes the f32
 /// activations it quantized.
-enum class Epilogue : uint8_t { BF16, BF16DumpQuant, ActMx, ActMxDebug };
+/// Scatter (moe_gemm of MoE stage 2 on sm_90a, mxtile.store_scatter_add):
+/// each sorted row of C, times its routing weight (or 1), added atomically
+/// to its token's row of an f32 [T, N] accumulator.
+enum class Epilogue : uint8_t { BF16, BF16DumpQuant, ActMx, ActMxDebug, Scatter };
 inline bool storesActMx(Epilogue e) { return e == Epilogue::ActMx || e == Epilogue::ActMxDebug; }
 std::string_view toString(Epilogue e);
 
@@ -166,6 +171,9 @@ Expected<KernelSpec> makeMoeQuantSpec(Arch arch, int64_t hidden, ScaleRounding r
 Expected<KernelSpec> makeMoeActQuantSpec(Arch arch, int64_t inter, Activation activation,
                                          ScaleRounding rounding);
 Expected<KernelSpec> makeMoeReduceSpec(Arch arch, int64_t hidden, int64_t topk);
+/// moe_cast: stage 2's f32 accumulator (the scatter epilogue's) rounded to
+/// the bf16 output, `hidden` columns.
+Expected<KernelSpec> makeMoeCastSpec(Arch arch, int64_t hidden);
 
 /// The two sorting kernels (moe_count, moe_place) for E experts, topk and
 /// block_m on `arch`; verified.

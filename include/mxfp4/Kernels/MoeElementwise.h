@@ -25,6 +25,9 @@
 //     padded to moePaddedRow(H)), rounded to
 //     BF16 (slots without a position, -1, are skipped; weights 1 unless
 //     `use_weights`).
+//   moe_cast (acc, out, T): one thread per 8 columns of a token's output
+//     row of N = H: the atomic stage 2's f32 accumulator (rows padded to
+//     moePaddedRow(H)) rounded to BF16.
 //
 // exp is computed with arith only (Cody-Waite reduction and a degree-7
 // polynomial, relative error ~1e-7), so every target computes the same.
@@ -39,7 +42,7 @@
 
 namespace mxfp4 {
 
-/// Appends moe_quant, moe_actq or moe_reduce (by spec.op) to `module`; the
+/// Appends moe_quant, moe_actq, moe_reduce or moe_cast (by spec.op) to `module`; the
 /// spec must be verified.
 void buildMoeElementwise(mlir::ModuleOp module, const KernelSpec &spec);
 

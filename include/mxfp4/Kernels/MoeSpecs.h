@@ -6,7 +6,10 @@
 //            fused activation epilogue (eactmx: the activation quantized
 //            to MXFP4 in the GEMM) where the target has it, else moe_gemm
 //            storing bf16 and moe_actq (K = inter, the activation);
-//   stage 2: moe_gemm (N = Hp, K = Ip), moe_reduce (N = H, K = topk);
+//   stage 2: moe_gemm (N = Hp, K = Ip), moe_reduce (N = H, K = topk); or,
+//            atomic (sm_90a), moe_gemm with the scatter epilogue (escatter:
+//            weighted rows added to an f32 [T, Hp] accumulator) and
+//            moe_cast (N = H);
 // Hp, Ip: H and inter padded (moePaddedRow). Sorting: makeMoeSortSpecs.
 //
 //===----------------------------------------------------------------------===//
@@ -34,12 +37,20 @@ struct MoeKernelShape {
   /// Stage 1's activation in moe_gemm's epilogue where the target has it
   /// (moeStage1Fused); false: always moe_actq.
   bool fuseActivation = true;
+  /// Stage 2 adds its rows atomically (moeStage2AtomicSpec) where the
+  /// target has it; false: per-slot rows and moe_reduce.
+  bool atomicStage2 = false;
 };
 
 /// Stage 1's moe_gemm with the fused activation epilogue (eactmx, or
 /// eactmxdbg with `debug`) for `s` on `arch`, or the reason it does not
 /// apply there (the caller falls back to moe_gemm + moe_actq).
 Expected<KernelSpec> makeMoeStage1FusedSpec(Arch arch, const MoeKernelShape &s, bool debug = false);
+
+/// Stage 2's moe_gemm with the scatter epilogue (escatter) for `s` on
+/// `arch`, or the reason it does not apply there (the caller falls back to
+/// moe_gemm + moe_reduce).
+Expected<KernelSpec> makeMoeStage2AtomicSpec(Arch arch, const MoeKernelShape &s);
 
 /// The row blocks of block_m rows a routing of `tokens` x `topk` over
 /// `experts` fills when it spreads evenly (the active experts, each with

@@ -13,8 +13,11 @@
 // grouped GEMM (moe_gemm) with the activation and its quantization in its
 // epilogue (FusedMoeOptions::fuseActivation; a seventh kernel, moe_actq,
 // where that does not apply), stage 2's grouped GEMM, and the top-k
-// weighted sum into `out` in slot order (deterministic). The steps are
-// also callable alone (Ops/MoeSteps.h; moeStage1, moeStage2 below).
+// weighted sum into `out` in slot order (deterministic). Or, with
+// MoeCombine::Atomic, stage 2's GEMM adds each weighted row to its token's
+// row of an f32 accumulator (zeroed first) and moe_cast rounds that to
+// `out`. The steps are also callable alone (Ops/MoeSteps.h; moeStage1,
+// moeStage2 below).
 //
 // Any hidden and inter size that is a multiple of 32 runs: the prepared
 // weights and the intermediates pad rows to moePaddedRow (a multiple of the
@@ -94,6 +97,15 @@ Expected<std::unique_ptr<MoeWeights>> prepareMoeWeights(Device &dev, const MoeSh
                                                         std::optional<Arch> arch = std::nullopt,
                                                         const MoeBiases &biases = {});
 
+/// How stage 2 sums a token's slots. Reduce: each slot's row is stored,
+/// then summed in slot order (the result does not depend on timing).
+/// Atomic: each weighted row is added to an f32 accumulator as the GEMM
+/// finishes it (no per-slot rows, no second pass over them; the order of
+/// the adds, and so the last bits of the sum, vary from run to run), then
+/// rounded to bf16. Atomic is sm_90a's; elsewhere Reduce runs
+/// (MXFP4_LOG=debug says).
+enum class MoeCombine : uint8_t { Reduce, Atomic };
+
 struct FusedMoeOptions {
   /// The gated activation and its parameters (no hidden defaults: situv2's
   /// beta and linear_beta are the caller's).
@@ -123,6 +135,8 @@ struct FusedMoeOptions {
   /// the same quantizer on f32 values; the fused path's are the f32 sums,
   /// the other's their bf16 roundings. MXFP4_LOG=debug says which ran.
   bool fuseActivation = true;
+  /// Stage 2's sum over the slots.
+  MoeCombine combine = MoeCombine::Reduce;
 };
 
 /// out [tokens, H] bf16 = the MoE of `hidden` [tokens, H] bf16 routed by
@@ -160,7 +174,8 @@ Error moeStage1(Device &dev, void *stream, const void *hidden, int64_t tokens,
 
 /// Stage 2 alone: those rows times W2 of their expert, then out [tokens, H]
 /// bf16 = the sum over each token's slots of weight x row (weights 1 with
-/// options.doweightStage1) through `positions` (moeSort's).
+/// options.doweightStage1) through `positions` (moeSort's), or with
+/// MoeCombine::Atomic through the sorted ids and weights.
 Error moeStage2(Device &dev, void *stream, const void *codes, const void *scales, int64_t tokens,
                 const MoeSorted &sorted, const int32_t *positions, const float *topkWeights,
                 const MoeWeights &weights, const FusedMoeOptions &options, void *out);

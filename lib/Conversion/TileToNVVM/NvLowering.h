@@ -239,6 +239,9 @@ private:
   mlir::LogicalResult lowerStore(mlir::ImplicitLocOpBuilder &b, tile::StoreOp op);
   /// MoE stage 1's fused epilogue (Sm90StoreActMx.cpp).
   mlir::LogicalResult lowerStoreActMx(mlir::ImplicitLocOpBuilder &b, tile::StoreActMxOp op);
+  /// MoE stage 2's atomic epilogue (Sm90StoreScatterAdd.cpp).
+  mlir::LogicalResult lowerStoreScatterAdd(mlir::ImplicitLocOpBuilder &b,
+                                           tile::StoreScatterAddOp op);
   /// Split-K through a global workspace (Sm90Store.cpp): every split but
   /// the last stores its partial `tiles` and leaves; the last (by index)
   /// waits for them and passes their sum, in split order, to `finish`.

@@ -101,6 +101,8 @@ LogicalResult Sm90Emitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
     return lowerStore(b, st);
   if (auto st = dyn_cast<tile::StoreActMxOp>(op))
     return lowerStoreActMx(b, st);
+  if (auto st = dyn_cast<tile::StoreScatterAddOp>(op))
+    return lowerStoreScatterAdd(b, st);
   if (auto group = dyn_cast<tile::GroupBlockOp>(op)) {
     // Uniform loads, before any barrier or copy is issued.
     groupGuard = emitGroupBlockGuard(b, group, mapping, cfg.bm);
@@ -179,6 +181,9 @@ FailureOr<Type> argElementType(func::FuncOp kernel, BlockArgument arg) {
       r = agree(s.getCodes() == arg || s.getWorkspace() == arg
                     ? Type(LLVM::LLVMPointerType::get(ctx))
                     : cast<MemRefType>(arg.getType()).getElementType());
+    else if (auto s = dyn_cast<tile::StoreScatterAddOp>(user)) // out: 16-byte reductions
+      r = agree(s.getOut() == arg ? Type(LLVM::LLVMPointerType::get(ctx))
+                                  : cast<MemRefType>(arg.getType()).getElementType());
     else
       return user->emitOpError()
              << "uses a kernel buffer in a way the sm_90a lowering does not know";
@@ -215,6 +220,7 @@ FailureOr<KernelSpec> readKernelSpec(func::FuncOp kernel) {
   tile::StoreOp store;
   tile::ActivationOp act;
   tile::StoreActMxOp actMx;
+  tile::StoreScatterAddOp scatter;
   bool image = false, mx = false, grouped = false;
   kernel.walk([&](Operation *op) {
     if (auto x = dyn_cast<tile::ScaledMmaOp>(op))
@@ -231,6 +237,8 @@ FailureOr<KernelSpec> readKernelSpec(func::FuncOp kernel) {
       act = x;
     else if (auto x = dyn_cast<tile::StoreActMxOp>(op))
       actMx = x;
+    else if (auto x = dyn_cast<tile::StoreScatterAddOp>(op))
+      scatter = x;
     image |= isa<tile::LoadQdqOp>(op);
     mx |= isa<tile::LoadMxOp>(op);
     grouped |= isa<tile::GroupBlockOp>(op);
@@ -268,13 +276,17 @@ FailureOr<KernelSpec> readKernelSpec(func::FuncOp kernel) {
             : mx      ? OpKind::GemmMxA4W4
                       : OpKind::GemmA4W4;
   // The fused activation epilogue stores N / 2 intermediate columns.
-  std::optional<int64_t> n = store   ? getConstantIntValue(store.getLd())
-                             : actMx ? getConstantIntValue(actMx.getLd())
-                                     : std::nullopt;
-  if (!n || (store && actMx))
+  std::optional<int64_t> n = store     ? getConstantIntValue(store.getLd())
+                             : actMx   ? getConstantIntValue(actMx.getLd())
+                             : scatter ? getConstantIntValue(scatter.getLd())
+                                       : std::nullopt;
+  if (!n || int(bool(store)) + int(bool(actMx)) + int(bool(scatter)) != 1)
     return kernel.emitError() << "on sm_90a a GEMM stores one mxtile.store (or "
-                                 "mxtile.store_act_mx) into a matrix of a constant N (its ld)";
+                                 "mxtile.store_act_mx or mxtile.store_scatter_add) into a "
+                                 "matrix of a constant N (its ld)";
   spec.n = actMx ? 2 * *n : *n;
+  if (scatter)
+    spec.epilogue = Epilogue::Scatter;
   if (actMx) {
     spec.epilogue = actMx.getDebug() ? Epilogue::ActMxDebug : Epilogue::ActMx;
     spec.activation = tile::fromTile(actMx.getKind());

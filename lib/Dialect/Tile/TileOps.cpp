@@ -210,6 +210,17 @@ LogicalResult StoreOp::verify() {
   return success();
 }
 
+LogicalResult StoreScatterAddOp::verify() {
+  if (getValue().getType().getCols() % 4 != 0)
+    return emitOpError() << "adds 4 columns at a time: the tile's columns must be a multiple of "
+                            "4, got "
+                         << getValue().getType().getCols();
+  if (bool(getBias()) != (getBiasRow() && getCols() && getWithBias()))
+    return emitOpError() << "a bias comes with its row offset, the real columns and the i32 "
+                            "that turns it on (all or none)";
+  return success();
+}
+
 LogicalResult StoreActMxOp::verify() {
   ActivationKind kind = getKind();
   if (kind == ActivationKind::none)

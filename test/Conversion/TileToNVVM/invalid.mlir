@@ -83,7 +83,7 @@ func.func @k(%a: memref<?xbf16>, %w: memref<?xi8>, %ws: memref<?xi8>, %d: memref
 // -----
 
 // The N of a GEMM is a constant of its store.
-// expected-error @+1 {{on sm_90a a GEMM stores one mxtile.store (or mxtile.store_act_mx) into a matrix of a constant N (its ld)}}
+// expected-error @+1 {{on sm_90a a GEMM stores one mxtile.store (or mxtile.store_act_mx or mxtile.store_scatter_add) into a matrix of a constant N (its ld)}}
 func.func @k(%a: memref<?xbf16>, %w: memref<?xi8>, %ws: memref<?xi8>, %d: memref<?xi8>,
              %c: memref<?xbf16>, %m: i32)
     attributes {mxtile.kernel, mxtile.schedule = #mxtile.schedule<bm = 16, bn = 128, bk = 128>} {

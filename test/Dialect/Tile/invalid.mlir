@@ -253,3 +253,13 @@ func.func @store_act_mx_splits(%acc: !mxtile.tile<16x128xf32>, %c: memref<?xi8>,
       if %dw {rounding = #mxtile<rounding even>, splits = 3} : !mxtile.tile<16x128xf32>, memref<?xi8>, memref<?xi8>, memref<?xf32>
   return
 }
+
+// -----
+
+func.func @store_scatter_add_cols(%acc: !mxtile.tile<16x18xf32>, %o: memref<?xf32>,
+                                  %ids: memref<?xi32>, %use: i32, %i: index) {
+  // expected-error @+1 {{adds 4 columns at a time: the tile's columns must be a multiple of 4, got 18}}
+  mxtile.store_scatter_add %acc, %o[%i, %i] ld %i rows %i ids %ids tokens %i weights %o if %use
+      : !mxtile.tile<16x18xf32>, memref<?xf32>, memref<?xi32>, memref<?xf32>
+  return
+}

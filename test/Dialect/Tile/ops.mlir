@@ -65,3 +65,21 @@ func.func @store_act_mx(%acc: !mxtile.tile<16x128xf32>, %codes: memref<?xi8>,
       : !mxtile.tile<16x128xf32>, memref<?xi8>, memref<?xi8>, memref<?xf32>
   return
 }
+
+// MoE stage 2's atomic epilogue: sorted ids and weights, optional bias.
+// CHECK-LABEL: func.func @store_scatter_add
+func.func @store_scatter_add(%acc: !mxtile.tile<16x128xf32>, %out: memref<?xf32>,
+                             %ids: memref<?xi32>, %w: memref<?xf32>, %bias: memref<?xf32>,
+                             %use: i32, %with: i32, %m0: index, %n0: index, %valid: index,
+                             %t: index, %brow: index) {
+  %ld = arith.constant 3584 : index
+  %cols = arith.constant 3520 : index
+  // CHECK: mxtile.store_scatter_add %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] ld %{{.+}} rows %{{.+}} ids %{{.+}} tokens %{{.+}} weights %{{.+}} if %{{.+}} : <16x128xf32>, memref<?xf32>, memref<?xi32>, memref<?xf32>
+  mxtile.store_scatter_add %acc, %out[%m0, %n0] ld %ld rows %valid ids %ids tokens %t
+      weights %w if %use : !mxtile.tile<16x128xf32>, memref<?xf32>, memref<?xi32>, memref<?xf32>
+  // CHECK: mxtile.store_scatter_add {{.+}} bias %{{.+}}[%{{.+}}] cols %{{.+}} if %{{.+}} : memref<?xf32> : <16x128xf32>
+  mxtile.store_scatter_add %acc, %out[%m0, %n0] ld %ld rows %valid ids %ids tokens %t
+      weights %w if %use bias %bias[%brow] cols %cols if %with : memref<?xf32>
+      : !mxtile.tile<16x128xf32>, memref<?xf32>, memref<?xi32>, memref<?xf32>
+  return
+}
