@@ -409,10 +409,11 @@ Error launchMoeGemm(Device &dev, void *stream, const KernelSpec &spec, const Pre
 /// what any call of at most `tokens` tokens needs: fewer tokens fill fewer
 /// row blocks and may split K where more did not, and engines warm up at
 /// their largest batch and then capture smaller ones (where the scratch
-/// cannot grow). Once per stream and token high-water mark. `atomic`:
-/// stage 2 scatters, and its splits need none.
+/// cannot grow). Once per stream and token high-water mark, for both
+/// GEMMs whatever the call's MoeCombine (a later call on the stream may
+/// take the other).
 Error reserveSplitKScratch(Device &dev, const MoeWeights &w, int64_t tokens,
-                           const FusedMoeOptions &o, bool atomic, void *stream) {
+                           const FusedMoeOptions &o, void *stream) {
   const Arch arch = w.arch();
   const TargetInfo &target = targetInfo(arch);
   if (target.moeSplitKWorkgroups == 0)
@@ -428,7 +429,7 @@ Error reserveSplitKScratch(Device &dev, const MoeWeights &w, int64_t tokens,
   for (int64_t t = 1; t <= tokens; ++t) {
     const int64_t bm = moeBlockM(arch, s, t, o);
     const int64_t blocks = moeExpectedBlocks(t, s.topk, s.experts, bm);
-    for (int i = 0; i < (atomic ? 1 : 2); ++i) {
+    for (int i = 0; i < 2; ++i) {
       Expected<KernelSpec> spec = makeMoeGemmSpec(arch, columns[i], weights[i]->k(), bm, blocks,
                                                   weights[i]->scalesBelow128());
       if (!spec)
@@ -544,7 +545,7 @@ Expected<CallPlan> planCall(Device &dev, void *stream, const MoeWeights &w, int6
   if (!scratch)
     return scratch.takeError();
   p.scratch = *scratch;
-  if (Error e = reserveSplitKScratch(dev, w, tokens, reserveFor, p.atomic, stream))
+  if (Error e = reserveSplitKScratch(dev, w, tokens, reserveFor, stream))
     return e;
   return p;
 }
