@@ -13,7 +13,7 @@
 //  - the atomic stage 2 (MoeCombine::Atomic: rows added to an f32
 //    accumulator in moe_gemm's epilogue) against the same reference, with
 //    K splits, every block_m, masked experts, biases and doweight; and
-//    within bf16 rounding of the deterministic reduction.
+//    within bf16 rounding of the deterministic reduction; both in a graph.
 //  - GUGU weights give the bytes GGUU weights give (the same prepared
 //    matrices); a CUDA-graph replay gives the bytes of a direct call on a
 //    fresh routing; bad input is an error before any launch.
@@ -34,10 +34,14 @@ namespace {
 
 class FusedMoe : public SeededTest {};
 
-struct Shape2 {
-  MoeShape s;
-  int64_t tokens;
-};
+/// Gives `c`'s layer random biases and prepares its weights with them.
+void useBiases(Case &c, std::mt19937_64 &rng) {
+  c.layer.addBiases(rng);
+  auto w = prepareMoeWeights(c.dev, c.layer.shape, c.layer.w1, c.layer.s1, c.layer.w2, c.layer.s2,
+                             GateUpLayout::Gguu, std::nullopt, {c.layer.b1, c.layer.b2});
+  ASSERT_OK(w);
+  c.weights = std::move(*w);
+}
 
 /// What the library logged since the test cleared it (setLogSink).
 std::vector<std::string> &loggedLines() {
@@ -83,11 +87,14 @@ TEST_F(FusedMoe, EveryBlockMAndMaskedExperts) {
   ASSERT_TRUE(c.weights);
   FusedMoeOptions o;
   o.activation = kSitu;
-  for (int64_t bm : {16, 32, 64, 128}) {
-    SCOPED_TRACE(testing::Message() << "block_m " << bm << " seed=" << seed);
-    o.blockM = bm;
-    runAndExpectClose(c, o);
-  }
+  for (MoeCombine combine : {MoeCombine::Reduce, MoeCombine::Atomic})
+    for (int64_t bm : {16, 32, 64, 128}) {
+      SCOPED_TRACE(testing::Message() << "block_m " << bm << " atomic="
+                                      << (combine == MoeCombine::Atomic) << " seed=" << seed);
+      o.blockM = bm;
+      o.combine = combine;
+      runAndExpectClose(c, o);
+    }
   // Expert parallelism: this rank holds 8 of the 12 experts; the slots of
   // the others add nothing.
   std::vector<int32_t> mask(12);
@@ -103,7 +110,10 @@ TEST_F(FusedMoe, EveryBlockMAndMaskedExperts) {
   o.globalExperts = 4; // fewer than the weights' experts
   EXPECT_ERROR_CONTAINS(c.run(o), "globalExperts");
   o.globalExperts = 12;
-  runAndExpectClose(c, o, nullptr, mask);
+  for (MoeCombine combine : {MoeCombine::Reduce, MoeCombine::Atomic}) {
+    o.combine = combine;
+    runAndExpectClose(c, o, nullptr, mask);
+  }
 }
 
 /// An Inf in a token's hidden row makes its activation block's scale NaN:
@@ -178,55 +188,6 @@ TEST_F(FusedMoe, AtomicStage2MatchesTheQdqReference) {
   }
 }
 
-TEST_F(FusedMoe, AtomicStage2EveryBlockMMaskedExpertsAndBiases) {
-  OPEN_DEVICE_OR_SKIP(dev);
-  const MoeShape s{12, 3, 256, 128};
-  Case c(dev, rng, s, 90);
-  ASSERT_TRUE(c.weights);
-  FusedMoeOptions o;
-  o.activation = kSitu;
-  o.combine = MoeCombine::Atomic;
-  for (int64_t bm : {16, 32, 64, 128}) {
-    SCOPED_TRACE(testing::Message() << "block_m " << bm << " seed=" << seed);
-    o.blockM = bm;
-    runAndExpectClose(c, o);
-  }
-  std::vector<int32_t> mask(12);
-  for (size_t e = 0; e < mask.size(); ++e)
-    mask[e] = e % 3 != 1;
-  c.mask.upload(mask);
-  HostLayer local = c.layer.local(mask);
-  auto w = prepareMoeWeights(dev, local.shape, local.w1, local.s1, local.w2, local.s2);
-  ASSERT_OK(w);
-  c.weights = std::move(*w);
-  o.blockM = 0;
-  o.expertMask = static_cast<int32_t *>(c.mask.get());
-  o.globalExperts = 12;
-  runAndExpectClose(c, o, nullptr, mask);
-  // W2's bias goes in each slot's row before its weight, once per row
-  // whatever the K split.
-  for (const Shape2 &sh : {Shape2{{8, 2, 160, 96}, 29}, Shape2{{8, 2, 1024, 1024}, 2}}) {
-    Case b(dev, rng, sh.s, sh.tokens);
-    ASSERT_TRUE(b.weights);
-    b.layer.addBiases(rng);
-    auto wb = prepareMoeWeights(dev, sh.s, b.layer.w1, b.layer.s1, b.layer.w2, b.layer.s2,
-                                GateUpLayout::Gguu, std::nullopt, {b.layer.b1, b.layer.b2});
-    ASSERT_OK(wb);
-    b.weights = std::move(*wb);
-    for (bool doweight : {false, true}) {
-      SCOPED_TRACE(testing::Message()
-                   << "bias, H " << sh.s.hidden << " doweight=" << doweight << " seed=" << seed);
-      FusedMoeOptions ob;
-      ob.activation = swigluGptOss();
-      ob.doweightStage1 = doweight;
-      ob.combine = MoeCombine::Atomic;
-      FusedMoeOptions ref = ob;
-      ref.fuseActivation = false;
-      runAndExpectClose(b, ob, &ref);
-    }
-  }
-}
-
 /// The unfused stage 1 (moe_gemm storing bf16 gate/up, then moe_actq)
 /// against its own QDQ reference, on a ragged shape.
 TEST_F(FusedMoe, UnfusedStage1MatchesTheQdqReference) {
@@ -249,25 +210,31 @@ TEST_F(FusedMoe, UnfusedStage1MatchesTheQdqReference) {
 TEST_F(FusedMoe, BiasesMatchTheQdqReference) {
   OPEN_DEVICE_OR_SKIP(dev);
   const MoeShape s{8, 2, 160, 96};
+  // The atomic stage 2 adds W2's bias in its epilogue, once per row
+  // whatever the K split (1024 x 1024 at two tokens: split in 4).
+  Case split(dev, rng, {8, 2, 1024, 1024}, 2);
+  ASSERT_TRUE(split.weights);
+  useBiases(split, rng);
   Case c(dev, rng, s, 29);
   ASSERT_TRUE(c.weights);
-  c.layer.addBiases(rng);
-  auto w = prepareMoeWeights(dev, s, c.layer.w1, c.layer.s1, c.layer.w2, c.layer.s2,
-                             GateUpLayout::Gguu, std::nullopt, {c.layer.b1, c.layer.b2});
-  ASSERT_OK(w);
-  c.weights = std::move(*w);
-  for (const MoeActivation &act : {MoeActivation{Activation::Silu, 0, 0}, swigluGptOss(), kSitu})
-    for (bool doweight : {false, true}) {
-      SCOPED_TRACE(testing::Message()
-                   << toString(act.kind) << " doweight=" << doweight << " seed=" << seed);
-      FusedMoeOptions o;
-      o.activation = act;
-      o.doweightStage1 = doweight;
-      // The reference rounds stage 1's GEMM to bf16 as the unfused path does.
-      FusedMoeOptions ref = o;
-      ref.fuseActivation = false;
-      runAndExpectClose(c, o, &ref);
-    }
+  useBiases(c, rng);
+  for (MoeCombine combine : {MoeCombine::Reduce, MoeCombine::Atomic})
+    for (const MoeActivation &act : {MoeActivation{Activation::Silu, 0, 0}, swigluGptOss(), kSitu})
+      for (bool doweight : {false, true}) {
+        SCOPED_TRACE(testing::Message()
+                     << toString(act.kind) << " doweight=" << doweight
+                     << " atomic=" << (combine == MoeCombine::Atomic) << " seed=" << seed);
+        FusedMoeOptions o;
+        o.activation = act;
+        o.doweightStage1 = doweight;
+        o.combine = combine;
+        // The reference rounds stage 1's GEMM to bf16 as the unfused path does.
+        FusedMoeOptions ref = o;
+        ref.fuseActivation = false;
+        runAndExpectClose(c, o, &ref);
+        if (combine == MoeCombine::Atomic)
+          runAndExpectClose(split, o, &ref);
+      }
   // The fallback is visible.
   const LogLevel level = logLevel();
   loggedLines().clear();
@@ -282,8 +249,7 @@ TEST_F(FusedMoe, BiasesMatchTheQdqReference) {
   std::string all;
   for (const std::string &l : loggedLines())
     all += l + "\n";
-  EXPECT_NE(all.find("moeStage1: path bf16 gate/up then moe_actq (no fused epilogue: W1 has a "
-                     "bias"),
+  EXPECT_NE(all.find("bf16 gate/up then moe_actq (no fused epilogue: W1 has a bias"),
             std::string::npos)
       << all;
   ASSERT_OK(dev.synchronize());
