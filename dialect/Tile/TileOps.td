@@ -122,6 +122,10 @@ def Tile_LoadMxOp : Tile_Op<"load_mx", [MemoryEffects<[MemRead]>]> {
     how already-quantized activations arrive (what `mxtile.quantize` dumps
     and the quant_mxfp4 kernel writes). Rows at or beyond `validRows`
     (relative to `row`) read as zero codes and never touch memory.
+    `scaleRep` other than 1 (2, 4 or 8) reads the scales in gfx1250's
+    sorted-row MoE layout with that quant_wmma_rep instead (rows in tiles
+    of 16 scaleRep, `ld` a multiple of 128; Format/Layout.h
+    gfx1250MoeScaleOffset).
 
     ```mlir
     %q, %s = mxtile.load_mx %A, %AS[%m0, %k0] ld %c7168 rows %valid
@@ -129,7 +133,8 @@ def Tile_LoadMxOp : Tile_Op<"load_mx", [MemoryEffects<[MemRead]>]> {
     ```
   }];
   let arguments = (ins MemRefRankOf<[I8], [1]>:$data, MemRefRankOf<[I8], [1]>:$scales,
-                       Index:$row, Index:$col, Index:$ld, Index:$validRows);
+                       Index:$row, Index:$col, Index:$ld, Index:$validRows,
+                       DefaultValuedAttr<I64Attr, "1">:$scaleRep);
   let results = (outs Tile_FP4Tile:$result, Tile_ScaleTile:$resultScales);
   let assemblyFormat = [{
     $data `,` $scales `[` $row `,` $col `]` `ld` $ld `rows` $validRows attr-dict
@@ -325,7 +330,9 @@ def Tile_StoreActMxOp : Tile_Op<"store_act_mx",
     bit the CPU quantizer on those f32 values). 32-column blocks at or
     past `cols` (the real intermediate size; `ld` is padded) get zero
     codes and scale 0x7F. With `debug`, the f32 activations of the columns
-    below `cols` are written there too ([rows, cols] f32).
+    below `cols` are written there too ([rows, cols] f32). `scaleRep`
+    other than 1 writes the scales in gfx1250's sorted-row layout instead
+    (mxtile.load_mx's).
 
     `reduce(%ws, %counters)` and `splits` are mxtile.store's split-K.
 
@@ -343,7 +350,8 @@ def Tile_StoreActMxOp : Tile_Op<"store_act_mx",
                        Optional<MemRefRankOf<[F32], [1]>>:$workspace,
                        Optional<MemRefRankOf<[I32], [1]>>:$counters,
                        Tile_RoundingAttr:$rounding,
-                       DefaultValuedAttr<I64Attr, "1">:$splits);
+                       DefaultValuedAttr<I64Attr, "1">:$splits,
+                       DefaultValuedAttr<I64Attr, "1">:$scaleRep);
   let assemblyFormat = [{
     custom<ActivationKind>($kind) $value `,` $codes `,` $scales `[` $row `,` $col `]` `ld` $ld
     `cols` $cols `rows` $validRows `params` `(` $p0 `,` $p1 `)` `weights` $rowWeights `if` $doweight

@@ -98,12 +98,12 @@ MxTile TileBuilder::loadQdq(Value data, Index row, Index col, Index ld, Index va
 }
 
 MxTile TileBuilder::loadMx(Value data, Value scales, Index row, Index col, Index ld,
-                           Index validRows, int64_t rows, int64_t cols) {
+                           Index validRows, int64_t rows, int64_t cols, int64_t scaleRep) {
   MLIRContext *ctx = b.getContext();
   auto dt = tile::TileType::get(ctx, {rows, cols}, b.getType<Float4E2M1FNType>());
   auto st = tile::TileType::get(ctx, {rows, cols / kBlockSize}, b.getType<Float8E8M0FNUType>());
   auto op = tile::LoadMxOp::create(b, dt, st, data, scales, row.value(), col.value(), ld.value(),
-                                   validRows.value());
+                                   validRows.value(), scaleRep);
   return {Tile(op.getResult()), Tile(op.getResultScales())};
 }
 
@@ -152,10 +152,10 @@ void TileBuilder::store(Tile t, Value buffer, Index row, Index col, Index ld, In
 
 void TileBuilder::storeActMx(Tile t, const ActMxOutput &out, Index row, Index col, Index ld,
                              Index cols, Index validRows, const SplitK &splitK) {
-  tile::StoreActMxOp::create(b, out.kind, t.value(), out.codes, out.scales, row.value(),
-                             col.value(), ld.value(), cols.value(), validRows.value(), out.p0,
-                             out.p1, out.rowWeights, out.doweight, out.debug, splitK.workspace,
-                             splitK.counters, tile::toTile(out.rounding), splitK.splits);
+  tile::StoreActMxOp::create(
+      b, out.kind, t.value(), out.codes, out.scales, row.value(), col.value(), ld.value(),
+      cols.value(), validRows.value(), out.p0, out.p1, out.rowWeights, out.doweight, out.debug,
+      splitK.workspace, splitK.counters, tile::toTile(out.rounding), splitK.splits, out.scaleRep);
 }
 
 void TileBuilder::storeScatterAdd(Tile t, const ScatterAddOutput &out, Index row, Index col,

@@ -214,7 +214,7 @@ Expected<std::vector<uint8_t>> shuffleScales(ScaleLayout layout, Span<uint8_t> s
   return out;
 }
 
-bool isGfx1250MoeScaleRep(int64_t rep) { return rep == 1 || rep == 4 || rep == 8; }
+bool isGfx1250MoeScaleRep(int64_t rep) { return rep == 1 || rep == 2 || rep == 4 || rep == 8; }
 
 // AITER #4607, launch_gemm_a8w4_tdm's epilogue: out_row = (tile << 4) |
 // (row_in_tile & 15), dword out_row * (K/128) R + wmma_row + (kb/4) R.
@@ -227,7 +227,8 @@ int64_t gfx1250MoeScaleOffset(int64_t rep, int64_t kBlocks, int64_t row, int64_t
 Expected<std::vector<uint8_t>> shuffleGfx1250MoeScales(int64_t rep, Span<uint8_t> s, int64_t rows,
                                                        int64_t kBlocks) {
   if (!isGfx1250MoeScaleRep(rep))
-    return errorf("gfx1250 MoE scales: quant_wmma_rep must be 1, 4 or 8, got %lld", (long long)rep);
+    return errorf("gfx1250 MoE scales: quant_wmma_rep must be 1, 2, 4 or 8, got %lld",
+                  (long long)rep);
   if (rows < 0 || rows % (16 * rep) != 0 || kBlocks <= 0 || kBlocks % 4 != 0)
     return errorf("gfx1250 MoE scales: [%lld, %lld] must have rows a multiple of %lld (16 x "
                   "quant_wmma_rep) and K-blocks a positive multiple of 4 (128-K steps)",

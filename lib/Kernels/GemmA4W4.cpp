@@ -94,6 +94,7 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
   if (actMx) {
     actOut.kind = tile::toTile(spec.activation);
     actOut.rounding = spec.rounding;
+    actOut.scaleRep = spec.moeScaleRep;
     actOut.p0 = tb.f32Arg();
     actOut.p1 = tb.f32Arg();
     actOut.doweight = tb.i32Arg().value().getDefiningOp<mlir::arith::IndexCastOp>().getIn();
@@ -148,7 +149,7 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
       tb.loopK(kBegin, kEnd, spec.bk, tb.zero(spec.bm, spec.bn), [&](dsl::Index k0, dsl::Tile acc) {
         dsl::MxTile qa;
         if (mx) {
-          qa = tb.loadMx(a, as, m0, k0, kDim, valid, spec.bm, spec.bk);
+          qa = tb.loadMx(a, as, m0, k0, kDim, valid, spec.bm, spec.bk, spec.moeScaleRep);
         } else if (qdq) {
           qa = tb.loadQdq(a, m0, k0, kDim, valid, spec.bm, spec.bk);
         } else {

@@ -52,12 +52,13 @@ public:
     return emitQuantizeBlock(b, x, tile::toTile(mode));
   }
 
-  /// Stores a block's code words and scale at block `blk` (index) of the
-  /// row-major outputs.
-  void storeBlock(ArrayRef<Value> words, Value scale, Value codes, Value scales, Value blk) {
+  /// Stores a block's code words at block `blk` (index) of the row-major
+  /// codes and its scale at byte `scaleAt` of the scales.
+  void storeBlock(ArrayRef<Value> words, Value scale, Value codes, Value scales, Value blk,
+                  Value scaleAt) {
     for (int64_t w = 0; w < 4; ++w)
       store(words[size_t(w)], codes, add(mul(blk, idx(4)), idx(w)));
-    store(arith::TruncIOp::create(b, b.getI8Type(), scale), scales, blk);
+    store(arith::TruncIOp::create(b, b.getI8Type(), scale), scales, scaleAt);
   }
 };
 
@@ -104,9 +105,10 @@ void buildQuantizers(dsl::TileBuilder &tb, const KernelSpec &spec) {
   Value row = s.divu(thread, s.idx(blocks)), kb = s.remu(thread, s.idx(blocks));
   Value valid = s.toIndex(s.load(numValid, s.idx(0)));
   Value blk = thread; // row * blocks + kb
+  Value scaleAt = emitMoeScaleOffset(b, spec.moeScaleRep, s.idx(blocks), row, kb);
   auto storeZeros = [&] {
     SmallVector<Value> zeros(4, s.i32(0));
-    s.storeBlock(zeros, s.i32(0x7F), codes, scales, blk);
+    s.storeBlock(zeros, s.i32(0x7F), codes, scales, blk, scaleAt);
   };
   Value inRow = s.cmp(P::ult, kb, s.idx(spec.k / 32));
   s.when(s.cmp(P::ult, row, valid), [&] {
@@ -118,7 +120,7 @@ void buildQuantizers(dsl::TileBuilder &tb, const KernelSpec &spec) {
         // Row `token` of hidden: K / 2 words a row.
         Value w0 = s.add(s.mul(s.toIndex(token), s.idx(spec.k / 2)), s.mul(kb, s.idx(16)));
         auto [words, scale] = s.quantizeBlock(s.loadBf16Block(input, w0), spec.rounding);
-        s.storeBlock(words, scale, codes, scales, blk);
+        s.storeBlock(words, scale, codes, scales, blk, scaleAt);
       });
       s.when(arith::AndIOp::create(b, s.cmp(P::uge, token, tokens), inRow), storeZeros);
       return;
@@ -164,7 +166,7 @@ void buildQuantizers(dsl::TileBuilder &tb, const KernelSpec &spec) {
           s.store(a[j], debug, s.add(d0, s.idx(int64_t(j))));
       });
       auto [words, scale] = s.quantizeBlock(a, spec.rounding);
-      s.storeBlock(words, scale, codes, scales, blk);
+      s.storeBlock(words, scale, codes, scales, blk, scaleAt);
     });
   });
   finish(tb, spec);

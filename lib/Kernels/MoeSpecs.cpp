@@ -14,6 +14,12 @@ int64_t moeExpectedBlocks(int64_t tokens, int64_t topk, int64_t experts, int64_t
   return active * ((perExpert + blockM - 1) / blockM);
 }
 
+int64_t moeScaleRep(Arch arch, int64_t blockM) {
+  return arch == Arch::GFX1250 && isGfx1250MoeScaleRep(blockM / 16) && blockM % 16 == 0
+             ? blockM / 16
+             : 1;
+}
+
 /// The K splits that bring `tiles` workgroups up to `wanted`, each split
 /// at least two of the `steps` K steps, at most 8.
 static int64_t moeSplitK(int64_t tiles, int64_t wanted, int64_t steps) {
@@ -40,6 +46,7 @@ Expected<KernelSpec> makeMoeGemmSpec(Arch arch, int64_t n, int64_t k, int64_t bl
     s.bk = 128;
   s.weightLayout = target.weightLayout;
   s.scaleLayout = target.scaleLayout;
+  s.moeScaleRep = moeScaleRep(arch, blockM);
   s.foldedScales = scalesBelow128 && !target.mma.scaledFp4;
   // Split-K sums partial tiles through a global workspace; BM 128's splits
   // would be a cluster's, which the grouped GEMM does not take.
@@ -83,13 +90,14 @@ Expected<std::vector<KernelSpec>> makeMoeStageSpecs(Arch arch, int stage, const 
   std::vector<Expected<KernelSpec>> made;
   const int64_t blocks = s.tokens ? moeExpectedBlocks(s.tokens, s.topk, s.experts, s.blockM) : 0;
   if (stage == 1) {
-    made.push_back(makeMoeQuantSpec(arch, s.hidden, s.rounding));
+    made.push_back(makeMoeQuantSpec(arch, s.hidden, s.rounding, moeScaleRep(arch, s.blockM)));
     Expected<KernelSpec> fused = makeMoeStage1FusedSpec(arch, s);
     if (fused && s.fuseActivation) {
       made.push_back(*fused);
     } else {
       made.push_back(makeMoeGemmSpec(arch, 2 * ip, hp, s.blockM, blocks, s.scalesBelow128));
-      made.push_back(makeMoeActQuantSpec(arch, s.inter, s.activation, s.rounding));
+      made.push_back(makeMoeActQuantSpec(arch, s.inter, s.activation, s.rounding,
+                                         moeScaleRep(arch, s.blockM)));
     }
   } else if (Expected<KernelSpec> atomic = makeMoeStage2AtomicSpec(arch, s);
              atomic && s.atomicStage2) {

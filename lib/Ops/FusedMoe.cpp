@@ -565,7 +565,8 @@ Error runStage1(Device &dev, void *stream, const CallPlan &p, const void *hidden
                ", ", p.gemm1.name(), ", K split ", p.gemm1.splitK));
   void *a1 = p.at(ScratchLayout::A1Codes), *a1s = p.at(ScratchLayout::A1Scales);
   if (Error e = moeQuantizeRows(dev, stream, hidden, p.tokens, s.hidden, sorted.sortedIds,
-                                sorted.numValid, p.rows, a1, a1s, options.rounding, arch))
+                                sorted.numValid, p.rows, a1, a1s, options.rounding, arch,
+                                p.gemm1.moeScaleRep))
     return e;
   if (p.fused) {
     const ActMxArgs act{codes,
@@ -582,10 +583,10 @@ Error runStage1(Device &dev, void *stream, const CallPlan &p, const void *hidden
   if (Error e = launchMoeGemm(dev, stream, p.gemm1, *weights.impl().w1, a1, a1s, sorted, gateUp,
                               p.rows, p.tokens))
     return e;
-  return moeActivationQuantize(dev, stream, gateUp, sorted.sortedWeights, sorted.numValid, p.rows,
-                               s.inter, options.activation, options.doweightStage1, codes, scales,
-                               debugActivations, options.rounding, arch,
-                               {weights.impl().bias1, sorted.expertIds, sorted.blockM});
+  return moeActivationQuantize(
+      dev, stream, gateUp, sorted.sortedWeights, sorted.numValid, p.rows, s.inter,
+      options.activation, options.doweightStage1, codes, scales, debugActivations, options.rounding,
+      arch, {weights.impl().bias1, sorted.expertIds, sorted.blockM}, p.gemm1.moeScaleRep);
 }
 
 /// Stage 2 on a planned call.

@@ -50,7 +50,7 @@ Error checkIndexing(const char *api, int64_t rows, int64_t cols) {
 Error moeQuantizeRows(Device &dev, void *stream, const void *hidden, int64_t tokens,
                       int64_t hiddenSize, const int32_t *sortedIds, const int32_t *numValid,
                       int64_t maxRows, void *codes, void *scales, ScaleRounding rounding,
-                      std::optional<Arch> archOpt) {
+                      std::optional<Arch> archOpt, int64_t scaleRep) {
   const char *api = "moeQuantizeRows";
   if (tokens < 1 || tokens >= (int64_t(1) << 24))
     return makeError(api, ": tokens must be in [1, 2^24), got ", tokens);
@@ -70,7 +70,7 @@ Error moeQuantizeRows(Device &dev, void *stream, const void *hidden, int64_t tok
   void *h = const_cast<void *>(hidden), *ids = const_cast<int32_t *>(sortedIds),
        *valid = const_cast<int32_t *>(numValid);
   int32_t t = int32_t(tokens);
-  return launch(dev, stream, makeMoeQuantSpec(*arch, hiddenSize, rounding), maxRows,
+  return launch(dev, stream, makeMoeQuantSpec(*arch, hiddenSize, rounding, scaleRep), maxRows,
                 {&h, &ids, &valid, &codes, &scales, &t});
 }
 
@@ -116,7 +116,7 @@ Error moeActivationQuantize(Device &dev, void *stream, const void *gateUp,
                             const float *sortedWeights, const int32_t *numValid, int64_t maxRows,
                             int64_t inter, const MoeActivation &act, bool doweight, void *codes,
                             void *scales, float *debug, ScaleRounding rounding,
-                            std::optional<Arch> archOpt, const MoeRowBias &bias) {
+                            std::optional<Arch> archOpt, const MoeRowBias &bias, int64_t scaleRep) {
   const char *api = "moeActivationQuantize";
   if (maxRows < 1)
     return makeError(api, ": maxRows must be >= 1, got ", maxRows);
@@ -142,7 +142,8 @@ Error moeActivationQuantize(Device &dev, void *stream, const void *gateUp,
     return ba.takeError();
   float p0 = act.p0, p1 = act.p1;
   int32_t weighted = doweight ? 1 : 0, writeDebug = debug ? 1 : 0;
-  return launch(dev, stream, makeMoeActQuantSpec(*arch, inter, act.kind, rounding), maxRows,
+  return launch(dev, stream, makeMoeActQuantSpec(*arch, inter, act.kind, rounding, scaleRep),
+                maxRows,
                 {&in, &w, &valid, &codes, &scales, &dbg, &ba->values, &ba->experts, &p0, &p1,
                  &weighted, &writeDebug, &ba->blockM, &ba->present});
 }

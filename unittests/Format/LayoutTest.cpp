@@ -133,7 +133,7 @@ TEST(ScaleLayout, Gfx1250MatchesViewPermute) {
 // (AITER _grouped_a8w4_preshuffle_e8m0_scale), the epilogue's dword
 // arithmetic, and for R = 1 row-major.
 TEST(ScaleLayout, Gfx1250MoeRepsMatchTheReference) {
-  for (int64_t rep : {1, 4, 8}) {
+  for (int64_t rep : {1, 2, 4, 8}) {
     const int64_t rows = 16 * rep * 3, kBlocks = 24, steps = kBlocks / 4;
     std::vector<bool> seen(size_t(rows * kBlocks));
     for (int64_t r = 0; r < rows; ++r)
@@ -171,7 +171,7 @@ TEST(ScaleLayout, Gfx1250MoeShuffleChecksItsInput) {
     ASSERT_FALSE(bool(got));
     EXPECT_NE(got.takeError().message().find(want), std::string::npos);
   };
-  expectError(shuffleGfx1250MoeScales(2, s, 64, 8), "must be 1, 4 or 8");
+  expectError(shuffleGfx1250MoeScales(3, s, 64, 8), "must be 1, 2, 4 or 8");
   expectError(shuffleGfx1250MoeScales(8, s, 64, 8), "multiple of 128");
   expectError(shuffleGfx1250MoeScales(4, s, 64, 6), "multiple of 4");
   expectError(shuffleGfx1250MoeScales(4, Span<uint8_t>(s.data(), 100), 64, 8), "needs 512 bytes");

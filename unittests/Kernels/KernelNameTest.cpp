@@ -48,7 +48,9 @@ KernelSpec randomSpec(std::mt19937_64 &rng) {
     s = makeQuantizeMxSpec(Arch::SM90A, k, smBm, r);
     break;
   case 4:
-    s = makeMoeGemmSpec(Arch::SM90A, n, k, smBm);
+    // gfx1250's carries its MoE scale layout (_xr<R>) from BM 32.
+    s = rng() % 2 ? makeMoeGemmSpec(Arch::SM90A, n, k, smBm)
+                  : makeMoeGemmSpec(Arch::GFX1250, n, k, int64_t(16) << (rng() % 3));
     break;
   case 5: {
     const Arch arches[] = {Arch::GFX950, Arch::GFX1250, Arch::SM90A};

@@ -33,22 +33,24 @@ TEST(MoeSpecs, PaddedRows) {
 TEST(MoeSpecs, StagesInLaunchOrder) {
   // Seed 002's layer at block_m 32.
   const MoeKernelShape s{896, 16, 3584, 768, 32, Activation::Situv2, ScaleRounding::Even};
-  // sm_90a: the activation in moe_gemm's epilogue.
-  auto fused = makeMoeStageSpecs(Arch::SM90A, 1, s);
-  ASSERT_OK(fused);
-  ASSERT_EQ(fused->size(), 2u);
-  EXPECT_EQ((*fused)[0].op, OpKind::MoeQuant);
-  EXPECT_EQ((*fused)[1].op, OpKind::MoeGemm);
-  EXPECT_EQ((*fused)[1].epilogue, Epilogue::ActMx);
-  EXPECT_EQ((*fused)[1].activation, Activation::Situv2);
-  EXPECT_EQ((*fused)[1].rounding, ScaleRounding::Even);
-  EXPECT_EQ((*fused)[1].n, 2 * 768);
-  // Unfused (asked for, or AMD, which has no fused epilogue): moe_gemm
-  // stores bf16, moe_actq quantizes the activation.
+  // Every target: the activation in moe_gemm's epilogue.
+  for (Arch arch : {Arch::SM90A, Arch::GFX950, Arch::GFX1250}) {
+    auto fused = makeMoeStageSpecs(arch, 1, s);
+    ASSERT_OK(fused);
+    ASSERT_EQ(fused->size(), 2u);
+    EXPECT_EQ((*fused)[0].op, OpKind::MoeQuant);
+    EXPECT_EQ((*fused)[1].op, OpKind::MoeGemm);
+    EXPECT_EQ((*fused)[1].epilogue, Epilogue::ActMx);
+    EXPECT_EQ((*fused)[1].activation, Activation::Situv2);
+    EXPECT_EQ((*fused)[1].rounding, ScaleRounding::Even);
+    EXPECT_EQ((*fused)[1].n, 2 * 768);
+  }
+  // Unfused on request: moe_gemm stores bf16, moe_actq quantizes the
+  // activation.
   MoeKernelShape unfused = s;
   unfused.fuseActivation = false;
-  for (auto [arch, shape] : {std::pair{Arch::SM90A, unfused}, std::pair{Arch::GFX950, s}}) {
-    auto one = makeMoeStageSpecs(arch, 1, shape);
+  for (Arch arch : {Arch::SM90A, Arch::GFX950}) {
+    auto one = makeMoeStageSpecs(arch, 1, unfused);
     ASSERT_OK(one);
     ASSERT_EQ(one->size(), 3u);
     EXPECT_EQ((*one)[0].op, OpKind::MoeQuant);
@@ -130,10 +132,14 @@ TEST(MoeSpecs, FusedEpilogueRules) {
   ASSERT_OK(debug);
   EXPECT_EQ(debug->epilogue, Epilogue::ActMxDebug);
   EXPECT_EQ(parseKernelName(debug->name())->epilogue, Epilogue::ActMxDebug);
-  // Only sm_90a's moe_gemm has it, with a gated activation and no
-  // compiled-in parameters.
-  EXPECT_ERROR_CONTAINS(makeMoeStage1FusedSpec(Arch::GFX950, s),
-                        "the fused activation epilogue (eactmx) is moe_gemm's on sm_90a");
+  // AMD has it too (without a K split); only moe_gemm has it, with a
+  // gated activation and no compiled-in parameters.
+  for (Arch amd : {Arch::GFX950, Arch::GFX1250}) {
+    auto onAmd = makeMoeStage1FusedSpec(amd, s);
+    ASSERT_OK(onAmd);
+    EXPECT_EQ(onAmd->splitK, 1);
+    EXPECT_EQ(parseKernelName(onAmd->name())->name(), onAmd->name());
+  }
   KernelSpec k = *fused;
   k.activation = Activation::None;
   EXPECT_ERROR_CONTAINS(verifyKernelSpec(k), "with a gated activation");
@@ -144,6 +150,59 @@ TEST(MoeSpecs, FusedEpilogueRules) {
   k.epilogue = Epilogue::ActMx;
   k.activation = Activation::Silu;
   EXPECT_ERROR_CONTAINS(verifyKernelSpec(k), "got gemm_a4w4 on sm_90a");
+}
+
+// The MoE intermediates' scales: gfx1250 keeps them in the sorted-row
+// layout of its WMMA with quant_wmma_rep = block_m / 16 (seed 002), every
+// kernel that writes or reads them alike; row-major elsewhere.
+TEST(MoeSpecs, ScaleLayoutPerTarget) {
+  for (auto [bm, rep] : {std::pair<int64_t, int64_t>{16, 1}, {32, 2}, {64, 4}, {128, 8}}) {
+    EXPECT_EQ(moeScaleRep(Arch::GFX1250, bm), rep);
+    EXPECT_EQ(moeScaleRep(Arch::GFX950, bm), 1);
+    EXPECT_EQ(moeScaleRep(Arch::SM90A, bm), 1);
+  }
+  EXPECT_EQ(moeScaleRep(Arch::GFX1250, 48), 1);
+  for (int64_t bm : {16, 32, 64}) {
+    MoeKernelShape s{896, 16, 3584, 768, bm, Activation::Situv2, kDefaultScaleRounding};
+    for (bool fuse : {true, false}) {
+      s.fuseActivation = fuse;
+      for (int stage : {1, 2}) {
+        auto specs = makeMoeStageSpecs(Arch::GFX1250, stage, s);
+        ASSERT_OK(specs);
+        for (const KernelSpec &k : *specs) {
+          const bool carries =
+              k.op == OpKind::MoeQuant || k.op == OpKind::MoeActQuant || k.op == OpKind::MoeGemm;
+          EXPECT_EQ(k.moeScaleRep, carries ? bm / 16 : 1) << k.name();
+          EXPECT_EQ(parseKernelName(k.name())->name(), k.name());
+          if (bm > 16 && carries)
+            EXPECT_NE(k.name().find(strCat("_xr", bm / 16)), std::string::npos) << k.name();
+        }
+      }
+    }
+  }
+  // The layout is gfx1250's, on the kernels of the intermediates, with
+  // whole layout tiles per row block.
+  auto gemm = makeMoeGemmSpec(Arch::GFX1250, 1536, 3584, 64);
+  ASSERT_OK(gemm);
+  EXPECT_EQ(gemm->name().substr(gemm->name().size() - 10), "_ebf16_xr4");
+  KernelSpec k = *gemm;
+  k.bm = 32;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(k), "whole tiles of 16 R = 64 rows");
+  k = *gemm;
+  k.moeScaleRep = 3;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(k), "R = 2, 4 or 8");
+  EXPECT_ERROR_CONTAINS(makeMoeQuantSpec(Arch::SM90A, 3584, kDefaultScaleRounding, 4),
+                        "is gfx1250's, for moe_quant, moe_actq and moe_gemm; got moe_quant on "
+                        "sm_90a");
+  EXPECT_ERROR_CONTAINS(makeMoeQuantSpec(Arch::GFX950, 3584, kDefaultScaleRounding, 2),
+                        "got moe_quant on gfx950");
+  KernelSpec reduce = *makeMoeReduceSpec(Arch::GFX1250, 3584, 16);
+  reduce.moeScaleRep = 4;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(reduce), "got moe_reduce on gfx1250");
+  // The name: no field for row-major, so "_xr1" is not canonical.
+  std::string name = gemm->name();
+  EXPECT_ERROR_CONTAINS(parseKernelName(name.substr(0, name.size() - 1) + "1"), "not '_xr1'");
+  EXPECT_ERROR_CONTAINS(parseKernelName(name.substr(0, name.size() - 1) + "04"), "'xr<number>'");
 }
 
 TEST(MoeSpecs, AtomicStage2Rules) {

@@ -3,7 +3,8 @@
 // Scalar IR shared by MoE stage 1's two epilogues, the moe_actq kernel and
 // moe_gemm's fused one (mxtile.store_act_mx): the gated activations in f32
 // with run-time parameters, and one 32-element block quantized to MXFP4
-// bit for bit as the CPU quantizer does (Format/Quantize.h).
+// bit for bit as the CPU quantizer does (Format/Quantize.h), and where
+// its scale goes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MXFP4_CONVERSION_MXBLOCKEMITTER_H
@@ -36,6 +37,13 @@ mlir::Value emitGatedActivation(mlir::ImplicitLocOpBuilder &b, tile::ActivationK
 std::pair<llvm::SmallVector<mlir::Value, 4>, mlir::Value>
 emitQuantizeBlock(mlir::ImplicitLocOpBuilder &b, llvm::ArrayRef<mlir::Value> x,
                   tile::ScaleRoundingKind mode);
+
+/// The byte offset of E8M0 scale (row, kb) of the MoE intermediates, rows
+/// of `kBlocks` scales (index values), in the layout of `rep`
+/// (KernelSpec::moeScaleRep; Format/Layout.h gfx1250MoeScaleOffset, whose
+/// formula this emits): row * kBlocks + kb when `rep` is 1.
+mlir::Value emitMoeScaleOffset(mlir::ImplicitLocOpBuilder &b, int64_t rep, mlir::Value kBlocks,
+                               mlir::Value row, mlir::Value kb);
 
 } // namespace mxfp4
 

@@ -81,6 +81,8 @@ struct ActMxOutput {
   mlir::Value p0, p1;               ///< f32
   mlir::Value rowWeights, doweight; ///< f32 buffer, i32
   mlir::Value debug;                ///< optional f32 buffer [rows, cols]
+  /// The scales' layout (KernelSpec::moeScaleRep; 1: row-major).
+  int64_t scaleRep = 1;
 };
 
 /// MoE stage 2's atomic epilogue (mxtile.store_scatter_add): the tile's
@@ -141,7 +143,7 @@ public:
   /// matrix of `ld` elements per row (codes `data`, scales `scales`); rows at
   /// or beyond `validRows` read as zero.
   MxTile loadMx(mlir::Value data, mlir::Value scales, Index row, Index col, Index ld,
-                Index validRows, int64_t rows, int64_t cols);
+                Index validRows, int64_t rows, int64_t cols, int64_t scaleRep = 1);
   /// A grouped GEMM's row block `block` (mxtile.group_block): its group and
   /// the valid rows of the sorted matrix; the workgroup ends here when the
   /// block is empty.

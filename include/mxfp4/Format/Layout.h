@@ -99,7 +99,9 @@ Expected<std::vector<uint8_t>> unshuffleScales(ScaleLayout layout, Span<uint8_t>
 //===----------------------------------------------------------------------===//
 // Sorted MoE activation scales on gfx1250 (seed 002; AITER PR #4607's
 // grouped TDM GEMM): what stage 1's fused epilogue writes and stage 2's
-// WMMA reads, for R = quant_wmma_rep = stage 2's M tile / 16 (1, 4 or 8).
+// WMMA reads, for R = quant_wmma_rep = stage 2's M tile / 16 per wave
+// (AITER's kernels use 1, 4 and 8; ours, whose waves each take all BM rows,
+// R = block_m / 16, so also 2).
 // Row r = 16 R t + 16 w + l (tile t, WMMA row block w, lane l) goes to
 // storage row 16 t + l, where the dwords (4 K-blocks, one 128-K step) of
 // the R row blocks sit side by side per K step:
@@ -107,7 +109,7 @@ Expected<std::vector<uint8_t>> unshuffleScales(ScaleLayout layout, Span<uint8_t>
 // R = 1 is row-major. Rows are a multiple of 16 R, K-blocks of 4.
 //===----------------------------------------------------------------------===//
 
-/// Whether `rep` is a quant_wmma_rep of the layout (1, 4 or 8).
+/// Whether `rep` is a quant_wmma_rep of the layout (1, 2, 4 or 8).
 bool isGfx1250MoeScaleRep(int64_t rep);
 /// Byte offset of scale (row, kblock) of [rows, kBlocks] sorted-row scales.
 int64_t gfx1250MoeScaleOffset(int64_t rep, int64_t kBlocks, int64_t row, int64_t kblock);

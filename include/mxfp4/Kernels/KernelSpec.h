@@ -6,6 +6,7 @@
 //
 //   gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_roundup_wgfx950mfma16_sgfx950mfma16_anone_ebf16
 //   ..._aswiglu_f3fd9db23_f40e00000_ebf16          (alpha = 1.702f, limit = 7.0f)
+//   moe_gemm_gfx1250_..._eactmx_xr4                (MoE scales with quant_wmma_rep 4)
 //
 // parseKernelName() inverts name() exactly and treats its input as
 // untrusted (names come from CSVs, caches, command lines): any malformed name
@@ -51,7 +52,7 @@ namespace mxfp4 {
 ///   weighted sum of N = H columns over K = topk slots; BN = 256 threads,
 ///   BM 1, BK 32; SIMT kernels on every target. MoeCast ("moe_cast"): the
 ///   atomic stage 2's f32 accumulator of N = H columns to bf16 (K 0).
-/// MoeGemm: the MoE stages' grouped GEMM ("moe_gemm"; sm_90a): C[r] =
+/// MoeGemm: the MoE stages' grouped GEMM ("moe_gemm"): C[r] =
 ///   A[r] * W[expert(r)]^T over the sorted rows r of moe_place, A already
 ///   MXFP4 like GemmMxA4W4, the weights of every expert one [E * N, K]
 ///   prepared matrix; each BM row block reads its expert and the valid row
@@ -101,7 +102,7 @@ inline int64_t moePaddedRow(Arch arch, int64_t elements) {
 enum class Activation : uint8_t { None, Silu, Swiglu, Situv2 };
 /// BF16: store C. BF16DumpQuant: also write the inline-quantized activations
 /// and their scales (tests compare them with the CPU quantizer byte for byte).
-/// ActMx (moe_gemm of MoE stage 1 on sm_90a): C's gate/up columns paired
+/// ActMx (moe_gemm of MoE stage 1): C's gate/up columns paired
 /// (mxtile.store_act_mx), the gated activation (run-time parameters)
 /// stored quantized to MXFP4 instead of C; ActMxDebug also writes the f32
 /// activations it quantized.
@@ -129,6 +130,13 @@ struct KernelSpec : Schedule {
   Activation activation = Activation::None;
   std::array<float, 2> activationParams = {0.0f, 0.0f};
   Epilogue epilogue = Epilogue::BF16;
+  /// The layout of the E8M0 scales of the MoE intermediates (the sorted
+  /// MXFP4 rows moe_quant, moe_actq and moe_gemm's eactmx write and
+  /// moe_gemm reads): 1, row-major [rows, Kp/32]; 2, 4 or 8 (gfx1250),
+  /// the sorted-row layout its WMMA reads with quant_wmma_rep R (seed 002;
+  /// Format/Layout.h gfx1250MoeScaleOffset), rows in tiles of 16 R. In the
+  /// name after the epilogue when not 1 ("_xr4").
+  int64_t moeScaleRep = 1;
 
   const Schedule &schedule() const { return *this; }
   Schedule &schedule() { return *this; }
@@ -165,11 +173,13 @@ Expected<KernelSpec> makeQuantizeMxSpec(Arch arch, int64_t k, int64_t bm,
 
 /// The MoE elementwise kernels on `arch` (verified): moe_quant for rows of
 /// K = `hidden` with `rounding`; moe_actq for rows of K = `inter` with the
-/// gated `activation` (its parameters are run-time arguments); moe_reduce
-/// for `hidden` columns and `topk` slots.
-Expected<KernelSpec> makeMoeQuantSpec(Arch arch, int64_t hidden, ScaleRounding rounding);
+/// gated `activation` (its parameters are run-time arguments), both
+/// writing scales in the layout of `scaleRep` (KernelSpec::moeScaleRep);
+/// moe_reduce for `hidden` columns and `topk` slots.
+Expected<KernelSpec> makeMoeQuantSpec(Arch arch, int64_t hidden, ScaleRounding rounding,
+                                      int64_t scaleRep = 1);
 Expected<KernelSpec> makeMoeActQuantSpec(Arch arch, int64_t inter, Activation activation,
-                                         ScaleRounding rounding);
+                                         ScaleRounding rounding, int64_t scaleRep = 1);
 Expected<KernelSpec> makeMoeReduceSpec(Arch arch, int64_t hidden, int64_t topk);
 /// moe_cast: stage 2's f32 accumulator (the scatter epilogue's) rounded to
 /// the bf16 output, `hidden` columns.

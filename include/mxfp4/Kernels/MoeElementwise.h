@@ -4,9 +4,11 @@
 // upstream dialects (like Kernels/MoeSort.h; every target lowers them as
 // they are). Rows are sorted rows (moe_place's order); only rows below
 // num_valid[0] are touched. BF16 data is addressed as i32 words; codes as
-// i32 words (8 E2M1 each, element 8w + e at bits 4e), scales as bytes,
-// row-major: [rows, Kp/2] and [rows, Kp/32], every intermediate row padded
-// to Kp = moePaddedRow(K) elements (zero codes, scale 0x7F past K).
+// i32 words (8 E2M1 each, element 8w + e at bits 4e), scales as bytes:
+// codes row-major [rows, Kp/2], scales [rows, Kp/32] in the spec's MoE
+// scale layout (KernelSpec::moeScaleRep; row-major unless gfx1250's), every
+// intermediate row padded to Kp = moePaddedRow(K) elements (zero codes,
+// scale 0x7F past K).
 //
 //   moe_quant (hidden, sorted_ids, num_valid, codes, scales, T): one thread
 //     per 32-element block of a sorted row of K = H: the token's row of

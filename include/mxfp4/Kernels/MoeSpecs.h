@@ -4,8 +4,8 @@
 // place for the library, mxfp4-dump and mxfp4-jit-compile's presets:
 //   stage 1: moe_quant (K = H), then moe_gemm (N = 2 Ip, K = Hp) with the
 //            fused activation epilogue (eactmx: the activation quantized
-//            to MXFP4 in the GEMM) where the target has it, else moe_gemm
-//            storing bf16 and moe_actq (K = inter, the activation);
+//            to MXFP4 in the GEMM), or on request (fuseActivation false)
+//            moe_gemm storing bf16 and moe_actq (K = inter, the activation);
 //   stage 2: moe_gemm (N = Hp, K = Ip), moe_reduce (N = H, K = topk); or,
 //            atomic (sm_90a), moe_gemm with the scatter epilogue (escatter:
 //            weighted rows added to an f32 [T, Hp] accumulator) and
@@ -42,6 +42,12 @@ struct MoeKernelShape {
   bool atomicStage2 = false;
 };
 
+/// The MoE scale layout (KernelSpec::moeScaleRep) of the intermediates
+/// for row blocks of `blockM` on `arch`: on gfx1250 the sorted-row layout
+/// its WMMA reads, quant_wmma_rep = block_m / 16 (each wave of moe_gemm
+/// takes all BM rows); row-major (1) elsewhere.
+int64_t moeScaleRep(Arch arch, int64_t blockM);
+
 /// Stage 1's moe_gemm with the fused activation epilogue (eactmx, or
 /// eactmxdbg with `debug`) for `s` on `arch`, or the reason it does not
 /// apply there (the caller falls back to moe_gemm + moe_actq).
@@ -57,7 +63,8 @@ Expected<KernelSpec> makeMoeStage2AtomicSpec(Arch arch, const MoeKernelShape &s)
 /// its share of the rows rounded up to blocks).
 int64_t moeExpectedBlocks(int64_t tokens, int64_t topk, int64_t experts, int64_t blockM);
 
-/// moe_gemm for N, K per expert with M tile `blockM` (the sorting's); BK
+/// moe_gemm for N, K per expert with M tile `blockM` (the sorting's) and
+/// the MoE scale layout moeScaleRep(arch, blockM); BK
 /// 128 where two BM x BK buffers of 256 would not fit. `blocks`: the row
 /// blocks expected to hold rows (moeExpectedBlocks; 0 for unknown): where
 /// they and the N tiles give fewer workgroups than the target wants

@@ -129,9 +129,9 @@ struct FusedMoeOptions {
   /// [0, E), which are dropped.
   int32_t *dropped = nullptr;
   /// Stage 1's activation and its MXFP4 quantization in the GEMM's
-  /// epilogue (the intermediate never exists in bf16) where the target has
-  /// it (sm_90a) and W1 has no bias; elsewhere, or false, the GEMM stores bf16 gate/up rows
-  /// and a second kernel (moe_actq) quantizes their activation. Both give
+  /// epilogue (the intermediate never exists in bf16) where W1 has no
+  /// bias (every target); otherwise, or false, the GEMM stores bf16 gate/up
+  /// rows and a second kernel (moe_actq) quantizes their activation. Both give
   /// the same quantizer on f32 values; the fused path's are the f32 sums,
   /// the other's their bf16 roundings. MXFP4_LOG=debug says which ran.
   bool fuseActivation = true;
@@ -166,7 +166,8 @@ struct MoeSorted {
 /// expert, the activation (times the routing weight first when
 /// options.doweightStage1), quantized into `codes` [maxRows, Ip/2] and
 /// `scales` [maxRows, Ip/32] (Ip = moePaddedRow(inter); Ops/MoeSteps.h's
-/// layout) in sorted order. `debugActivations` (nullable, [maxRows, inter]
+/// layout: row-major, on gfx1250 that of moeScaleRep(arch, block_m),
+/// Kernels/MoeSpecs.h) in sorted order. `debugActivations` (nullable, [maxRows, inter]
 /// f32): the activation values quantized, of the valid rows.
 Error moeStage1(Device &dev, void *stream, const void *hidden, int64_t tokens,
                 const MoeSorted &sorted, const MoeWeights &weights, const FusedMoeOptions &options,

@@ -28,12 +28,15 @@ namespace mxfp4 {
 
 /// Stage 1's input: sorted row r is row `sortedIds[r] & 0xFFFFFF` of
 /// `hidden` ([tokens, hiddenSize] bf16) quantized with `rounding`; padding
-/// rows (token >= tokens) get zero codes and scale 0x7F (1.0).
+/// rows (token >= tokens) get zero codes and scale 0x7F (1.0). The scales
+/// are row-major, or with `scaleRep` 2, 4 or 8 (gfx1250) in its sorted-row
+/// layout (KernelSpec::moeScaleRep; the stages use moeScaleRep(arch,
+/// block_m), Kernels/MoeSpecs.h).
 Error moeQuantizeRows(Device &dev, void *stream, const void *hidden, int64_t tokens,
                       int64_t hiddenSize, const int32_t *sortedIds, const int32_t *numValid,
                       int64_t maxRows, void *codes, void *scales,
                       ScaleRounding rounding = kDefaultScaleRounding,
-                      std::optional<Arch> arch = std::nullopt);
+                      std::optional<Arch> arch = std::nullopt, int64_t scaleRep = 1);
 
 /// A gated activation and its parameters: swiglu (p0 = alpha, p1 = limit;
 /// GPT-OSS: 1.702, 7), situv2 (p0 = beta, p1 = linear_beta, both > 0; no
@@ -65,13 +68,14 @@ struct MoeRowBias {
 /// `sortedWeights` when `doweight`, the activation in f32, quantized with `rounding` into `codes` /
 /// `scales` ([rows, Ip] MXFP4). `debug` (nullable): the f32 activations [rows, inter], the values
 /// quantized. `bias` (optional): [E, 2 Ip] f32 in gateUp's column order, added to gate and up
-/// first.
+/// first. `scaleRep`: the scales' layout, as for moeQuantizeRows.
 Error moeActivationQuantize(Device &dev, void *stream, const void *gateUp,
                             const float *sortedWeights, const int32_t *numValid, int64_t maxRows,
                             int64_t inter, const MoeActivation &activation, bool doweight,
                             void *codes, void *scales, float *debug = nullptr,
                             ScaleRounding rounding = kDefaultScaleRounding,
-                            std::optional<Arch> arch = std::nullopt, const MoeRowBias &bias = {});
+                            std::optional<Arch> arch = std::nullopt, const MoeRowBias &bias = {},
+                            int64_t scaleRep = 1);
 
 /// Stage 2's reduction: out[t] (bf16 [tokens, hiddenSize]) = the sum over
 /// slots s, in slot order, of topkWeights[t, s] (1 when !useWeights: the

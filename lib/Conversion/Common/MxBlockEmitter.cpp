@@ -2,6 +2,7 @@
 
 #include "mxfp4/Conversion/MxBlockEmitter.h"
 #include "mxfp4/Conversion/E8M0Emitter.h"
+#include "mxfp4/Conversion/IndexMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -140,6 +141,21 @@ emitQuantizeBlock(ImplicitLocOpBuilder &b, ArrayRef<Value> x, tile::ScaleRoundin
     words.push_back(word);
   }
   return {words, scale};
+}
+
+Value emitMoeScaleOffset(ImplicitLocOpBuilder &b, int64_t rep, Value kBlocks, Value row, Value kb) {
+  if (rep == 1)
+    return idxAdd(b, idxMul(b, row, kBlocks), kb);
+  // 4 ((16 t + l) (K/128) R + (kb/4) R + w) + kb % 4 for row r = 16 R t +
+  // 16 w + l: the dword of a row's 4 scales of a 128-K step, the R row
+  // blocks of a tile side by side per step.
+  const int64_t tileRows = 16 * rep;
+  Value t = idxDiv(b, row, tileRows), w = idxDiv(b, idxRem(b, row, tileRows), 16);
+  Value storageRow = idxAdd(b, idxMul(b, t, 16), idxRem(b, row, 16));
+  Value steps = idxDiv(b, kBlocks, 4);
+  Value dword = idxAdd(b, idxMul(b, idxMul(b, storageRow, steps), rep),
+                       idxAdd(b, idxMul(b, idxDiv(b, kb, 4), rep), w));
+  return idxAdd(b, idxMul(b, dword, 4), idxRem(b, kb, 4));
 }
 
 } // namespace mxfp4

@@ -4,13 +4,15 @@
 // moe_actq), so a K step only copies them into the LDS stage the MMA reads,
 // in the same placement the inline quantizer writes (AmdChip::ldsPlacement):
 // each thread takes whole 32-element blocks, one 16-byte load of codes and
-// one scale byte per block. Rows past the valid rows become zero codes with
-// scale 1.0 and read no memory beyond the last valid row.
+// one scale byte per block, the scales row-major or in gfx1250's sorted-row
+// MoE layout (the op's scaleRep). Rows past the valid rows become zero
+// codes with scale 1.0 and read no memory beyond the last valid row.
 //
 //===----------------------------------------------------------------------===//
 
 #include "AmdLowering.h"
 #include "mxfp4/Conversion/IndexMath.h"
+#include "mxfp4/Conversion/MxBlockEmitter.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -59,7 +61,8 @@ LogicalResult KernelEmitter::lowerLoadMx(ImplicitLocOpBuilder &b, tile::LoadMxOp
     Value codeAt = idxAdd(b, idxMul(b, grow, rowBytes), idxAdd(b, colBytes, idxMul(b, kb, 16)));
     Value codes = vector::LoadOp::create(b, i8x16, data, ValueRange{codeAt});
     codes = arith::SelectOp::create(b, live, codes, zeros);
-    Value scaleAt = idxAdd(b, idxMul(b, grow, rowScales), idxAdd(b, colScales, kb));
+    Value scaleAt =
+        emitMoeScaleOffset(b, op.getScaleRep(), rowScales, grow, idxAdd(b, colScales, kb));
     Value scale = memref::LoadOp::create(b, scales, ValueRange{scaleAt});
     scale = arith::SelectOp::create(b, live, scale, unit);
 

@@ -26,6 +26,9 @@
 
 namespace mxfp4::amd {
 
+/// Words of padding after each row the fused epilogue stages in LDS.
+inline constexpr int64_t kActMxRowPadWords = 4;
+
 /// A chip and the tile shape of the kernel being lowered.
 struct Config {
   /// The chip's name (diagnostics), its data and what it does its own way.
@@ -35,6 +38,9 @@ struct Config {
   int wave = 64;
   int waves = 4;
   int64_t bm = 0, bn = 0, bk = 0;
+  /// The kernel ends in mxtile.store_act_mx, which stages its activations
+  /// in an LDS buffer of its own.
+  bool actMx = false;
 
   MmaIntrinsic mma() const { return hw->mma(); }
   int threads() const { return wave * waves; }
@@ -49,6 +55,10 @@ struct Config {
   /// Bytes of A scales per LDS stage.
   int64_t aScaleBytes() const { return hw->aScaleBytes(bm, bk); }
   int64_t aDataBytes() const { return bm * bk / 2; }
+  /// f32 words of a row of the fused epilogue's staged activations, and
+  /// the buffer's bytes (0 without that epilogue).
+  int64_t actMxRowWords() const;
+  int64_t actMxBytes() const { return actMx ? bm * actMxRowWords() * 4 : 0; }
 };
 
 /// A BF16/F32 tile load whose lane mapping is not chosen yet.
@@ -76,9 +86,10 @@ using TileHandle = std::variant<PendingLoad, LdsData, LdsScales, PendingWeight, 
 /// Emits the per-lane code of one kernel.
 class KernelEmitter {
 public:
-  KernelEmitter(const Config &config, mlir::gpu::GPUFuncOp func, mlir::Value ldsA,
-                mlir::Value ldsS)
-      : cfg(config), func(func), ldsA(ldsA), ldsS(ldsS) {}
+  /// `ldsE`: the fused epilogue's f32 staging buffer, if it has one.
+  KernelEmitter(const Config &config, mlir::gpu::GPUFuncOp func, mlir::Value ldsA, mlir::Value ldsS,
+                mlir::Value ldsE)
+      : cfg(config), func(func), ldsA(ldsA), ldsS(ldsS), ldsE(ldsE) {}
 
   /// Lowers `op` (a kernel-body op) at the builder's insertion point.
   mlir::LogicalResult lower(mlir::ImplicitLocOpBuilder &b, mlir::Operation *op);
@@ -96,6 +107,8 @@ private:
   mlir::LogicalResult lowerScaledMma(mlir::ImplicitLocOpBuilder &b, tile::ScaledMmaOp op);
   mlir::LogicalResult lowerActivation(mlir::ImplicitLocOpBuilder &b, tile::ActivationOp op);
   mlir::LogicalResult lowerStore(mlir::ImplicitLocOpBuilder &b, tile::StoreOp op);
+  /// MoE stage 1's fused epilogue (AmdStoreActMx.cpp).
+  mlir::LogicalResult lowerStoreActMx(mlir::ImplicitLocOpBuilder &b, tile::StoreActMxOp op);
 
   template <typename T> T *handle(mlir::Value v) {
     auto it = tiles.find(v);
@@ -105,7 +118,7 @@ private:
 
   const Config &cfg;
   mlir::gpu::GPUFuncOp func;
-  mlir::Value ldsA, ldsS;
+  mlir::Value ldsA, ldsS, ldsE;
   llvm::DenseMap<mlir::Value, TileHandle> tiles;
 
   // Prologue values.

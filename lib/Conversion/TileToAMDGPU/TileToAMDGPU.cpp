@@ -174,6 +174,8 @@ LogicalResult KernelEmitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
     return lowerActivation(b, act);
   if (auto st = dyn_cast<tile::StoreOp>(op))
     return lowerStore(b, st);
+  if (auto st = dyn_cast<tile::StoreActMxOp>(op))
+    return lowerStoreActMx(b, st);
   if (auto forOp = dyn_cast<scf::ForOp>(op))
     return lowerFor(b, forOp);
   if (isa<func::ReturnOp>(op)) {
@@ -236,6 +238,12 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel, StringRef chip) {
                     cfg.quantPasses() * cfg.threads() * cfg.elemsPerThread() != cfg.bm * cfg.bk))
     return mma.emitOpError() << "tile " << cfg.bm << "x" << cfg.bk
                              << " cannot be split evenly over the quantizing threads";
+  kernel.walk([&](tile::StoreActMxOp) { cfg.actMx = true; });
+  const int64_t lds = 2 * (cfg.aDataBytes() + cfg.aScaleBytes()) + cfg.actMxBytes();
+  if (lds > cfg.target->sharedBytes)
+    return mma.emitOpError() << "needs " << lds << " bytes of LDS on " << chip << " (the A stages"
+                             << (cfg.actMx ? " and the fused epilogue's staged activations" : "")
+                             << "), over its " << cfg.target->sharedBytes;
   return cfg;
 }
 
@@ -272,23 +280,24 @@ struct TileToAMDGPUPass : tile::impl::TileToAMDGPUBase<TileToAMDGPUPass> {
           return kernel.emitError() << "kernel buffers must be 1-D memrefs, got " << t;
         argTypes.push_back(MemRefType::get({kNominalElements}, m.getElementType(),
                                            MemRefLayoutAttrInterface(), global));
-      } else if (t.isSignlessInteger(32) || t.isIndex()) {
+      } else if (t.isSignlessInteger(32) || t.isIndex() || t.isF32()) {
         argTypes.push_back(t);
       } else {
         return kernel.emitError() << "unsupported kernel argument type " << t;
       }
     }
     auto i8 = IntegerType::get(ctx, 8);
-    auto func = createKernelFunc(
-        gpuModule, kernel, argTypes,
-        TypeRange{MemRefType::get({2 * cfg->aDataBytes()}, i8, MemRefLayoutAttrInterface(),
-                                  workgroup),
-                  MemRefType::get({2 * cfg->aScaleBytes()}, i8, MemRefLayoutAttrInterface(),
-                                  workgroup)},
-        cfg->threads());
+    SmallVector<Type> lds = {
+        MemRefType::get({2 * cfg->aDataBytes()}, i8, MemRefLayoutAttrInterface(), workgroup),
+        MemRefType::get({2 * cfg->aScaleBytes()}, i8, MemRefLayoutAttrInterface(), workgroup)};
+    if (cfg->actMx)
+      lds.push_back(MemRefType::get({cfg->actMxBytes() / 4}, Float32Type::get(ctx),
+                                    MemRefLayoutAttrInterface(), workgroup));
+    auto func = createKernelFunc(gpuModule, kernel, argTypes, lds, cfg->threads());
 
-    KernelEmitter emitter(*cfg, func, func.getWorkgroupAttributions()[0],
-                          func.getWorkgroupAttributions()[1]);
+    ArrayRef<BlockArgument> buffers = func.getWorkgroupAttributions();
+    KernelEmitter emitter(*cfg, func, buffers[0], buffers[1],
+                          cfg->actMx ? Value(buffers[2]) : Value());
     Block &entry = func.getBody().front();
     ImplicitLocOpBuilder b(kernel.getLoc(), ctx);
     b.setInsertionPointToStart(&entry);

@@ -222,7 +222,14 @@ FailureOr<KernelSpec> readKernelSpec(func::FuncOp kernel) {
   tile::StoreActMxOp actMx;
   tile::StoreScatterAddOp scatter;
   bool image = false, mx = false, grouped = false;
+  // The MoE scale layout read or written, when not row-major (which
+  // verifyKernelSpec then refuses on sm_90a).
+  int64_t scaleRep = 1;
   kernel.walk([&](Operation *op) {
+    if (auto x = dyn_cast<tile::LoadMxOp>(op); x && x.getScaleRep() != 1)
+      scaleRep = x.getScaleRep();
+    if (auto x = dyn_cast<tile::StoreActMxOp>(op); x && x.getScaleRep() != 1)
+      scaleRep = x.getScaleRep();
     if (auto x = dyn_cast<tile::ScaledMmaOp>(op))
       mma = x;
     else if (auto x = dyn_cast<tile::LoadWeightOp>(op))
@@ -285,6 +292,7 @@ FailureOr<KernelSpec> readKernelSpec(func::FuncOp kernel) {
                                  "mxtile.store_act_mx or mxtile.store_scatter_add) into a "
                                  "matrix of a constant N (its ld)";
   spec.n = actMx ? 2 * *n : *n;
+  spec.moeScaleRep = scaleRep;
   if (scatter)
     spec.epilogue = Epilogue::Scatter;
   if (actMx) {

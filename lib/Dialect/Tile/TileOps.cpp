@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mxfp4/Dialect/Tile/TileOps.h"
+#include "mxfp4/Format/Layout.h"
 
 #include "mlir/IR/OpImplementation.h"
 
@@ -86,7 +87,18 @@ static LogicalResult verifyMxTile(Operation *op, TileType t, TileType st) {
   return success();
 }
 
+/// The scale layout of MoE intermediates (Format/Layout.h).
+static LogicalResult verifyScaleRep(Operation *op, int64_t rep) {
+  if (!mxfp4::isGfx1250MoeScaleRep(rep))
+    return op->emitOpError() << "scaleRep is 1 (row-major scales) or gfx1250's quant_wmma_rep "
+                                "2, 4 or 8, got "
+                             << rep;
+  return success();
+}
+
 LogicalResult LoadMxOp::verify() {
+  if (failed(verifyScaleRep(*this, getScaleRep())))
+    return failure();
   return verifyMxTile(*this, getResult().getType(), getResultScales().getType());
 }
 
@@ -222,6 +234,8 @@ LogicalResult StoreScatterAddOp::verify() {
 }
 
 LogicalResult StoreActMxOp::verify() {
+  if (failed(verifyScaleRep(*this, getScaleRep())))
+    return failure();
   ActivationKind kind = getKind();
   if (kind == ActivationKind::none)
     return emitOpError() << "stores a gated activation (silu, swiglu or situv2), got none";

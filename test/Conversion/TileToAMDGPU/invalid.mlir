@@ -147,3 +147,44 @@ func.func @outside_loop(%a: memref<?xbf16>, %w: memref<?xi8>, %ws: memref<?xi8>,
         !mxtile.tile<256x256xf4E2M1FN>, !mxtile.tile<256x8xf8E8M0FNU> -> !mxtile.tile<16x256xf32>
   return
 }
+
+// -----
+
+// The fused epilogue takes no split-K sum on AMD (no moe_gemm there splits K).
+func.func @split_act_mx(%a: memref<?xi8>, %as: memref<?xi8>, %w: memref<?xi8>, %ws: memref<?xi8>,
+              %codes: memref<?xi8>, %scales: memref<?xi8>, %rw: memref<?xf32>, %p0: f32, %p1: f32,
+              %dw: i32, %mi: i32, %colsi: i32, %wsp: memref<?xf32>, %cnt: memref<?xi32>) attributes {mxtile.kernel} {
+  %m = arith.index_cast %mi : i32 to index
+  %cols = arith.index_cast %colsi : i32 to index
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %cK = arith.constant 512 : index
+  %c256 = arith.constant 256 : index
+  %cLd = arith.constant 768 : index
+  %n0i = mxtile.tile_id 0
+  %n0 = arith.muli %n0i, %c256 : index
+  %t1 = mxtile.tile_id 1
+  %cBm = arith.constant 32 : index
+  %m0 = arith.muli %t1, %cBm : index
+  %valid = arith.subi %m, %m0 : index
+  %zero = mxtile.zero : !mxtile.tile<32x256xf32>
+  %acc = scf.for %k0 = %c0 to %cK step %c256 iter_args(%acc = %zero) -> (!mxtile.tile<32x256xf32>) {
+    %q, %s = mxtile.load_mx %a, %as[%m0, %k0] ld %cK rows %valid
+        : memref<?xi8>, memref<?xi8> -> !mxtile.tile<32x256xf4E2M1FN>, !mxtile.tile<32x8xf8E8M0FNU>
+    %wt = mxtile.load_weight %w[%n0, %k0] {k = 512 : i64, layout = #mxtile<weight_layout gfx950_mfma16>}
+        : memref<?xi8> -> !mxtile.tile<256x256xf4E2M1FN>
+    %kb = arith.divui %k0, %c32 : index
+    %wst = mxtile.load_scales %ws[%n0, %kb] {k = 512 : i64, layout = #mxtile<scale_layout gfx950_mfma16>}
+        : memref<?xi8> -> !mxtile.tile<256x8xf8E8M0FNU>
+    %r = mxtile.scaled_mma %q, %s, %wt, %wst, %acc
+        : !mxtile.tile<32x256xf4E2M1FN>, !mxtile.tile<32x8xf8E8M0FNU>,
+          !mxtile.tile<256x256xf4E2M1FN>, !mxtile.tile<256x8xf8E8M0FNU> -> !mxtile.tile<32x256xf32>
+    scf.yield %r : !mxtile.tile<32x256xf32>
+  }
+  // expected-error @+1 {{split-K reductions are not lowered for AMD yet}}
+  mxtile.store_act_mx swiglu %acc, %codes, %scales[%m0, %n0] ld %cLd cols %cols rows %valid
+      params(%p0, %p1) weights %rw if %dw reduce(%wsp, %cnt : memref<?xf32>, memref<?xi32>)
+      {rounding = #mxtile<rounding even>, splits = 2}
+      : !mxtile.tile<32x256xf32>, memref<?xi8>, memref<?xi8>, memref<?xf32>
+  return
+}

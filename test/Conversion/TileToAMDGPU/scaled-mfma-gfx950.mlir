@@ -147,3 +147,55 @@ func.func @k(%a: memref<?xbf16>, %w: memref<?xi8>, %ws: memref<?xi8>, %c: memref
   mxtile.store %acc, %c[%m0, %n0] ld %cN rows %valid : !mxtile.tile<64x256xf32> -> memref<?xbf16>
   return
 }
+
+// -----
+
+// MoE stage 1's fused epilogue (AmdStoreActMx.cpp) at BM 32: 2 row tiles
+// x 4 registers x 4 column tiles of accumulators, one xor-8 shuffle each
+// (wave64), the activations staged in a [32, 132] f32 LDS buffer, then
+// 128 (row, block) units in one pass of 256 threads; row-major scales.
+// CHECK-LABEL: gpu.func @bm32
+// CHECK-SAME:    workgroup({{.*}}, %[[STAGED:.+]] : memref<4224xf32, #gpu.address_space<workgroup>>)
+// CHECK-COUNT-32: gpu.shuffle  xor %{{.+}}, %c8_i32{{.*}}, %c64_i32{{.*}} : f32
+// CHECK-NOT:     gpu.shuffle
+// CHECK:         gpu.barrier
+// CHECK-COUNT-8: vector.load %[[STAGED]]
+// CHECK:         vector.store %{{.+}}, %arg4[%{{.+}}] {alignment = 16 : i64}
+// CHECK-NOT:     vector.store
+// CHECK:         memref.store %{{.+}}, %arg5[%{{.+}}]
+// CHECK:         gpu.return
+func.func @bm32(%a: memref<?xi8>, %as: memref<?xi8>, %w: memref<?xi8>, %ws: memref<?xi8>,
+              %codes: memref<?xi8>, %scales: memref<?xi8>, %rw: memref<?xf32>, %p0: f32, %p1: f32,
+              %dw: i32, %mi: i32, %colsi: i32) attributes {mxtile.kernel} {
+  %m = arith.index_cast %mi : i32 to index
+  %cols = arith.index_cast %colsi : i32 to index
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %cK = arith.constant 512 : index
+  %c256 = arith.constant 256 : index
+  %cLd = arith.constant 768 : index
+  %n0i = mxtile.tile_id 0
+  %n0 = arith.muli %n0i, %c256 : index
+  %t1 = mxtile.tile_id 1
+  %cBm = arith.constant 32 : index
+  %m0 = arith.muli %t1, %cBm : index
+  %valid = arith.subi %m, %m0 : index
+  %zero = mxtile.zero : !mxtile.tile<32x256xf32>
+  %acc = scf.for %k0 = %c0 to %cK step %c256 iter_args(%acc = %zero) -> (!mxtile.tile<32x256xf32>) {
+    %q, %s = mxtile.load_mx %a, %as[%m0, %k0] ld %cK rows %valid
+        : memref<?xi8>, memref<?xi8> -> !mxtile.tile<32x256xf4E2M1FN>, !mxtile.tile<32x8xf8E8M0FNU>
+    %wt = mxtile.load_weight %w[%n0, %k0] {k = 512 : i64, layout = #mxtile<weight_layout gfx950_mfma16>}
+        : memref<?xi8> -> !mxtile.tile<256x256xf4E2M1FN>
+    %kb = arith.divui %k0, %c32 : index
+    %wst = mxtile.load_scales %ws[%n0, %kb] {k = 512 : i64, layout = #mxtile<scale_layout gfx950_mfma16>}
+        : memref<?xi8> -> !mxtile.tile<256x8xf8E8M0FNU>
+    %r = mxtile.scaled_mma %q, %s, %wt, %wst, %acc
+        : !mxtile.tile<32x256xf4E2M1FN>, !mxtile.tile<32x8xf8E8M0FNU>,
+          !mxtile.tile<256x256xf4E2M1FN>, !mxtile.tile<256x8xf8E8M0FNU> -> !mxtile.tile<32x256xf32>
+    scf.yield %r : !mxtile.tile<32x256xf32>
+  }
+  mxtile.store_act_mx swiglu %acc, %codes, %scales[%m0, %n0] ld %cLd cols %cols rows %valid
+      params(%p0, %p1) weights %rw if %dw {rounding = #mxtile<rounding even>}
+      : !mxtile.tile<32x256xf32>, memref<?xi8>, memref<?xi8>, memref<?xf32>
+  return
+}

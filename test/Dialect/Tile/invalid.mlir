@@ -246,6 +246,25 @@ func.func @store_act_mx_cols(%acc: !mxtile.tile<16x96xf32>, %c: memref<?xi8>, %w
 
 // -----
 
+func.func @store_act_mx_rep(%acc: !mxtile.tile<16x128xf32>, %c: memref<?xi8>, %w: memref<?xf32>,
+                            %p: f32, %dw: i32, %i: index) {
+  // expected-error @+1 {{scaleRep is 1 (row-major scales) or gfx1250's quant_wmma_rep 2, 4 or 8, got 3}}
+  mxtile.store_act_mx silu %acc, %c, %c[%i, %i] ld %i cols %i rows %i params(%p, %p) weights %w
+      if %dw {rounding = #mxtile<rounding even>, scaleRep = 3} : !mxtile.tile<16x128xf32>, memref<?xi8>, memref<?xi8>, memref<?xf32>
+  return
+}
+
+// -----
+
+func.func @load_mx_rep(%c: memref<?xi8>, %i: index) {
+  // expected-error @+1 {{scaleRep is 1 (row-major scales) or gfx1250's quant_wmma_rep 2, 4 or 8, got 16}}
+  %q, %s = mxtile.load_mx %c, %c[%i, %i] ld %i rows %i {scaleRep = 16}
+      : memref<?xi8>, memref<?xi8> -> !mxtile.tile<64x128xf4E2M1FN>, !mxtile.tile<64x4xf8E8M0FNU>
+  return
+}
+
+// -----
+
 func.func @store_act_mx_splits(%acc: !mxtile.tile<16x128xf32>, %c: memref<?xi8>, %w: memref<?xf32>,
                                %p: f32, %dw: i32, %i: index) {
   // expected-error @+1 {{splits = 3 needs reduce(workspace, counters)}}

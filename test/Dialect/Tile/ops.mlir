@@ -63,6 +63,14 @@ func.func @store_act_mx(%acc: !mxtile.tile<16x128xf32>, %codes: memref<?xi8>,
       params(%p0, %p1) weights %w if %dw debug %dbg : memref<?xf32>
       reduce(%ws, %cnt : memref<?xf32>, memref<?xi32>) {rounding = #mxtile<rounding floor>, splits = 4}
       : !mxtile.tile<16x128xf32>, memref<?xi8>, memref<?xi8>, memref<?xf32>
+  // gfx1250's sorted-row scale layout, written here and read by load_mx.
+  // CHECK: mxtile.store_act_mx silu {{.+}} {rounding = #mxtile<rounding even>, scaleRep = 4 : i64}
+  mxtile.store_act_mx silu %acc, %codes, %scales[%m0, %n0] ld %ld cols %cols rows %valid
+      params(%p0, %p1) weights %w if %dw {rounding = #mxtile<rounding even>, scaleRep = 4}
+      : !mxtile.tile<16x128xf32>, memref<?xi8>, memref<?xi8>, memref<?xf32>
+  // CHECK: mxtile.load_mx {{.+}} ld %{{.+}} rows %{{.+}} {scaleRep = 4 : i64}
+  %q, %s = mxtile.load_mx %codes, %scales[%m0, %n0] ld %ld rows %valid {scaleRep = 4}
+      : memref<?xi8>, memref<?xi8> -> !mxtile.tile<64x128xf4E2M1FN>, !mxtile.tile<64x4xf8E8M0FNU>
   return
 }
 
