@@ -13,6 +13,7 @@
 #include <mutex>
 #include <tuple>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 namespace mxfp4 {
@@ -320,14 +321,27 @@ struct ScatterArgs {
   int32_t tokens, hidden;
 };
 
+/// The bf16 epilogue's output: C [rows, N].
+struct Bf16Out {
+  void *c;
+};
+
+/// What moe_gemm's epilogue writes, by its kind (KernelSpec::epilogue).
+using MoeGemmOut = std::variant<Bf16Out, ActMxArgs, ScatterArgs>;
+
 /// moe_gemm `spec` (makeMoeGemmSpec's, or with a fused epilogue: stage 1's
-/// activation quantized, `actMx`; stage 2's rows scattered, `scatter`):
-/// C [rows, N] bf16 = A (MXFP4, sorted rows) times the expert's N rows of
-/// `w`, for the row blocks `sorted` says hold rows.
+/// activation quantized, ActMxArgs; stage 2's rows scattered,
+/// ScatterArgs): A (MXFP4, sorted rows) times the expert's N rows of `w`,
+/// for the row blocks `sorted` says hold rows, into `out`.
 Error launchMoeGemm(Device &dev, void *stream, const KernelSpec &spec, const PreparedWeight &w,
-                    const void *codes, const void *scales, const MoeSorted &sorted, void *out,
-                    int64_t maxRows, int64_t tokens, const ActMxArgs *actMx = nullptr,
-                    const ScatterArgs *scatter = nullptr) {
+                    const void *codes, const void *scales, const MoeSorted &sorted, int64_t maxRows,
+                    int64_t tokens, const MoeGemmOut &output) {
+  const auto *actMx = std::get_if<ActMxArgs>(&output);
+  const auto *scatter = std::get_if<ScatterArgs>(&output);
+  void *out = std::holds_alternative<Bf16Out>(output) ? std::get<Bf16Out>(output).c : nullptr;
+  if (bool(actMx) != storesActMx(spec.epilogue) ||
+      bool(scatter) != (spec.epilogue == Epilogue::Scatter))
+    return fail("moe_gemm ", spec.name(), ": the arguments given are not its epilogue's");
   // Split-K's partial tiles (an f32 tile per split of each of the grid's
   // maxRows / BM x N / BN tiles) and a counter per tile; the scatter
   // epilogue's splits add theirs on their own.
@@ -576,12 +590,12 @@ Error runStage1(Device &dev, void *stream, const CallPlan &p, const void *hidden
                         options.activation,
                         options.doweightStage1,
                         int32_t(s.inter)};
-    return launchMoeGemm(dev, stream, p.gemm1, *weights.impl().w1, a1, a1s, sorted, nullptr, p.rows,
-                         p.tokens, &act);
+    return launchMoeGemm(dev, stream, p.gemm1, *weights.impl().w1, a1, a1s, sorted, p.rows,
+                         p.tokens, act);
   }
   void *gateUp = p.at(ScratchLayout::GateUp);
-  if (Error e = launchMoeGemm(dev, stream, p.gemm1, *weights.impl().w1, a1, a1s, sorted, gateUp,
-                              p.rows, p.tokens))
+  if (Error e = launchMoeGemm(dev, stream, p.gemm1, *weights.impl().w1, a1, a1s, sorted, p.rows,
+                              p.tokens, Bf16Out{gateUp}))
     return e;
   return moeActivationQuantize(
       dev, stream, gateUp, sorted.sortedWeights, sorted.numValid, p.rows, s.inter,
@@ -604,8 +618,8 @@ Error runStage2(Device &dev, void *stream, const CallPlan &p, const void *codes,
         ", ", p.gemm2.name(), ", K split ", p.gemm2.splitK));
   if (!p.atomic) {
     void *y = p.at(ScratchLayout::Y);
-    if (Error e = launchMoeGemm(dev, stream, p.gemm2, *weights.impl().w2, codes, scales, sorted, y,
-                                p.rows, p.tokens))
+    if (Error e = launchMoeGemm(dev, stream, p.gemm2, *weights.impl().w2, codes, scales, sorted,
+                                p.rows, p.tokens, Bf16Out{y}))
       return e;
     return moeReduce(dev, stream, y, topkWeights, positions, p.tokens, s.topk, s.hidden,
                      !options.doweightStage1, out, arch,
@@ -630,7 +644,7 @@ Error runStage2(Device &dev, void *stream, const CallPlan &p, const void *codes,
                             int32_t(p.tokens),
                             int32_t(s.hidden)};
   if (Error e = launchMoeGemm(dev, stream, p.gemm2, *weights.impl().w2, codes, scales, sorted,
-                              nullptr, p.rows, p.tokens, nullptr, &scatter))
+                              p.rows, p.tokens, scatter))
     return e;
   void *accArg = acc, *outArg = out;
   int32_t tokens = int32_t(p.tokens);
