@@ -54,6 +54,9 @@ struct ScratchLayout {
                 bool bf16GateUp, bool atomic) {
     const MoeSortSizes sort = moeSortSizes(tokens, s.topk, sortExperts, blockM);
     const int64_t rows = moeMaxRows(s, tokens, blockM);
+    // Scales in gfx1250's layout come in tiles of 16 R rows.
+    const int64_t tile = 16 * moeScaleRep(arch, blockM);
+    const int64_t scaleRows = (rows + tile - 1) / tile * tile;
     const int64_t hp = moePaddedRow(arch, s.hidden), ip = moePaddedRow(arch, s.inter);
     const int64_t bytes[kPieces] = {sort.paddedEntries * 4,
                                     sort.paddedEntries * 4,
@@ -63,10 +66,10 @@ struct ScratchLayout {
                                     tokens * s.topk * 4,
                                     moeSortWorkspaceBytes({tokens, s.topk, sortExperts, blockM}),
                                     rows * hp / 2,
-                                    rows * hp / 32,
+                                    scaleRows * hp / 32,
                                     bf16GateUp ? rows * 2 * ip * 2 : 0,
                                     rows * ip / 2,
-                                    rows * ip / 32,
+                                    scaleRows * ip / 32,
                                     atomic ? 0 : rows * hp * 2,
                                     atomic ? tokens * hp * 4 : 0};
     for (int i = 0; i < kPieces; ++i) {

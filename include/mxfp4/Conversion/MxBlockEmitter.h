@@ -45,6 +45,19 @@ emitQuantizeBlock(mlir::ImplicitLocOpBuilder &b, llvm::ArrayRef<mlir::Value> x,
 mlir::Value emitMoeScaleOffset(mlir::ImplicitLocOpBuilder &b, int64_t rep, mlir::Value kBlocks,
                                mlir::Value row, mlir::Value kb);
 
+/// One (row, 32-column block) unit of mxtile.store_act_mx `op` once its 32
+/// f32 activations `x` are gathered: `row` is the output row and `column`
+/// the block's first intermediate column (index values; `ld`, `cols` and
+/// the `scales` and nullable `debug` buffers are the op's, mapped). The
+/// block quantized, or zero codes and scale 1.0 (what moe_actq writes)
+/// when it is padding (`column` at or past `cols`); its scale byte stored
+/// in the op's layout and, with `debug`, the activations of a real block.
+/// Returns the codes as vector<4xi32>, which the target stores at byte
+/// (row ld + column) / 2.
+mlir::Value emitActMxUnit(mlir::ImplicitLocOpBuilder &b, tile::StoreActMxOp op,
+                          llvm::ArrayRef<mlir::Value> x, mlir::Value row, mlir::Value column,
+                          mlir::Value ld, mlir::Value cols, mlir::Value scales, mlir::Value debug);
+
 } // namespace mxfp4
 
 #endif // MXFP4_CONVERSION_MXBLOCKEMITTER_H

@@ -166,9 +166,10 @@ struct MoeSorted {
 /// expert, the activation (times the routing weight first when
 /// options.doweightStage1), quantized into `codes` [maxRows, Ip/2] and
 /// `scales` [maxRows, Ip/32] (Ip = moePaddedRow(inter); Ops/MoeSteps.h's
-/// layout: row-major, on gfx1250 that of moeScaleRep(arch, block_m),
-/// Kernels/MoeSpecs.h) in sorted order. `debugActivations` (nullable, [maxRows, inter]
-/// f32): the activation values quantized, of the valid rows.
+/// layout: row-major; on gfx1250 that of R = moeScaleRep(arch, block_m),
+/// Kernels/MoeSpecs.h, maxRows rounded up to 16 R) in sorted order.
+/// `debugActivations` (nullable, [maxRows, inter] f32): the activation
+/// values quantized, of the valid rows.
 Error moeStage1(Device &dev, void *stream, const void *hidden, int64_t tokens,
                 const MoeSorted &sorted, const MoeWeights &weights, const FusedMoeOptions &options,
                 void *codes, void *scales, float *debugActivations = nullptr);

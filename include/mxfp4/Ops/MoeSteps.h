@@ -29,9 +29,10 @@ namespace mxfp4 {
 /// Stage 1's input: sorted row r is row `sortedIds[r] & 0xFFFFFF` of
 /// `hidden` ([tokens, hiddenSize] bf16) quantized with `rounding`; padding
 /// rows (token >= tokens) get zero codes and scale 0x7F (1.0). The scales
-/// are row-major, or with `scaleRep` 2, 4 or 8 (gfx1250) in its sorted-row
-/// layout (KernelSpec::moeScaleRep; the stages use moeScaleRep(arch,
-/// block_m), Kernels/MoeSpecs.h).
+/// are row-major, or with `scaleRep` R = 2, 4 or 8 (gfx1250) in its
+/// sorted-row layout (KernelSpec::moeScaleRep; the stages use
+/// moeScaleRep(arch, block_m), Kernels/MoeSpecs.h), whose tiles of 16 R
+/// rows need a scale buffer of maxRows rounded up to 16 R rows.
 Error moeQuantizeRows(Device &dev, void *stream, const void *hidden, int64_t tokens,
                       int64_t hiddenSize, const int32_t *sortedIds, const int32_t *numValid,
                       int64_t maxRows, void *codes, void *scales,

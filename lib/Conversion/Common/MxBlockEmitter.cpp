@@ -6,6 +6,9 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 
@@ -156,6 +159,31 @@ Value emitMoeScaleOffset(ImplicitLocOpBuilder &b, int64_t rep, Value kBlocks, Va
   Value dword = idxAdd(b, idxMul(b, idxMul(b, storageRow, steps), rep),
                        idxAdd(b, idxMul(b, idxDiv(b, kb, 4), rep), w));
   return idxAdd(b, idxMul(b, dword, 4), idxRem(b, kb, 4));
+}
+
+Value emitActMxUnit(ImplicitLocOpBuilder &b, tile::StoreActMxOp op, ArrayRef<Value> x, Value row,
+                    Value column, Value ld, Value cols, Value scales, Value debug) {
+  IntegerType i32 = b.getI32Type();
+  Value real = arith::CmpIOp::create(b, P::ult, column, cols);
+  auto [words, scale] = emitQuantizeBlock(b, x, op.getRounding());
+  Value zero = arith::ConstantIntOp::create(b, i32, 0);
+  SmallVector<Value> packed;
+  for (Value word : words)
+    packed.push_back(arith::SelectOp::create(b, real, word, zero));
+  scale = arith::SelectOp::create(b, real, scale, arith::ConstantIntOp::create(b, i32, 0x7F));
+  Value scaleAt =
+      emitMoeScaleOffset(b, op.getScaleRep(), idxDiv(b, ld, 32), row, idxDiv(b, column, 32));
+  memref::StoreOp::create(b, arith::TruncIOp::create(b, b.getI8Type(), scale), scales,
+                          ValueRange{scaleAt});
+  if (debug) {
+    auto inReal = scf::IfOp::create(b, real, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(inReal.thenBlock());
+    Value d0 = idxAdd(b, idxMul(b, row, cols), column);
+    for (int64_t e = 0; e < 32; ++e)
+      memref::StoreOp::create(b, x[size_t(e)], debug, ValueRange{idxAdd(b, d0, e)});
+  }
+  return vector::FromElementsOp::create(b, VectorType::get({4}, i32), packed);
 }
 
 } // namespace mxfp4

@@ -84,9 +84,7 @@ LogicalResult KernelEmitter::lowerStoreActMx(ImplicitLocOpBuilder &b, tile::Stor
   const int64_t blocks = cfg.bn / 64;
   Value codes = mapping.lookup(op.getCodes()), scales = mapping.lookup(op.getScales());
   Value debug = op.getDebug() ? mapping.lookup(op.getDebug()) : Value();
-  Value scaleRowBytes = idxDiv(b, ld, 32);
   auto v4f32 = VectorType::get({4}, f32);
-  auto v4i32 = VectorType::get({4}, b.getI32Type());
   auto v16i8 = VectorType::get({16}, b.getI8Type());
   for (int64_t u0 = 0; u0 < cfg.bm * blocks; u0 += cfg.threads()) {
     Value u = idxAdd(b, tid, u0);
@@ -102,36 +100,15 @@ LogicalResult KernelEmitter::lowerStoreActMx(ImplicitLocOpBuilder &b, tile::Stor
       for (int64_t e = 0; e < 4; ++e)
         x.push_back(vector::ExtractOp::create(b, v, ArrayRef<int64_t>{e}));
     }
-    // The block's first intermediate column and the output row.
+    // The block's first intermediate column and the output row; the codes
+    // at byte (row ld + column) / 2, 16-byte aligned (ld and column are
+    // multiples of 32).
     Value column = idxAdd(b, idxDiv(b, col0, 2), idxMul(b, block, 32));
     Value outRow = idxAdd(b, row0, row);
-    Value real = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, column, cols);
-    auto [words, scale] = emitQuantizeBlock(b, x, op.getRounding());
-    // Blocks of padding: zero codes, scale 1.0 (what moe_actq writes).
-    Value zero = arith::ConstantIntOp::create(b, 0, 32);
-    SmallVector<Value> packed;
-    for (Value word : words)
-      packed.push_back(arith::SelectOp::create(b, real, word, zero));
-    scale = arith::SelectOp::create(b, real, scale, arith::ConstantIntOp::create(b, 0x7F, 32));
-    Value bytes =
-        vector::BitCastOp::create(b, v16i8, vector::FromElementsOp::create(b, v4i32, packed));
-    // Byte (row ld + column) / 2 of the codes: 16-byte aligned (ld and
-    // column are multiples of 32).
+    Value words = emitActMxUnit(b, op, x, outRow, column, ld, cols, scales, debug);
     Value codeAt = idxDiv(b, idxAdd(b, idxMul(b, outRow, ld), column), 2);
-    vector::StoreOp::create(b, bytes, codes, ValueRange{codeAt}, /*nontemporal=*/false,
-                            llvm::MaybeAlign(16));
-    Value scaleAt =
-        emitMoeScaleOffset(b, op.getScaleRep(), scaleRowBytes, outRow, idxDiv(b, column, 32));
-    memref::StoreOp::create(b, arith::TruncIOp::create(b, b.getI8Type(), scale), scales,
-                            ValueRange{scaleAt});
-    if (debug) {
-      auto inReal = scf::IfOp::create(b, real, false);
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(inReal.thenBlock());
-      Value d0 = idxAdd(b, idxMul(b, outRow, cols), column);
-      for (int64_t e = 0; e < 32; ++e)
-        memref::StoreOp::create(b, x[size_t(e)], debug, ValueRange{idxAdd(b, d0, e)});
-    }
+    vector::StoreOp::create(b, vector::BitCastOp::create(b, v16i8, words), codes,
+                            ValueRange{codeAt}, /*nontemporal=*/false, llvm::MaybeAlign(16));
   }
   return success();
 }

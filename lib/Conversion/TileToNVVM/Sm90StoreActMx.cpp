@@ -115,36 +115,17 @@ LogicalResult Sm90Emitter::lowerStoreActMx(ImplicitLocOpBuilder &b, tile::StoreA
         for (int64_t e = 0; e < 4; ++e)
           x.push_back(vector::ExtractOp::create(b, v, ArrayRef<int64_t>{e}));
       }
-      // The block's first intermediate column and the output row.
+      // The block's first intermediate column and the output row; the
+      // codes at byte (row ld + column) / 2, 16-byte aligned (ld and column
+      // are multiples of 32).
       Value column = idxAdd(b, idxDiv(b, col0, 2), idxMul(b, block, 32));
       Value row = idxAdd(b, row0, token);
-      Value real = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, column, cols);
-      auto [words, scale] = emitQuantizeBlock(b, x, op.getRounding());
-      // Blocks of padding: zero codes, scale 1.0 (what moe_actq writes).
-      Value zero = arith::ConstantIntOp::create(b, 0, 32);
-      SmallVector<Value> packed;
-      for (Value word : words)
-        packed.push_back(arith::SelectOp::create(b, real, word, zero));
-      scale = arith::SelectOp::create(b, real, scale, arith::ConstantIntOp::create(b, 0x7F, 32));
-      Value v = vector::FromElementsOp::create(b, VectorType::get({4}, i32), packed);
-      // Byte (row * ld + column) / 2 of the codes: 16-byte aligned (ld and
-      // column are multiples of 32).
+      Value v = emitActMxUnit(b, op, x, row, column, ld, cols, scales, debug);
       Value byte =
           arith::IndexCastUIOp::create(b, i64, idxDiv(b, idxAdd(b, idxMul(b, row, ld), column), 2));
       Value at =
           LLVM::GEPOp::create(b, globalPtr, b.getI8Type(), codes, ArrayRef<LLVM::GEPArg>{byte});
       LLVM::StoreOp::create(b, v, at, /*alignment=*/16);
-      memref::StoreOp::create(
-          b, arith::TruncIOp::create(b, b.getI8Type(), scale), scales,
-          ValueRange{idxAdd(b, idxMul(b, row, idxDiv(b, ld, 32)), idxDiv(b, column, 32))});
-      if (debug) {
-        auto inReal = scf::IfOp::create(b, real, false);
-        OpBuilder::InsertionGuard inner(b);
-        b.setInsertionPointToStart(inReal.thenBlock());
-        Value d0 = idxAdd(b, idxMul(b, row, cols), column);
-        for (int64_t e = 0; e < 32; ++e)
-          memref::StoreOp::create(b, x[size_t(e)], debug, ValueRange{idxAdd(b, d0, e)});
-      }
     }
     return success();
   };

@@ -160,9 +160,9 @@ func.func @k(%a: memref<?xbf16>, %w: memref<?xi8>, %ws: memref<?xi8>, %c: memref
 // CHECK-NOT:     gpu.shuffle
 // CHECK:         gpu.barrier
 // CHECK-COUNT-8: vector.load %[[STAGED]]
+// CHECK:         memref.store %{{.+}}, %arg5[%{{.+}}]
 // CHECK:         vector.store %{{.+}}, %arg4[%{{.+}}] {alignment = 16 : i64}
 // CHECK-NOT:     vector.store
-// CHECK:         memref.store %{{.+}}, %arg5[%{{.+}}]
 // CHECK:         gpu.return
 func.func @bm32(%a: memref<?xi8>, %as: memref<?xi8>, %w: memref<?xi8>, %ws: memref<?xi8>,
               %codes: memref<?xi8>, %scales: memref<?xi8>, %rw: memref<?xf32>, %p0: f32, %p1: f32,

@@ -3,8 +3,8 @@
 // lanes l and l ^ 8 of an MMA tile, so each accumulator register takes one
 // xor-8 shuffle; lanes l % 16 < 8 stage act(g w, u w) in an f32 LDS buffer
 // of its own ([BM, BN/2 + 4]); after a barrier each thread quantizes whole
-// (row, block) units: eight 4-word LDS loads, one 16-byte store of codes,
-// one scale byte. The scales go where scaleRep says: row-major
+// (row, block) units: eight 4-word LDS loads, one scale byte, one 16-byte
+// store of codes. The scales go where scaleRep says: row-major
 // (row * K/32 + kb) at 1, else seed 002's sorted-row layout (Format/
 // Layout.h gfx1250MoeScaleOffset): t = row / 16R, w = row % 16R / 16,
 // byte 4 (((16 t + row % 16) K/128 R) + (kb / 4) R + w) + kb % 4.
@@ -21,13 +21,16 @@
 // CHECK:         memref.store %{{.+}}, %[[STAGED]][%{{.+}}] : memref<2112xf32, #gpu.address_space<workgroup>>
 // CHECK:         gpu.barrier
 // CHECK-COUNT-8: vector.load %[[STAGED]][%{{.+}}] : memref<2112xf32, #gpu.address_space<workgroup>>, vector<4xf32>
-// CHECK:         vector.store %{{.+}}, %arg4[%{{.+}}] {alignment = 16 : i64} : memref<1073741824xi8, #gpu.address_space<global>>, vector<16xi8>
+// CHECK:         %[[SC:.+]] = arith.select %{{.+}}, %{{.+}}, %c127_i32 : i32
 // CHECK-NEXT:    %[[C32:.+]] = arith.constant 32 : index
 // CHECK-NEXT:    %[[KB:.+]] = arith.divui %{{.+}}, %[[C32]] : index
-// CHECK-NEXT:    %[[RK:.+]] = arith.muli %{{.+}}, %{{.+}} : index
+// CHECK-NEXT:    arith.constant 32 : index
+// CHECK-NEXT:    %[[KBS:.+]] = arith.divui %c768, %{{.+}} : index
+// CHECK-NEXT:    %[[RK:.+]] = arith.muli %{{.+}}, %[[KBS]] : index
 // CHECK-NEXT:    %[[AT:.+]] = arith.addi %[[RK]], %[[KB]] : index
-// CHECK-NEXT:    %[[S:.+]] = arith.trunci %{{.+}} : i32 to i8
+// CHECK-NEXT:    %[[S:.+]] = arith.trunci %[[SC]] : i32 to i8
 // CHECK-NEXT:    memref.store %[[S]], %arg5[%[[AT]]]
+// CHECK:         vector.store %{{.+}}, %arg4[%{{.+}}] {alignment = 16 : i64} : memref<1073741824xi8, #gpu.address_space<global>>, vector<16xi8>
 // CHECK-NOT:     vector.store
 // CHECK:         gpu.return
 func.func @bm16_rep1(%a: memref<?xi8>, %as: memref<?xi8>, %w: memref<?xi8>, %ws: memref<?xi8>,
@@ -81,9 +84,11 @@ func.func @bm16_rep1(%a: memref<?xi8>, %as: memref<?xi8>, %w: memref<?xi8>, %ws:
 // CHECK-NOT:     vector.store
 // CHECK:         gpu.return
 // CHECK-LABEL: gpu.func @bm64_rep4_scales
-// CHECK:         vector.store %{{.+}}, %arg4[%{{.+}}] {alignment = 16 : i64}
+// CHECK:         %[[SC:.+]] = arith.select %{{.+}}, %{{.+}}, %c127_i32 : i32
 // CHECK-NEXT:    arith.constant 32 : index
 // CHECK-NEXT:    %[[KB:.+]] = arith.divui %{{.+}}, %{{.+}} : index
+// CHECK-NEXT:    arith.constant 32 : index
+// CHECK-NEXT:    %[[KBS:.+]] = arith.divui %c768, %{{.+}} : index
 // CHECK-NEXT:    %[[C:.+]] = arith.constant 64 : index
 // CHECK-NEXT:    %[[T:.+]] = arith.divui %[[ROW:.+]], %[[C]] : index
 // CHECK-NEXT:    %[[C2:.+]] = arith.constant 64 : index
@@ -96,7 +101,7 @@ func.func @bm16_rep1(%a: memref<?xi8>, %as: memref<?xi8>, %w: memref<?xi8>, %ws:
 // CHECK-NEXT:    %[[T16:.+]] = arith.muli %[[T]], %{{.+}} : index
 // CHECK-NEXT:    %[[SROW:.+]] = arith.addi %[[T16]], %[[L]] : index
 // CHECK-NEXT:    arith.constant 4 : index
-// CHECK-NEXT:    %[[STEPS:.+]] = arith.divui %{{.+}}, %{{.+}} : index
+// CHECK-NEXT:    %[[STEPS:.+]] = arith.divui %[[KBS]], %{{.+}} : index
 // CHECK-NEXT:    arith.constant 4 : index
 // CHECK-NEXT:    %[[Q:.+]] = arith.divui %[[KB]], %{{.+}} : index
 // CHECK-NEXT:    %[[CR:.+]] = arith.constant 4 : index
@@ -111,8 +116,9 @@ func.func @bm16_rep1(%a: memref<?xi8>, %as: memref<?xi8>, %w: memref<?xi8>, %ws:
 // CHECK-NEXT:    arith.constant 4 : index
 // CHECK-NEXT:    %[[DW4:.+]] = arith.muli %[[DW]], %{{.+}} : index
 // CHECK-NEXT:    %[[AT:.+]] = arith.addi %[[DW4]], %[[KR]] : index
-// CHECK-NEXT:    %[[S:.+]] = arith.trunci %{{.+}} : i32 to i8
+// CHECK-NEXT:    %[[S:.+]] = arith.trunci %[[SC]] : i32 to i8
 // CHECK-NEXT:    memref.store %[[S]], %arg5[%[[AT]]]
+// CHECK:         vector.store %{{.+}}, %arg4[%{{.+}}] {alignment = 16 : i64}
 func.func @bm64_rep4(%a: memref<?xi8>, %as: memref<?xi8>, %w: memref<?xi8>, %ws: memref<?xi8>,
               %codes: memref<?xi8>, %scales: memref<?xi8>, %rw: memref<?xf32>, %p0: f32, %p1: f32,
               %dw: i32, %mi: i32, %colsi: i32) attributes {mxtile.kernel} {
@@ -200,9 +206,11 @@ func.func @bm64_rep4_scales(%a: memref<?xi8>, %as: memref<?xi8>, %w: memref<?xi8
 // CHECK-NOT:     vector.store
 // CHECK:         gpu.return
 // CHECK-LABEL: gpu.func @bm128_rep8_scales
-// CHECK:         vector.store %{{.+}}, %arg4[%{{.+}}] {alignment = 16 : i64}
+// CHECK:         %[[SC:.+]] = arith.select %{{.+}}, %{{.+}}, %c127_i32 : i32
 // CHECK-NEXT:    arith.constant 32 : index
 // CHECK-NEXT:    %[[KB:.+]] = arith.divui %{{.+}}, %{{.+}} : index
+// CHECK-NEXT:    arith.constant 32 : index
+// CHECK-NEXT:    %[[KBS:.+]] = arith.divui %c768, %{{.+}} : index
 // CHECK-NEXT:    %[[C:.+]] = arith.constant 128 : index
 // CHECK-NEXT:    %[[T:.+]] = arith.divui %[[ROW:.+]], %[[C]] : index
 // CHECK-NEXT:    %[[C2:.+]] = arith.constant 128 : index
@@ -215,7 +223,7 @@ func.func @bm64_rep4_scales(%a: memref<?xi8>, %as: memref<?xi8>, %w: memref<?xi8
 // CHECK-NEXT:    %[[T16:.+]] = arith.muli %[[T]], %{{.+}} : index
 // CHECK-NEXT:    %[[SROW:.+]] = arith.addi %[[T16]], %[[L]] : index
 // CHECK-NEXT:    arith.constant 4 : index
-// CHECK-NEXT:    %[[STEPS:.+]] = arith.divui %{{.+}}, %{{.+}} : index
+// CHECK-NEXT:    %[[STEPS:.+]] = arith.divui %[[KBS]], %{{.+}} : index
 // CHECK-NEXT:    arith.constant 4 : index
 // CHECK-NEXT:    %[[Q:.+]] = arith.divui %[[KB]], %{{.+}} : index
 // CHECK-NEXT:    %[[CR:.+]] = arith.constant 8 : index
@@ -230,8 +238,9 @@ func.func @bm64_rep4_scales(%a: memref<?xi8>, %as: memref<?xi8>, %w: memref<?xi8
 // CHECK-NEXT:    arith.constant 4 : index
 // CHECK-NEXT:    %[[DW4:.+]] = arith.muli %[[DW]], %{{.+}} : index
 // CHECK-NEXT:    %[[AT:.+]] = arith.addi %[[DW4]], %[[KR]] : index
-// CHECK-NEXT:    %[[S:.+]] = arith.trunci %{{.+}} : i32 to i8
+// CHECK-NEXT:    %[[S:.+]] = arith.trunci %[[SC]] : i32 to i8
 // CHECK-NEXT:    memref.store %[[S]], %arg5[%[[AT]]]
+// CHECK:         vector.store %{{.+}}, %arg4[%{{.+}}] {alignment = 16 : i64}
 func.func @bm128_rep8(%a: memref<?xi8>, %as: memref<?xi8>, %w: memref<?xi8>, %ws: memref<?xi8>,
               %codes: memref<?xi8>, %scales: memref<?xi8>, %rw: memref<?xf32>, %p0: f32, %p1: f32,
               %dw: i32, %mi: i32, %colsi: i32) attributes {mxtile.kernel} {
