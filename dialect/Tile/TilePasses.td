@@ -34,6 +34,24 @@ def TileToAMDGPU : Pass<"mxtile-to-amdgpu", "::mlir::ModuleOp"> {
   ];
 }
 
+def RocdlDeviceAtomics : Pass<"mxfp4-rocdl-device-atomics", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Make the kernels' f32 atomic adds relaxed device-memory adds";
+  let description = [{
+    Runs after the conversion to ROCDL/LLVM. The kernels' only f32 atomic
+    adds are MoE stage 2's scatter epilogue (mxtile.store_scatter_add): an
+    accumulation into a device allocation that nothing reads before the
+    kernel ends. `memref.atomic_rmw` lowers them to system-scope acq_rel
+    `atomicrmw fadd`, which the AMDGPU backend can only expand into a
+    compare-and-swap loop (the memory might be fine-grained or remote).
+    This pass makes every `llvm.atomicrmw fadd` on global f32 memory
+    monotonic at agent scope and marks it with the ROCDL attributes of
+    the metadata `amdgpu.no.fine.grained.memory`,
+    `amdgpu.no.remote.memory` and `amdgpu.ignore.denormal.mode`, so that
+    it selects the hardware add (global_atomic_add_f32).
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::ROCDL::ROCDLDialect"];
+}
+
 def TileToNVVM : Pass<"mxtile-to-nvvm", "::mlir::ModuleOp"> {
   let summary = "Lower mxtile kernels to gpu.module/gpu.func with nvvm ops (sm_90a)";
   let description = [{

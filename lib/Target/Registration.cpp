@@ -81,6 +81,7 @@ void buildTileToRocdlPipeline(OpPassManager &pm, StringRef chip) {
   rocdl.indexBitwidth = 32;
   gm.addPass(createConvertGpuOpsToROCDLOps(rocdl));
   gm.addPass(createConvertVectorToLLVMPass());
+  gm.addPass(tile::createRocdlDeviceAtomics());
   gm.addPass(createCanonicalizerPass());
   gm.addPass(createCSEPass());
   gm.addPass(createReconcileUnrealizedCastsPass());

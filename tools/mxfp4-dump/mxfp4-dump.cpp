@@ -59,13 +59,13 @@ static cl::opt<std::string> activationName("activation",
                                            cl::init("situv2"));
 static cl::opt<bool> fuseActivationOpt(
     "fuse-activation",
-    cl::desc("moe_stage1: the activation in moe_gemm's epilogue where the target has it "
-             "(default); =false: moe_gemm stores bf16 and moe_actq quantizes"),
+    cl::desc("moe_stage1: the activation in moe_gemm's epilogue (default); =false: "
+             "moe_gemm stores bf16 and moe_actq quantizes"),
     cl::init(true));
 static cl::opt<std::string> combineName(
     "combine",
     cl::desc("moe_stage2: reduce (per-slot rows, then moe_reduce; default) or atomic (rows "
-             "added to an f32 accumulator in moe_gemm's epilogue, then moe_cast; sm_90a)"),
+             "added to an f32 accumulator in moe_gemm's epilogue, then moe_cast)"),
     cl::init("reduce"));
 static cl::opt<std::string> nameOpt("name",
                                     cl::desc("build the kernel of this canonical name (instead of "

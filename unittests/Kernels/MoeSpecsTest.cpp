@@ -229,18 +229,23 @@ TEST(MoeSpecs, AtomicStage2Rules) {
   auto plain = makeMoeGemmSpec(Arch::SM90A, 3584, 768, 16, moeExpectedBlocks(1, 16, 896, 16));
   ASSERT_OK(plain);
   EXPECT_EQ((*two)[0].splitK, plain->splitK);
-  // AMD: no atomic epilogue; the stage falls back to moe_reduce.
-  auto amd = makeMoeStageSpecs(Arch::GFX950, 2, s);
-  ASSERT_OK(amd);
-  EXPECT_EQ((*amd)[0].epilogue, Epilogue::BF16);
-  EXPECT_EQ((*amd)[1].op, OpKind::MoeReduce);
-  EXPECT_ERROR_CONTAINS(makeMoeStage2AtomicSpec(Arch::GFX1250, s),
-                        "the scatter epilogue (escatter: weighted rows added atomically to "
-                        "their tokens' f32 rows) is moe_gemm's on sm_90a");
+  // AMD has it too (with no K split there).
+  for (Arch amd : {Arch::GFX950, Arch::GFX1250}) {
+    auto onAmd = makeMoeStageSpecs(amd, 2, s);
+    ASSERT_OK(onAmd);
+    ASSERT_EQ(onAmd->size(), 2u);
+    EXPECT_EQ((*onAmd)[0].epilogue, Epilogue::Scatter);
+    EXPECT_EQ((*onAmd)[0].splitK, 1);
+    EXPECT_EQ((*onAmd)[1].op, OpKind::MoeCast);
+    EXPECT_EQ(parseKernelName((*onAmd)[0].name())->name(), (*onAmd)[0].name());
+  }
   // Only moe_gemm scatters, with no activation; moe_cast sums nothing.
   KernelSpec k = *makeGemmA4W4Spec(Arch::SM90A, 1536, 7168, 16);
   k.epilogue = Epilogue::Scatter;
-  EXPECT_ERROR_CONTAINS(verifyKernelSpec(k), "got gemm_a4w4 on sm_90a");
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(k),
+                        "the scatter epilogue (escatter: weighted rows added atomically to "
+                        "their tokens' f32 rows) is moe_gemm's, with no activation; got "
+                        "gemm_a4w4 on sm_90a");
   k = (*two)[0];
   k.activation = Activation::Silu;
   EXPECT_ERROR_CONTAINS(verifyKernelSpec(k), "with no activation");

@@ -106,7 +106,7 @@ enum class Activation : uint8_t { None, Silu, Swiglu, Situv2 };
 /// (mxtile.store_act_mx), the gated activation (run-time parameters)
 /// stored quantized to MXFP4 instead of C; ActMxDebug also writes the f32
 /// activations it quantized.
-/// Scatter (moe_gemm of MoE stage 2 on sm_90a, mxtile.store_scatter_add):
+/// Scatter (moe_gemm of MoE stage 2, mxtile.store_scatter_add):
 /// each sorted row of C, times its routing weight (or 1), added atomically
 /// to its token's row of an f32 [T, N] accumulator.
 enum class Epilogue : uint8_t { BF16, BF16DumpQuant, ActMx, ActMxDebug, Scatter };

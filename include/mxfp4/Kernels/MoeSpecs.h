@@ -7,7 +7,7 @@
 //            to MXFP4 in the GEMM), or on request (fuseActivation false)
 //            moe_gemm storing bf16 and moe_actq (K = inter, the activation);
 //   stage 2: moe_gemm (N = Hp, K = Ip), moe_reduce (N = H, K = topk); or,
-//            atomic (sm_90a), moe_gemm with the scatter epilogue (escatter:
+//            atomic, moe_gemm with the scatter epilogue (escatter:
 //            weighted rows added to an f32 [T, Hp] accumulator) and
 //            moe_cast (N = H);
 // Hp, Ip: H and inter padded (moePaddedRow). Sorting: makeMoeSortSpecs.

@@ -102,8 +102,8 @@ Expected<std::unique_ptr<MoeWeights>> prepareMoeWeights(Device &dev, const MoeSh
 /// Atomic: each weighted row is added to an f32 accumulator as the GEMM
 /// finishes it (no per-slot rows, no second pass over them; the order of
 /// the adds, and so the last bits of the sum, vary from run to run), then
-/// rounded to bf16. Atomic is sm_90a's; elsewhere Reduce runs
-/// (MXFP4_LOG=debug says).
+/// rounded to bf16. Every target has both (MXFP4_LOG=debug says which
+/// ran).
 enum class MoeCombine : uint8_t { Reduce, Atomic };
 
 struct FusedMoeOptions {

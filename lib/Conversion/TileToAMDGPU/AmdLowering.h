@@ -109,6 +109,9 @@ private:
   mlir::LogicalResult lowerStore(mlir::ImplicitLocOpBuilder &b, tile::StoreOp op);
   /// MoE stage 1's fused epilogue (AmdStoreActMx.cpp).
   mlir::LogicalResult lowerStoreActMx(mlir::ImplicitLocOpBuilder &b, tile::StoreActMxOp op);
+  /// MoE stage 2's atomic epilogue (AmdStoreScatterAdd.cpp).
+  mlir::LogicalResult lowerStoreScatterAdd(mlir::ImplicitLocOpBuilder &b,
+                                           tile::StoreScatterAddOp op);
 
   template <typename T> T *handle(mlir::Value v) {
     auto it = tiles.find(v);

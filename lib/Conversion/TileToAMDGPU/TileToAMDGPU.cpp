@@ -176,6 +176,8 @@ LogicalResult KernelEmitter::lower(ImplicitLocOpBuilder &b, Operation *op) {
     return lowerStore(b, st);
   if (auto st = dyn_cast<tile::StoreActMxOp>(op))
     return lowerStoreActMx(b, st);
+  if (auto st = dyn_cast<tile::StoreScatterAddOp>(op))
+    return lowerStoreScatterAdd(b, st);
   if (auto forOp = dyn_cast<scf::ForOp>(op))
     return lowerFor(b, forOp);
   if (isa<func::ReturnOp>(op)) {
