@@ -12,6 +12,7 @@
 
 #include "mxfp4/Dialect/Tile/TileOps.h"
 
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace mxfp4 {
@@ -45,18 +46,33 @@ emitQuantizeBlock(mlir::ImplicitLocOpBuilder &b, llvm::ArrayRef<mlir::Value> x,
 mlir::Value emitMoeScaleOffset(mlir::ImplicitLocOpBuilder &b, int64_t rep, mlir::Value kBlocks,
                                mlir::Value row, mlir::Value kb);
 
-/// One (row, 32-column block) unit of mxtile.store_act_mx `op` once its 32
-/// f32 activations `x` are gathered: `row` is the output row and `column`
-/// the block's first intermediate column (index values; `ld`, `cols` and
-/// the `scales` and nullable `debug` buffers are the op's, mapped). The
-/// block quantized, or zero codes and scale 1.0 (what moe_actq writes)
-/// when it is padding (`column` at or past `cols`); its scale byte stored
-/// in the op's layout and, with `debug`, the activations of a real block.
-/// Returns the codes as vector<4xi32>, which the target stores at byte
-/// (row ld + column) / 2.
-mlir::Value emitActMxUnit(mlir::ImplicitLocOpBuilder &b, tile::StoreActMxOp op,
-                          llvm::ArrayRef<mlir::Value> x, mlir::Value row, mlir::Value column,
-                          mlir::Value ld, mlir::Value cols, mlir::Value scales, mlir::Value debug);
+/// mxtile.store_act_mx's operands as its lowerings use them (mapped into
+/// the kernel being emitted), with the activation's parameters.
+struct ActMxOperands {
+  tile::StoreActMxOp op;
+  mlir::Value row0, col0, ld, cols, valid, scales;
+  mlir::Value debug; ///< null without the debug output
+  GatedParams params;
+  /// The routing weight of tile row `row`: rowWeights[row0 + min(row,
+  /// lastRow)] when doweight, else 1 (rows past `lastRow`, the tile's last
+  /// valid row, read it in bounds and are never stored).
+  mlir::Value rowWeight(mlir::ImplicitLocOpBuilder &b, mlir::Value row, mlir::Value lastRow) const;
+
+  mlir::Value rowWeights, useWeights, one;
+};
+ActMxOperands mapActMxOperands(mlir::ImplicitLocOpBuilder &b, tile::StoreActMxOp op,
+                               const mlir::IRMapping &mapping);
+
+/// One (row, 32-column block) unit of the op once its 32 f32 activations
+/// `x` are gathered: `row` is the output row and `column` the block's
+/// first intermediate column (index values). The block quantized, or zero
+/// codes and scale 1.0 (what moe_actq writes) when it is padding (`column`
+/// at or past the op's cols); its scale byte stored in the op's layout
+/// and, with the debug output, the activations of a real block. Returns
+/// the codes as vector<4xi32>, which the target stores at byte (row ld +
+/// column) / 2.
+mlir::Value emitActMxUnit(mlir::ImplicitLocOpBuilder &b, const ActMxOperands &ops,
+                          llvm::ArrayRef<mlir::Value> x, mlir::Value row, mlir::Value column);
 
 } // namespace mxfp4
 

@@ -161,8 +161,35 @@ Value emitMoeScaleOffset(ImplicitLocOpBuilder &b, int64_t rep, Value kBlocks, Va
   return idxAdd(b, idxMul(b, dword, 4), idxRem(b, kb, 4));
 }
 
-Value emitActMxUnit(ImplicitLocOpBuilder &b, tile::StoreActMxOp op, ArrayRef<Value> x, Value row,
-                    Value column, Value ld, Value cols, Value scales, Value debug) {
+ActMxOperands mapActMxOperands(ImplicitLocOpBuilder &b, tile::StoreActMxOp op,
+                               const IRMapping &mapping) {
+  ActMxOperands o;
+  o.op = op;
+  o.row0 = mapping.lookup(op.getRow());
+  o.col0 = mapping.lookup(op.getCol());
+  o.ld = mapping.lookup(op.getLd());
+  o.cols = mapping.lookup(op.getCols());
+  o.valid = mapping.lookup(op.getValidRows());
+  o.scales = mapping.lookup(op.getScales());
+  o.debug = op.getDebug() ? mapping.lookup(op.getDebug()) : Value();
+  o.params = emitGatedParams(b, mapping.lookup(op.getP0()), mapping.lookup(op.getP1()));
+  o.rowWeights = mapping.lookup(op.getRowWeights());
+  o.useWeights = arith::CmpIOp::create(b, P::ne, mapping.lookup(op.getDoweight()),
+                                       arith::ConstantIntOp::create(b, b.getI32Type(), 0));
+  o.one = arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(1.0f));
+  return o;
+}
+
+Value ActMxOperands::rowWeight(ImplicitLocOpBuilder &b, Value row, Value lastRow) const {
+  Value w = memref::LoadOp::create(
+      b, rowWeights, ValueRange{idxAdd(b, row0, arith::MinUIOp::create(b, row, lastRow))});
+  return arith::SelectOp::create(b, useWeights, w, one);
+}
+
+Value emitActMxUnit(ImplicitLocOpBuilder &b, const ActMxOperands &ops, ArrayRef<Value> x, Value row,
+                    Value column) {
+  tile::StoreActMxOp op = ops.op;
+  Value ld = ops.ld, cols = ops.cols, scales = ops.scales, debug = ops.debug;
   IntegerType i32 = b.getI32Type();
   Value real = arith::CmpIOp::create(b, P::ult, column, cols);
   auto [words, scale] = emitQuantizeBlock(b, x, op.getRounding());

@@ -38,17 +38,8 @@ LogicalResult KernelEmitter::lowerStoreActMx(ImplicitLocOpBuilder &b, tile::Stor
   FloatType f32 = b.getF32Type();
   const int regs = cfg.accPerLane();
   const int64_t rowWords = cfg.actMxRowWords();
-  Value row0 = mapping.lookup(op.getRow()), col0 = mapping.lookup(op.getCol()),
-        ld = mapping.lookup(op.getLd()), cols = mapping.lookup(op.getCols()),
-        valid = mapping.lookup(op.getValidRows());
-  Value rowWeights = mapping.lookup(op.getRowWeights());
-  Value useWeights =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ne, mapping.lookup(op.getDoweight()),
-                            arith::ConstantIntOp::create(b, 0, 32));
-  const GatedParams params =
-      emitGatedParams(b, mapping.lookup(op.getP0()), mapping.lookup(op.getP1()));
-  Value one = arith::ConstantFloatOp::create(b, f32, APFloat(1.0f));
-  Value rows = arith::MinUIOp::create(b, valid, idxConst(b, cfg.bm));
+  const ActMxOperands ops = mapActMxOperands(b, op, mapping);
+  Value rows = arith::MinUIOp::create(b, ops.valid, idxConst(b, cfg.bm));
   Value lastRow = idxAdd(b, rows, -1);
   Value isGate = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, l16, idxConst(b, 8));
 
@@ -58,18 +49,14 @@ LogicalResult KernelEmitter::lowerStoreActMx(ImplicitLocOpBuilder &b, tile::Stor
   for (int64_t mt = 0; mt < cfg.rowTiles(); ++mt)
     for (int r = 0; r < regs; ++r) {
       Value row = idxAdd(b, idxMul(b, lgroup, regs), mt * 16 + r);
-      // Rows past the valid ones read the last valid row's weight (in
-      // bounds) and are never stored.
-      Value w = memref::LoadOp::create(
-          b, rowWeights, ValueRange{idxAdd(b, row0, arith::MinUIOp::create(b, row, lastRow))});
-      w = arith::SelectOp::create(b, useWeights, w, one);
+      Value w = ops.rowWeight(b, row, lastRow);
       for (int64_t j = 0; j < cfg.colTiles(); ++j) {
         Value mine =
             vector::ExtractOp::create(b, acc->parts[mt * cfg.colTiles() + j], ArrayRef<int64_t>{r});
         Value other = gpu::ShuffleOp::create(b, mine, /*offset=*/8, cfg.wave, gpu::ShuffleMode::XOR)
                           .getShuffleResult();
         Value a = emitGatedActivation(b, op.getKind(), arith::MulFOp::create(b, mine, w),
-                                      arith::MulFOp::create(b, other, w), params);
+                                      arith::MulFOp::create(b, other, w), ops.params);
         auto ifGate = scf::IfOp::create(b, isGate, /*withElseRegion=*/false);
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(ifGate.thenBlock());
@@ -82,8 +69,7 @@ LogicalResult KernelEmitter::lowerStoreActMx(ImplicitLocOpBuilder &b, tile::Stor
 
   // Unit u: row u / B, block u % B of the tile's B = BN / 64 blocks.
   const int64_t blocks = cfg.bn / 64;
-  Value codes = mapping.lookup(op.getCodes()), scales = mapping.lookup(op.getScales());
-  Value debug = op.getDebug() ? mapping.lookup(op.getDebug()) : Value();
+  Value codes = mapping.lookup(op.getCodes());
   auto v4f32 = VectorType::get({4}, f32);
   auto v16i8 = VectorType::get({16}, b.getI8Type());
   for (int64_t u0 = 0; u0 < cfg.bm * blocks; u0 += cfg.threads()) {
@@ -103,10 +89,10 @@ LogicalResult KernelEmitter::lowerStoreActMx(ImplicitLocOpBuilder &b, tile::Stor
     // The block's first intermediate column and the output row; the codes
     // at byte (row ld + column) / 2, 16-byte aligned (ld and column are
     // multiples of 32).
-    Value column = idxAdd(b, idxDiv(b, col0, 2), idxMul(b, block, 32));
-    Value outRow = idxAdd(b, row0, row);
-    Value words = emitActMxUnit(b, op, x, outRow, column, ld, cols, scales, debug);
-    Value codeAt = idxDiv(b, idxAdd(b, idxMul(b, outRow, ld), column), 2);
+    Value column = idxAdd(b, idxDiv(b, ops.col0, 2), idxMul(b, block, 32));
+    Value outRow = idxAdd(b, ops.row0, row);
+    Value words = emitActMxUnit(b, ops, x, outRow, column);
+    Value codeAt = idxDiv(b, idxAdd(b, idxMul(b, outRow, ops.ld), column), 2);
     vector::StoreOp::create(b, vector::BitCastOp::create(b, v16i8, words), codes,
                             ValueRange{codeAt}, /*nontemporal=*/false, llvm::MaybeAlign(16));
   }

@@ -54,35 +54,21 @@ LogicalResult Sm90Emitter::lowerStoreActMx(ImplicitLocOpBuilder &b, tile::StoreA
 
   auto finish = [&](ArrayRef<Value> tiles) -> LogicalResult {
     FloatType f32 = b.getF32Type();
-    IntegerType i32 = b.getI32Type();
-    Value row0 = mapping.lookup(op.getRow()), col0 = mapping.lookup(op.getCol()),
-          ld = mapping.lookup(op.getLd()), cols = mapping.lookup(op.getCols()),
-          valid = mapping.lookup(op.getValidRows());
-    Value rowWeights = mapping.lookup(op.getRowWeights());
-    Value useWeights =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::ne, mapping.lookup(op.getDoweight()),
-                              arith::ConstantIntOp::create(b, 0, 32));
-    const GatedParams params =
-        emitGatedParams(b, mapping.lookup(op.getP0()), mapping.lookup(op.getP1()));
-    Value one = arith::ConstantFloatOp::create(b, f32, APFloat(1.0f));
+    const ActMxOperands ops = mapActMxOperands(b, op, mapping);
     // The K loop's buffers are free once every warpgroup's wgmmas have
     // read them.
     barrier(b);
-    Value lastRow = idxAdd(b, arith::MinUIOp::create(b, valid, idxConst(b, cfg.bm)), -1);
+    Value lastRow = idxAdd(b, arith::MinUIOp::create(b, ops.valid, idxConst(b, cfg.bm)), -1);
     for (int64_t j = 0; j < cfg.tokenTiles(); ++j)
       for (int64_t tt = 0; tt < 2; ++tt) {
         Value token = idxAdd(b, idxMul(b, t, 2), j * 8 + tt);
-        // Rows past the valid ones read the last valid row's weight (in
-        // bounds) and are never stored.
-        Value w = memref::LoadOp::create(
-            b, rowWeights, ValueRange{idxAdd(b, row0, arith::MinUIOp::create(b, token, lastRow))});
-        w = arith::SelectOp::create(b, useWeights, w, one);
+        Value w = ops.rowWeight(b, token, lastRow);
         for (int64_t i = 0; i < cfg.tilesPerWarp(); ++i) {
           Value vec = tiles[i * cfg.tokenTiles() + j];
           Value gate = vector::ExtractOp::create(b, vec, ArrayRef<int64_t>{tt});
           Value up = vector::ExtractOp::create(b, vec, ArrayRef<int64_t>{2 + tt});
           Value a = emitGatedActivation(b, op.getKind(), arith::MulFOp::create(b, gate, w),
-                                        arith::MulFOp::create(b, up, w), params);
+                                        arith::MulFOp::create(b, up, w), ops.params);
           Value column =
               idxAdd(b, idxMul(b, idxAdd(b, idxMul(b, warp, cfg.tilesPerWarp()), i), 8), g);
           Value word = idxAdd(b, idxMul(b, token, rowWords), column);
@@ -94,9 +80,7 @@ LogicalResult Sm90Emitter::lowerStoreActMx(ImplicitLocOpBuilder &b, tile::StoreA
     const int64_t blocks = half / 32;
     auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
     Value codes = LLVM::AddrSpaceCastOp::create(b, globalPtr, mapping.lookup(op.getCodes()));
-    Value scales = mapping.lookup(op.getScales());
-    Value debug = op.getDebug() ? mapping.lookup(op.getDebug()) : Value();
-    Value rows = arith::MinUIOp::create(b, valid, idxConst(b, cfg.bm));
+    Value rows = arith::MinUIOp::create(b, ops.valid, idxConst(b, cfg.bm));
     auto v4f32 = VectorType::get({4}, f32);
     auto i64 = b.getI64Type();
     for (int64_t u0 = 0; u0 < cfg.bm * blocks; u0 += cfg.threads()) {
@@ -118,11 +102,11 @@ LogicalResult Sm90Emitter::lowerStoreActMx(ImplicitLocOpBuilder &b, tile::StoreA
       // The block's first intermediate column and the output row; the
       // codes at byte (row ld + column) / 2, 16-byte aligned (ld and column
       // are multiples of 32).
-      Value column = idxAdd(b, idxDiv(b, col0, 2), idxMul(b, block, 32));
-      Value row = idxAdd(b, row0, token);
-      Value v = emitActMxUnit(b, op, x, row, column, ld, cols, scales, debug);
-      Value byte =
-          arith::IndexCastUIOp::create(b, i64, idxDiv(b, idxAdd(b, idxMul(b, row, ld), column), 2));
+      Value column = idxAdd(b, idxDiv(b, ops.col0, 2), idxMul(b, block, 32));
+      Value row = idxAdd(b, ops.row0, token);
+      Value v = emitActMxUnit(b, ops, x, row, column);
+      Value byte = arith::IndexCastUIOp::create(
+          b, i64, idxDiv(b, idxAdd(b, idxMul(b, row, ops.ld), column), 2));
       Value at =
           LLVM::GEPOp::create(b, globalPtr, b.getI8Type(), codes, ArrayRef<LLVM::GEPArg>{byte});
       LLVM::StoreOp::create(b, v, at, /*alignment=*/16);
