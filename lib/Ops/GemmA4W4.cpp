@@ -288,7 +288,7 @@ static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
 
 /// The facts of `w` dispatch decides on.
 static GemmWeightFacts factsOf(const PreparedWeight &w) {
-  return {w.arch(), w.n(), w.k(), w.scalesBelow128()};
+  return {w.arch(), w.n(), w.k(), w.scalesBelow128(), w.device().multiprocessorCount()};
 }
 
 Error gemmMxA4W4(Device &dev, void *stream, const void *aCodes, const void *aScales, int64_t m,

@@ -10,6 +10,7 @@
 #include "mxfp4/Ops/GemmA4W4Plan.h"
 #include "mxfp4/Kernels/Sm90Pipeline.h"
 #include "mxfp4/Ops/QuantizeMx.h"
+#include "mxfp4/Support/Log.h"
 
 #include <iterator>
 #include <set>
@@ -303,7 +304,76 @@ static Expected<GemmA4W4Plan> planInline(const GemmWeightFacts &w, const GemmA4W
   return plan;
 }
 
+static bool isDenseGemm(OpKind op) {
+  return op == OpKind::GemmA4W4 || op == OpKind::GemmMxA4W4 || op == OpKind::GemmQdqA4W4;
+}
+
+Expected<GemmA4W4Plan> planFromTunedRow(const TunedRow &row, const GemmWeightFacts &w, int64_t m,
+                                        const GemmA4W4Options &options) {
+  if (Error e = verifyTunedRow(row))
+    return fail(row.origin, ": ", e.message());
+  if (row.key.op != TunedOp::Gemm || row.key.arch != w.arch || row.key.n != w.n || row.key.k != w.k)
+    return fail(row.origin, ": the row is for another target, op or shape");
+  std::vector<KernelSpec> ks = row.kernels;
+  for (KernelSpec &s : ks) {
+    // The rounding is the caller's and the folding the weights' (both
+    // choose bits, not speed); the rest is the row's.
+    if (s.op == OpKind::GemmA4W4 || isQuantizer(s.op))
+      s.rounding = options.rounding;
+    if (isDenseGemm(s.op))
+      s.foldedScales = w.arch == Arch::SM90A && w.scalesBelow128;
+    if (Error e = verifyKernelSpec(s))
+      return fail(row.origin, ": ", s.name(), ": ", e.message());
+  }
+  GemmA4W4Plan plan;
+  size_t g = 0;
+  if (isQuantizer(ks[0].op))
+    plan.quantizer = ks[g++];
+  switch (ks[g].op) {
+  case OpKind::GemmA4W4:
+    plan.path = GemmA4W4Plan::Path::Inline;
+    break;
+  case OpKind::GemmMxA4W4:
+    plan.path = GemmA4W4Plan::Path::MxActivations;
+    break;
+  default:
+    plan.path =
+        row.streamWorkgroupsPerSm ? GemmA4W4Plan::Path::StreamedImage : GemmA4W4Plan::Path::Image;
+    break;
+  }
+  plan.streamWorkgroupsPerSm = row.streamWorkgroupsPerSm;
+  plan.gemms.push_back(ks[g]);
+  // Below its split the row's first GEMM takes every row.
+  if (row.splitM && m > row.splitM) {
+    plan.splitM = row.splitM;
+    plan.gemms.push_back(ks[g + 1]);
+  }
+  return plan;
+}
+
+TunedRow tunedRowFromPlan(const GemmA4W4Plan &plan, const TunedKey &key, int64_t m) {
+  TunedRow row;
+  row.key = key;
+  row.m = m;
+  row.splitM = plan.splitM;
+  row.streamWorkgroupsPerSm = plan.streamWorkgroupsPerSm;
+  row.kernels = plan.kernels();
+  return row;
+}
+
 Expected<GemmA4W4Plan> planGemmA4W4(const GemmWeightFacts &w, int64_t m,
+                                    const GemmA4W4Options &options, bool mxActivations) {
+  const bool tunable = !mxActivations && !options.overrides.any() && !options.dumpCodes &&
+                       !options.dumpScales && m >= 1;
+  if (!tunable)
+    return planGemmA4W4(nullptr, w, m, options, mxActivations);
+  Expected<const TunedTable *> tuned = processTunedTable();
+  if (!tuned)
+    return tuned.takeError();
+  return planGemmA4W4(*tuned, w, m, options, mxActivations);
+}
+
+Expected<GemmA4W4Plan> planGemmA4W4(const TunedTable *tuned, const GemmWeightFacts &w, int64_t m,
                                     const GemmA4W4Options &options, bool mxActivations) {
   const experimental::GemmA4W4Overrides &o = options.overrides;
   if (m < 1)
@@ -313,6 +383,24 @@ Expected<GemmA4W4Plan> planGemmA4W4(const GemmWeightFacts &w, int64_t m,
   const bool dump = options.dumpCodes || options.dumpScales;
   if (dump && !(options.dumpCodes && options.dumpScales))
     return fail("gemmA4W4: the quantization dump needs both dumpCodes and dumpScales");
+  if (tuned && !dump && !o.any()) {
+    TunedKey key;
+    key.arch = w.arch;
+    key.computeUnits = w.computeUnits;
+    key.n = w.n;
+    key.k = w.k;
+    if (const TunedRow *row = tuned->find(key, m)) {
+      Expected<GemmA4W4Plan> plan = planFromTunedRow(*row, w, m, options);
+      if (plan) {
+        logDebug(strCat("gemmA4W4 M=", m, ": tuned row ", row->origin, " (m <= ", row->m, ")"));
+        return plan;
+      }
+      // A row tuned with another rounding may name a kernel that does not
+      // exist with this one: the table decides instead.
+      logDebug(strCat("gemmA4W4 M=", m, ": tuned row does not apply (", plan.takeError().message(),
+                      "); the tile table decides"));
+    }
+  }
   GemmA4W4Tile tile = chooseTile(w, m, options);
   if (o.decodeGroups && *o.decodeGroups != 1 && !tile.decode)
     return fail("gemmA4W4: decodeGroups = ", *o.decodeGroups,
@@ -359,33 +447,76 @@ Expected<std::vector<std::pair<int64_t, int64_t>>> presetShapes(std::string_view
   return fail("unknown preset '", preset, "'; expected seed-dense or model-dense");
 }
 
-Expected<std::vector<PresetKernel>> presetKernels(std::string_view preset, Arch arch,
-                                                  ScaleRounding rounding) {
-  if (preset == "seed-moe" || preset == "model-moe")
-    return moePresetKernels(preset, arch, rounding);
+Expected<std::vector<TunedRow>> presetTunedRows(std::string_view preset, Arch arch) {
   Expected<std::vector<std::pair<int64_t, int64_t>>> shapes = presetShapes(preset);
   if (!shapes)
     return shapes.takeError();
+  std::vector<TunedRow> rows;
+  for (auto [n, k] : *shapes)
+    for (int64_t m : kPresetMs) {
+      TunedKey key;
+      key.arch = arch;
+      key.n = n;
+      key.k = k;
+      Expected<GemmA4W4Plan> plan = planGemmA4W4(nullptr, {arch, n, k, true}, m);
+      if (!plan)
+        return fail(preset, ": ", toString(arch), " n=", n, " k=", k, " m=", m, ": ",
+                    plan.takeError().message());
+      TunedRow row = tunedRowFromPlan(*plan, key, m);
+      row.tuner = "table";
+      row.origin = strCat(preset, " n=", n, " k=", k, " m=", m);
+      rows.push_back(std::move(row));
+    }
+  return rows;
+}
+
+std::vector<PresetKernel> tunedRowKernels(const std::vector<const TunedRow *> &rows,
+                                          ScaleRounding rounding) {
   std::vector<PresetKernel> out;
   std::set<std::string> seen;
   GemmA4W4Options options;
   options.rounding = rounding;
-  for (auto [n, k] : *shapes)
-    for (int64_t m : kPresetMs)
-      for (bool small : {true, false}) {
-        std::string label = strCat(toString(arch), " n=", n, " k=", k, " m=", m);
-        Expected<GemmA4W4Plan> plan = planGemmA4W4({arch, n, k, small}, m, options);
-        if (!plan) {
-          std::string error = plan.takeError().message();
-          if (seen.insert(label + error).second)
-            out.push_back({label, std::nullopt, error});
-          continue;
-        }
-        for (const KernelSpec &s : plan->kernels())
-          if (seen.insert(s.name()).second)
-            out.push_back({label, s, ""});
+  for (const TunedRow *row : rows)
+    for (bool small : {true, false}) {
+      const TunedKey &key = row->key;
+      const std::string label = strCat(toString(key.arch), " n=", key.n, " k=", key.k,
+                                       " m=", row->m, " (", row->origin, ")");
+      GemmWeightFacts w{key.arch, key.n, key.k, small, key.computeUnits};
+      Expected<GemmA4W4Plan> plan = planFromTunedRow(*row, w, row->m, options);
+      if (!plan) {
+        std::string error = plan.takeError().message();
+        if (seen.insert(label + error).second)
+          out.push_back({label, std::nullopt, error});
+        continue;
       }
+      for (const KernelSpec &s : plan->kernels())
+        if (seen.insert(s.name()).second)
+          out.push_back({label, s, ""});
+    }
   return out;
+}
+
+Expected<std::vector<PresetKernel>> presetKernels(std::string_view preset, Arch arch,
+                                                  ScaleRounding rounding) {
+  if (preset == "seed-moe" || preset == "model-moe")
+    return moePresetKernels(preset, arch, rounding);
+  Expected<std::vector<TunedRow>> rows = presetTunedRows(preset, arch);
+  if (!rows)
+    return rows.takeError();
+  std::vector<const TunedRow *> all;
+  for (const TunedRow &r : *rows)
+    all.push_back(&r);
+  // Dispatch follows the shipped rows for these shapes on a device of their
+  // size: their kernels belong to the preset too.
+  Expected<const TunedTable *> tuned = processTunedTable();
+  if (!tuned)
+    return tuned.takeError();
+  std::set<TunedKey> keys;
+  for (const TunedRow &r : *rows)
+    if (keys.insert(r.key).second)
+      for (const TunedRow *shipped : (*tuned)->rowsForShape(r.key))
+        all.push_back(shipped);
+  return tunedRowKernels(all, rounding);
 }
 
 } // namespace mxfp4

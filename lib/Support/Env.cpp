@@ -66,5 +66,7 @@ std::string dumpDir() { return get("MXFP4_DUMP_DIR").value_or(""); }
 std::string archOverride() { return get("MXFP4_ARCH").value_or(""); }
 std::string ptxas() { return get("MXFP4_PTXAS").value_or(""); }
 std::string logLevel() { return get("MXFP4_LOG").value_or(""); }
+std::string tunedCsv() { return get("MXFP4_TUNED_CSV").value_or(""); }
+std::string tunedCsvWins() { return get("MXFP4_TUNED_CSV_WINS").value_or(""); }
 
 } // namespace mxfp4::env

@@ -2,9 +2,13 @@
 //
 //   mxfp4-jit-compile --preset=seed-dense --arch=gfx950,gfx1250 --cache-dir=DIR
 //   mxfp4-jit-compile --shapes=FILE --arch=gfx950 --verify
+//   mxfp4-jit-compile --from-csv=configs/h200.csv,mine.csv --cache-dir=DIR
+//   mxfp4-jit-compile --preset=seed-dense --arch=gfx950 --write-csv=FILE
 //
-// Compiles every kernel of a preset or a shape list (lines "N K [BM]" or
-// canonical kernel names; '#' starts a comment) for each target, in parallel,
+// Compiles every kernel of a preset, of tuned CSV rows (Ops/TunedCsv.h:
+// exactly what dispatch runs from them, for the rows' targets) or of a
+// shape list (lines "N K [BM]" or canonical kernel names; '#' starts a
+// comment) for each target, in parallel,
 // through the same Jit the library uses, so a later process with
 // MXFP4_ASSERT_CACHE_HIT=1 finds everything. Prints a progress bar on a
 // terminal and a summary: kernels, hits, cold compile p50/p95, bytes.
@@ -44,6 +48,15 @@ static cl::opt<std::string>
               cl::init(""));
 static cl::opt<std::string>
     shapesOpt("shapes", cl::desc("file of 'N K [BM]' lines or kernel names"), cl::init(""));
+static cl::opt<std::string>
+    fromCsvOpt("from-csv",
+               cl::desc("comma-separated tuned CSVs: the kernels dispatch runs from their rows"),
+               cl::init(""));
+static cl::opt<std::string>
+    writeCsvOpt("write-csv",
+                cl::desc("with a dense --preset: write its points as tuned CSV rows (the tile "
+                         "table's plans) to this file, and compile nothing"),
+                cl::init(""));
 static cl::opt<std::string> archOpt("arch",
                                     cl::desc("comma-separated targets: gfx950,gfx1250,sm_90a"),
                                     cl::init("gfx950,gfx1250"));
@@ -149,7 +162,46 @@ int main(int argc, char **argv) {
   if (!rounding)
     return fail("unknown --rounding '" + roundingOpt + "'");
 
+  if (!writeCsvOpt.empty()) {
+    if (preset.empty())
+      return fail("--write-csv needs a dense --preset");
+    std::vector<TunedRow> rows;
+    for (Arch a : archs) {
+      Expected<std::vector<TunedRow>> r = presetTunedRows(preset, a);
+      if (!r)
+        return fail("--write-csv: " + r.takeError().message());
+      rows.insert(rows.end(), r->begin(), r->end());
+    }
+    std::error_code ec;
+    llvm::raw_fd_ostream os(writeCsvOpt, ec);
+    if (ec)
+      return fail("cannot write " + writeCsvOpt + ": " + ec.message());
+    os << formatTunedCsv(rows);
+    os.close();
+    if (os.has_error())
+      return fail("cannot write " + writeCsvOpt + ": " + os.error().message());
+    llvm::outs() << rows.size() << " rows written to " << writeCsvOpt << "\n";
+    return 0;
+  }
+
   std::vector<Item> items;
+  // Tuned rows: one table, so two files' rows for one key and M with other
+  // kernels are an error naming both.
+  TunedTable csvRows;
+  for (llvm::StringRef f : llvm::split(fromCsvOpt.getValue(), ',')) {
+    if (f.trim().empty())
+      continue;
+    Expected<std::vector<TunedRow>> rows = readTunedCsv(f.trim().str());
+    if (!rows)
+      return fail(rows.takeError().message());
+    if (rows->empty())
+      return fail(f.trim() + ": no rows");
+    if (Error e = csvRows.add(std::move(*rows)))
+      return fail(e.message());
+  }
+  if (!csvRows.empty())
+    for (PresetKernel &pk : tunedRowKernels(csvRows.rows(), *rounding))
+      items.push_back({std::move(pk.label), std::move(pk.spec), std::move(pk.error)});
   if (!preset.empty()) {
     // Exactly the kernels dispatch (planGemmA4W4) runs at the preset's
     // points: on sm_90a for weights with scales below 128 and for others.
@@ -165,7 +217,7 @@ int main(int argc, char **argv) {
     if (llvm::Error e = readShapes(shapes, archs, *rounding, items))
       return fail(llvm::toString(std::move(e)));
   if (items.empty())
-    return fail("nothing to compile: give --preset=seed-dense or --shapes=FILE");
+    return fail("nothing to compile: give --preset=seed-dense, --from-csv=FILE or --shapes=FILE");
   if (listOpt) {
     for (const Item &it : items)
       if (it.spec)

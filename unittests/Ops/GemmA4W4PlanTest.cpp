@@ -37,18 +37,25 @@ TEST(GemmA4W4Plan, PresetsAreExactlyWhatDispatchRuns) {
         ASSERT_OK(shapes);
         GemmA4W4Options options;
         options.rounding = r;
+        // On any device, and on one of each size the shipped CSVs tune.
+        std::set<int64_t> devices{0};
+        Expected<const TunedTable *> shipped = processTunedTable();
+        ASSERT_OK(shipped);
+        for (const TunedRow *row : (*shipped)->rows())
+          devices.insert(row->key.computeUnits);
         for (auto [n, k] : *shapes)
           for (int64_t m : kPresetMs)
-            for (bool small : {true, false}) {
-              Expected<GemmA4W4Plan> plan = planGemmA4W4({arch, n, k, small}, m, options);
-              ASSERT_OK(plan);
-              for (const KernelSpec &s : plan->kernels()) {
-                EXPECT_TRUE(compiled.count(s.name()))
-                    << "dispatch runs " << s.name() << " at N=" << n << " K=" << k << " M=" << m
-                    << " and the preset does not compile it";
-                dispatched.insert(s.name());
+            for (bool small : {true, false})
+              for (int64_t cu : devices) {
+                Expected<GemmA4W4Plan> plan = planGemmA4W4({arch, n, k, small, cu}, m, options);
+                ASSERT_OK(plan);
+                for (const KernelSpec &s : plan->kernels()) {
+                  EXPECT_TRUE(compiled.count(s.name()))
+                      << "dispatch runs " << s.name() << " at N=" << n << " K=" << k << " M=" << m
+                      << " and the preset does not compile it";
+                  dispatched.insert(s.name());
+                }
               }
-            }
         EXPECT_EQ(compiled, dispatched);
       }
   EXPECT_ERROR_CONTAINS(presetShapes("moe"), "unknown preset 'moe'");

@@ -80,6 +80,17 @@ struct GemmA4W4Overrides {
   /// dequantized pair; the default whenever every scale is below 128). Both
   /// give the same bits; true on weights with larger scales is an error.
   std::optional<bool> foldScales;
+  /// Dispatch from the built-in tile table even where a tuned CSV row
+  /// (Ops/TunedCsv.h) applies: what the tuner compares its candidates with.
+  /// Any other override does the same.
+  bool ignoreTunedCsv = false;
+
+  /// Whether any field is set.
+  bool any() const {
+    return bm || splitK || bk || bn || stages || twoWarpgroups || persistent || quantizerBm ||
+           decode || decodeGroups || warpSplitK || imageStream || streamK || splitM ||
+           preQuantize || dequantizeOnce || foldScales || ignoreTunedCsv;
+  }
 };
 
 } // namespace mxfp4::experimental

@@ -13,6 +13,7 @@
 
 #include "mxfp4/Kernels/KernelSpec.h"
 #include "mxfp4/Ops/GemmA4W4.h"
+#include "mxfp4/Ops/TunedCsv.h"
 
 #include <optional>
 #include <vector>
@@ -57,6 +58,9 @@ struct GemmWeightFacts {
   Arch arch = Arch::GFX950;
   int64_t n = 0, k = 0;
   bool scalesBelow128 = false;
+  /// The device's SMs / compute units (Device::multiprocessorCount): the
+  /// tuned rows of that device size apply first; 0: any device's.
+  int64_t computeUnits = 0;
 };
 
 /// The kernels of one GEMM call, in launch order.
@@ -88,11 +92,27 @@ struct GemmA4W4Plan {
 };
 
 /// Dispatch for gemmA4W4 (`mxActivations` false) or gemmMxA4W4 (true):
-/// the tile table's choice for M with the options' overrides, verified.
-/// The dump pointers of `options` only matter by being set or not.
+/// the process's tuned row for the weights and M (processTunedTable,
+/// Ops/TunedCsv.h) where one applies, else the tile table's choice for M
+/// with the options' overrides, verified. Overrides, a dump or
+/// ignoreTunedCsv leave the tuned rows aside. The dump pointers of
+/// `options` only matter by being set or not.
 Expected<GemmA4W4Plan> planGemmA4W4(const GemmWeightFacts &weights, int64_t m,
                                     const GemmA4W4Options &options = {},
                                     bool mxActivations = false);
+/// The same with the tuned rows of `tuned` (null: the tile table alone).
+Expected<GemmA4W4Plan> planGemmA4W4(const TunedTable *tuned, const GemmWeightFacts &weights,
+                                    int64_t m, const GemmA4W4Options &options = {},
+                                    bool mxActivations = false);
+
+/// The plan of a tuned dense row for M: its kernels with the caller's
+/// rounding and the weights' scale folding, the second GEMM when M is
+/// above its split_m; an error (naming the row) if a kernel does not
+/// verify so.
+Expected<GemmA4W4Plan> planFromTunedRow(const TunedRow &row, const GemmWeightFacts &weights,
+                                        int64_t m, const GemmA4W4Options &options = {});
+/// The dense row that runs `plan` for the calls of `key` up to M = m.
+TunedRow tunedRowFromPlan(const GemmA4W4Plan &plan, const TunedKey &key, int64_t m);
 
 /// The (N, K) points of the dense presets (../shared/reference/semantics.md
 /// section 8) and the M values they measure: "seed-dense" (the seed's 24
@@ -120,10 +140,21 @@ struct PresetKernel {
   std::string error;
 };
 
+/// A dense preset as tuned rows (tuner "table", any device size): at each
+/// point, the plan the tile table gives.
+Expected<std::vector<TunedRow>> presetTunedRows(std::string_view preset, Arch arch);
+
+/// The kernels dispatch runs from `rows` with `rounding`, deduplicated in
+/// first-use order; on sm_90a for weights with scales below 128 (folded)
+/// and for any others. What mxfp4-jit-compile --from-csv compiles.
+std::vector<PresetKernel> tunedRowKernels(const std::vector<const TunedRow *> &rows,
+                                          ScaleRounding rounding);
+
 /// The kernels gemmA4W4 runs at a preset's points on `arch` with default
-/// options but `rounding`, deduplicated in first-use order; on sm_90a for
-/// weights with scales below 128 (folded) and for any others. The MoE
-/// presets (seed-moe, model-moe) are moePresetKernels'.
+/// options but `rounding`: those of its rows (presetTunedRows) and of
+/// every shipped tuned row for its shapes on `arch`, whatever the device
+/// size, deduplicated in first-use order. The MoE presets (seed-moe,
+/// model-moe) are moePresetKernels'.
 Expected<std::vector<PresetKernel>> presetKernels(std::string_view preset, Arch arch,
                                                   ScaleRounding rounding);
 

@@ -45,6 +45,15 @@ std::string logLevel();
 /// PATH and /usr/local/cuda/bin; "none" = always ship PTX).
 std::string ptxas();
 
+/// MXFP4_TUNED_CSV: tuned dispatch CSVs to follow besides the shipped ones,
+/// ':'-separated ("" when unset; Ops/TunedCsv.h).
+std::string tunedCsv();
+
+/// MXFP4_TUNED_CSV_WINS: which of the MXFP4_TUNED_CSV files wins where two
+/// have rows for one key and M with other kernels ("": such a collision is
+/// an error).
+std::string tunedCsvWins();
+
 } // namespace mxfp4::env
 
 #endif // MXFP4_SUPPORT_ENV_H
