@@ -409,7 +409,8 @@ Expected<const TunedTable *> processTunedTable() {
     TunedTable user;
     const std::string wins = env::tunedCsvWins();
     std::vector<std::string> files;
-    for (std::string_view f : split(env::tunedCsv(), ':'))
+    const std::string list = env::tunedCsv();
+    for (std::string_view f : split(list, ':'))
       if (!trim(f).empty())
         files.emplace_back(trim(f));
     if (!wins.empty() && std::find(files.begin(), files.end(), wins) == files.end()) {

@@ -35,6 +35,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <set>
 #include <thread>
 
 using namespace mxfp4;
@@ -57,6 +58,12 @@ static cl::opt<std::string>
                 cl::desc("with a dense --preset: write its points as tuned CSV rows (the tile "
                          "table's plans) to this file, and compile nothing"),
                 cl::init(""));
+static cl::opt<std::string> serveMOpt(
+    "serve-m",
+    cl::desc("with --from-csv: instead of the rows' kernels, get what dispatch runs for the "
+             "rows' shapes at these comma-separated M, as a process serving them would "
+             "(MXFP4_TUNED_CSV must name the files; with MXFP4_ASSERT_CACHE_HIT=1 a miss fails)"),
+    cl::init(""));
 static cl::opt<std::string> archOpt("arch",
                                     cl::desc("comma-separated targets: gfx950,gfx1250,sm_90a"),
                                     cl::init("gfx950,gfx1250"));
@@ -199,9 +206,42 @@ int main(int argc, char **argv) {
     if (Error e = csvRows.add(std::move(*rows)))
       return fail(e.message());
   }
-  if (!csvRows.empty())
+  if (!serveMOpt.empty()) {
+    if (csvRows.empty())
+      return fail("--serve-m needs --from-csv");
+    std::vector<int64_t> ms;
+    for (llvm::StringRef m : llvm::split(serveMOpt.getValue(), ',')) {
+      int64_t v;
+      if (m.trim().getAsInteger(10, v) || v < 1)
+        return fail("--serve-m: '" + m + "' is not an M >= 1");
+      ms.push_back(v);
+    }
+    std::set<std::string> seen;
+    std::set<TunedKey> keys;
+    GemmA4W4Options options;
+    options.rounding = *rounding;
+    for (const TunedRow *row : csvRows.rows())
+      if (row->key.op == TunedOp::Gemm && keys.insert(row->key).second)
+        for (int64_t m : ms)
+          for (bool small : {true, false}) {
+            const TunedKey &k = row->key;
+            Expected<GemmA4W4Plan> plan =
+                planGemmA4W4({k.arch, k.n, k.k, small, k.computeUnits}, m, options);
+            Item it;
+            it.label = strCat("serve ", toString(k.arch), " n=", k.n, " k=", k.k, " m=", m);
+            if (!plan) {
+              it.error = plan.takeError().message();
+              items.push_back(std::move(it));
+              continue;
+            }
+            for (const KernelSpec &spec : plan->kernels())
+              if (seen.insert(spec.name()).second)
+                items.push_back({it.label, spec, ""});
+          }
+  } else if (!csvRows.empty()) {
     for (PresetKernel &pk : tunedRowKernels(csvRows.rows(), *rounding))
       items.push_back({std::move(pk.label), std::move(pk.spec), std::move(pk.error)});
+  }
   if (!preset.empty()) {
     // Exactly the kernels dispatch (planGemmA4W4) runs at the preset's
     // points: on sm_90a for weights with scales below 128 and for others.
