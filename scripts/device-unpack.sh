@@ -6,5 +6,6 @@ out=${OUT:-/tmp/mxfp4-out}
 mkdir -p "$out"
 work=/tmp/mxfp4-bundle
 rm -rf "$work" && mkdir -p "$work"
-xz -dc "$root/dist/gpu-bundle.tar.xz" | tar -C "$work" -xf -
+# The bundle carried: BUNDLE names it (default: the tests bundle).
+xz -dc "$root/dist/${BUNDLE:-gpu-bundle.tar.xz}" | tar -C "$work" -xf -
 export MXFP4_CACHE_DIR=/tmp/mxfp4-cache

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <sstream>
 
@@ -389,10 +390,10 @@ std::vector<const TunedRow *> TunedTable::rows() const {
 
 Expected<const TunedTable *> processTunedTable() {
   static std::once_flag once;
-  static TunedTable *table = nullptr;
+  static std::unique_ptr<TunedTable> table;
   static std::string error;
   std::call_once(once, [] {
-    auto *t = new TunedTable;
+    auto t = std::make_unique<TunedTable>();
     for (auto [name, text] : shippedTunedCsvs()) {
       Expected<std::vector<TunedRow>> rows = parseTunedCsv(text, strCat("configs/", name));
       if (!rows) {
@@ -436,11 +437,11 @@ Expected<const TunedTable *> processTunedTable() {
     }
     for (const TunedRow *r : user.rows())
       (void)t->add(*r, TunedTable::Collision::Replace); // replacing never fails
-    table = t;
+    table = std::move(t);
   });
   if (!table)
     return makeError(error);
-  return static_cast<const TunedTable *>(table);
+  return static_cast<const TunedTable *>(table.get());
 }
 
 } // namespace mxfp4
