@@ -479,8 +479,10 @@ std::vector<PresetKernel> tunedRowKernels(const std::vector<const TunedRow *> &r
   for (const TunedRow *row : rows)
     for (bool small : {true, false}) {
       const TunedKey &key = row->key;
-      const std::string label = strCat(toString(key.arch), " n=", key.n, " k=", key.k,
-                                       " m=", row->m, " (", row->origin, ")");
+      // A preset's rows are its points; a CSV row says where it comes from.
+      const std::string label =
+          strCat(toString(key.arch), " n=", key.n, " k=", key.k, " m=", row->m,
+                 row->tuner == "table" ? std::string() : strCat(" (", row->origin, ")"));
       GemmWeightFacts w{key.arch, key.n, key.k, small, key.computeUnits};
       Expected<GemmA4W4Plan> plan = planFromTunedRow(*row, w, row->m, options);
       if (!plan) {
