@@ -6,6 +6,7 @@
 #include "mxfp4/Ops/GemmA4W4Plan.h"
 #include "mxfp4/Ops/MoeSort.h"
 #include "mxfp4/Ops/PreparedWeightImpl.h"
+#include "mxfp4/Ops/TunedCsv.h"
 #include "mxfp4/Support/Log.h"
 #include "mxfp4/Support/StrCat.h"
 
@@ -172,10 +173,26 @@ Error checkMoeShape(const MoeShape &s) {
   return Error::success();
 }
 
-int64_t moeBlockM(Arch arch, const MoeShape &shape, int64_t tokens,
-                  const FusedMoeOptions &options) {
+int64_t moeBlockM(Arch arch, const MoeShape &shape, int64_t tokens, const FusedMoeOptions &options,
+                  int64_t computeUnits) {
   if (options.blockM)
     return options.blockM;
+  // fusedMoeA4W4 reports a table that failed to load (checkCall).
+  if (Expected<const TunedTable *> tuned = processTunedTable()) {
+    TunedKey key;
+    key.arch = arch;
+    key.computeUnits = computeUnits;
+    key.op = TunedOp::FusedMoe;
+    key.n = shape.inter;
+    key.k = shape.hidden;
+    key.experts = shape.experts;
+    key.topk = shape.topk;
+    key.activation = options.activation.kind;
+    if (const TunedRow *row = (*tuned)->find(key, tokens))
+      return row->kernels.front().bm;
+  } else {
+    (void)tuned.takeError();
+  }
   // The rows an active expert gets on average: the M tile that holds them
   // with the least padding.
   const int64_t entries = tokens * shape.topk;
@@ -444,7 +461,7 @@ Error reserveSplitKScratch(Device &dev, const MoeWeights &w, int64_t tokens,
   const PreparedWeight *weights[] = {w.impl().w1.get(), w.impl().w2.get()};
   const int64_t columns[] = {2 * moePaddedRow(arch, s.inter), moePaddedRow(arch, s.hidden)};
   for (int64_t t = 1; t <= tokens; ++t) {
-    const int64_t bm = moeBlockM(arch, s, t, o);
+    const int64_t bm = moeBlockM(arch, s, t, o, dev.multiprocessorCount());
     const int64_t blocks = moeExpectedBlocks(t, s.topk, s.experts, bm);
     for (int i = 0; i < 2; ++i) {
       Expected<KernelSpec> spec = makeMoeGemmSpec(arch, columns[i], weights[i]->k(), bm, blocks,
@@ -486,6 +503,8 @@ Error checkCall(const char *api, Device &dev, const MoeWeights &w, int64_t token
                 int(options.combine));
   if (Error e = checkMoeActivation(options.activation))
     return fail(api, ": ", e.message());
+  if (Expected<const TunedTable *> tuned = processTunedTable(); !tuned)
+    return fail(api, ": ", tuned.takeError().message());
   return Error::success();
 }
 
@@ -729,7 +748,7 @@ Error fusedMoeA4W4(Device &dev, void *stream, const void *hidden, int64_t tokens
       !aligned(options.expertMask) || !aligned(options.dropped))
     return fail(api, ": every buffer must be 4-byte aligned");
   const MoeShape &s = weights.shape();
-  const int64_t bm = moeBlockM(weights.arch(), s, tokens, options);
+  const int64_t bm = moeBlockM(weights.arch(), s, tokens, options, dev.multiprocessorCount());
   // The split-K scratch of smaller calls is reserved at dispatch's block_m
   // for each.
   FusedMoeOptions atBm = options;

@@ -12,6 +12,7 @@
 #include "mxfp4/Ops/QuantizeMx.h"
 #include "mxfp4/Support/Log.h"
 
+#include <algorithm>
 #include <iterator>
 #include <set>
 
@@ -476,7 +477,21 @@ std::vector<PresetKernel> tunedRowKernels(const std::vector<const TunedRow *> &r
   std::set<std::string> seen;
   GemmA4W4Options options;
   options.rounding = rounding;
-  for (const TunedRow *row : rows)
+  for (const TunedRow *row : rows) {
+    if (row->key.op == TunedOp::FusedMoe) {
+      // The next smaller row of the key, and whether a larger one follows.
+      int64_t previous = 0;
+      bool last = true;
+      for (const TunedRow *other : rows)
+        if (other->key == row->key) {
+          if (other->m < row->m)
+            previous = std::max(previous, other->m);
+          if (other->m > row->m)
+            last = false;
+        }
+      appendMoeRowKernels(out, seen, *row, previous, rounding, last);
+      continue;
+    }
     for (bool small : {true, false}) {
       const TunedKey &key = row->key;
       // A preset's rows are its points; a CSV row says where it comes from.
@@ -495,6 +510,7 @@ std::vector<PresetKernel> tunedRowKernels(const std::vector<const TunedRow *> &r
         if (seen.insert(s.name()).second)
           out.push_back({label, s, ""});
     }
+  }
   return out;
 }
 

@@ -9,7 +9,10 @@
 #include "mxfp4/Kernels/MoeSpecs.h"
 #include "mxfp4/Ops/FusedMoe.h"
 #include "mxfp4/Ops/GemmA4W4Plan.h"
+#include "mxfp4/Ops/MoeReference.h"
 #include "mxfp4/Support/StrCat.h"
+
+#include <algorithm>
 
 #include <set>
 #include <string>
@@ -17,66 +20,106 @@
 
 namespace mxfp4 {
 
+/// The kernels fusedMoeA4W4 runs for `tokens` at `bm`: the sorting, then
+/// both stages for weights with every scale below 128 (real ones) and not,
+/// stage 1 fused and not, stage 2 reduced and atomic (MoeCombine).
+static void addMoeKernels(std::vector<PresetKernel> &out, std::set<std::string> &seen, Arch arch,
+                          const MoeShape &shape, Activation activation, int64_t tokens, int64_t bm,
+                          ScaleRounding rounding, const std::string &label) {
+  std::vector<Expected<KernelSpec>> specs;
+  Expected<std::array<KernelSpec, 2>> sort = makeMoeSortSpecs(arch, shape.experts, shape.topk, bm);
+  if (!sort) {
+    specs.push_back(sort.takeError());
+  } else {
+    for (const KernelSpec &k : *sort)
+      specs.push_back(k);
+  }
+  for (bool below : {true, false})
+    for (int variant : {1, 2, 3}) {
+      MoeKernelShape ks{shape.experts, shape.topk, shape.hidden, shape.inter, bm,
+                        activation,    rounding,   tokens,       below};
+      ks.atomicStage2 = variant == 3;
+      Expected<std::vector<KernelSpec>> made = makeMoeStageSpecs(arch, variant == 1 ? 1 : 2, ks);
+      if (!made) {
+        specs.push_back(made.takeError());
+        continue;
+      }
+      for (const KernelSpec &k : *made)
+        specs.push_back(k);
+    }
+  for (Expected<KernelSpec> &spec : specs) {
+    if (!spec) {
+      std::string error = spec.takeError().message();
+      if (seen.insert(label + error).second)
+        out.push_back({label, std::nullopt, error});
+    } else if (seen.insert(spec->name()).second) {
+      out.push_back({label, *spec, ""});
+    }
+  }
+}
+
+static TunedKey moeKey(Arch arch, const MoeShape &s, Activation activation, int64_t cu) {
+  TunedKey key;
+  key.arch = arch;
+  key.computeUnits = cu;
+  key.op = TunedOp::FusedMoe;
+  key.n = s.inter;
+  key.k = s.hidden;
+  key.experts = s.experts;
+  key.topk = s.topk;
+  key.activation = activation;
+  return key;
+}
+
 Expected<std::vector<PresetKernel>> moePresetKernels(std::string_view preset, Arch arch,
                                                      ScaleRounding rounding) {
-  struct Layer {
-    const char *model;
-    MoeShape shape;
-    Activation activation;
-  };
-  const Layer kimi{"kimi-k3", {896, 16, 3584, 768}, Activation::Situv2};
-  std::vector<Layer> layers{kimi};
+  std::vector<MoeModel> layers{moeModels()[0]};
   if (preset == "model-moe")
-    layers = {kimi,
-              {"gpt-oss-120b", {128, 4, 2880, 2880}, Activation::Swiglu},
-              {"deepseek-r1", {256, 8, 7168, 256}, Activation::Silu}};
+    layers.assign(moeModels().begin(), moeModels().end());
   else if (preset != "seed-moe")
     return makeError("unknown MoE preset '", preset, "'; expected seed-moe or model-moe");
+  Expected<const TunedTable *> tuned = processTunedTable();
+  if (!tuned)
+    return tuned.takeError();
   std::vector<PresetKernel> out;
   std::set<std::string> seen;
-  for (const Layer &l : layers)
+  for (const MoeModel &l : layers)
     for (int64_t tokens : {1, 16, 128, 1024, 4096}) {
       FusedMoeOptions o;
-      o.activation.kind = l.activation;
-      const int64_t bm = moeBlockM(arch, l.shape, tokens, o);
-      const std::string label =
-          strCat(toString(arch), " ", l.model, " tokens=", tokens, " block_m=", bm);
-      std::vector<Expected<KernelSpec>> specs;
-      Expected<std::array<KernelSpec, 2>> sort =
-          makeMoeSortSpecs(arch, l.shape.experts, l.shape.topk, bm);
-      if (!sort) {
-        specs.push_back(sort.takeError());
-      } else {
-        for (const KernelSpec &k : *sort)
-          specs.push_back(k);
-      }
-      // Weights with every scale below 128 (real ones) and not; stage 2
-      // reduced and atomic (MoeCombine).
-      for (bool below : {true, false})
-        for (int variant : {1, 2, 3}) {
-          MoeKernelShape ks{l.shape.experts, l.shape.topk, l.shape.hidden, l.shape.inter, bm,
-                            l.activation,    rounding,     tokens,         below};
-          ks.atomicStage2 = variant == 3;
-          Expected<std::vector<KernelSpec>> made =
-              makeMoeStageSpecs(arch, variant == 1 ? 1 : 2, ks);
-          if (!made) {
-            specs.push_back(made.takeError());
-            continue;
-          }
-          for (const KernelSpec &k : *made)
-            specs.push_back(k);
-        }
-      for (Expected<KernelSpec> &spec : specs) {
-        if (!spec) {
-          std::string error = spec.takeError().message();
-          if (seen.insert(label + error).second)
-            out.push_back({label, std::nullopt, error});
-        } else if (seen.insert(spec->name()).second) {
-          out.push_back({label, *spec, ""});
-        }
-      }
+      o.activation = l.activation;
+      // Dispatch's block_m on any device, and on each size a shipped row
+      // tunes for these tokens.
+      std::set<int64_t> bms{moeBlockM(arch, l.shape, tokens, o)};
+      for (const TunedRow *row :
+           (*tuned)->rowsForShape(moeKey(arch, l.shape, l.activation.kind, 0)))
+        bms.insert(moeBlockM(arch, l.shape, tokens, o, row->key.computeUnits));
+      for (int64_t bm : bms)
+        addMoeKernels(out, seen, arch, l.shape, l.activation.kind, tokens, bm, rounding,
+                      strCat(toString(arch), " ", l.name, " tokens=", tokens, " block_m=", bm));
     }
   return out;
+}
+
+void appendMoeRowKernels(std::vector<PresetKernel> &out, std::set<std::string> &seen,
+                         const TunedRow &row, int64_t previousM, ScaleRounding rounding,
+                         bool last) {
+  const TunedKey &key = row.key;
+  const MoeShape shape{key.experts, key.topk, key.k, key.n};
+  const int64_t bm = row.kernels.front().bm;
+  const TargetInfo &target = targetInfo(key.arch);
+  const int64_t columns =
+      std::min(2 * moePaddedRow(key.arch, shape.inter), moePaddedRow(key.arch, shape.hidden));
+  // Every token count the row serves: the K split of moe_gemm follows the
+  // count until the active experts' blocks fill the device.
+  for (int64_t t = previousM + 1; t <= row.m || last; ++t) {
+    addMoeKernels(out, seen, key.arch, shape, key.activation, t, bm, rounding,
+                  strCat(toString(key.arch), " fused_moe tokens=", t, " block_m=", bm, " (",
+                         row.origin, ")"));
+    const int64_t active = std::min(t * shape.topk, shape.experts);
+    if (t >= row.m && (target.moeSplitKWorkgroups == 0 ||
+                       active * columns / target.defaultBn >= target.moeSplitKWorkgroups))
+      break;
+  }
 }
 
 } // namespace mxfp4

@@ -163,13 +163,18 @@ Error verifyMoe(const TunedRow &row) {
   if (ks[0].bm > targetInfo(row.key.arch).maxMoeBlockM)
     return makeError("block_m ", ks[0].bm, " is above ", toString(row.key.arch), "'s ",
                      targetInfo(row.key.arch).maxMoeBlockM);
-  if (ks[1].n != row.key.k)
-    return makeError("stage 2 ", ks[1].name(), " writes N = ", ks[1].n,
-                     ", the row's hidden size is ", row.key.k);
+  const Arch arch = row.key.arch;
+  if (ks[0].n != 2 * moePaddedRow(arch, row.key.n) || ks[1].n != moePaddedRow(arch, row.key.k))
+    return makeError("the stages are for N = ", ks[0].n, " and ", ks[1].n, ", the row's inter ",
+                     row.key.n, " and hidden ", row.key.k, " pad to ",
+                     2 * moePaddedRow(arch, row.key.n), " and ", moePaddedRow(arch, row.key.k));
   if (row.key.experts < 1 || row.key.topk < 1 || row.key.topk > row.key.experts)
     return makeError("a fused_moe row needs experts >= 1 and 1 <= topk <= experts");
   if (row.key.activation == Activation::None)
     return makeError("a fused_moe row names its activation (silu, swiglu or situv2)");
+  if (storesActMx(ks[0].epilogue) && ks[0].activation != row.key.activation)
+    return makeError("stage 1 ", ks[0].name(), " applies ", toString(ks[0].activation),
+                     ", the row is for ", toString(row.key.activation));
   if (row.splitM || row.streamWorkgroupsPerSm)
     return makeError("split_m and stream_wgs are 0 on a fused_moe row");
   return Error::success();

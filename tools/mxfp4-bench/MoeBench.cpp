@@ -2,6 +2,7 @@
 
 #include "MoeBench.h"
 #include "mxfp4/Ops/FusedMoe.h"
+#include "mxfp4/Ops/MoeReference.h"
 #include "mxfp4/Ops/MoeSort.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -16,15 +17,6 @@ namespace mxfp4::bench {
 
 namespace {
 
-struct Config {
-  const char *model;
-  MoeShape shape;
-  MoeActivation activation;
-};
-// inter is per rank (DeepSeek-R1: 2048 / TP 8).
-const Config kConfigs[] = {{"kimi-k3", {896, 16, 3584, 768}, {Activation::Situv2, 1.0f, 1.0f}},
-                           {"gpt-oss-120b", {128, 4, 2880, 2880}, swigluGptOss()},
-                           {"deepseek-r1", {256, 8, 7168, 256}, {Activation::Silu, 0.0f, 0.0f}}};
 constexpr int64_t kTokens[] = {1, 16, 128, 1024, 4096};
 constexpr double kHbmBytesPerS = 4.25e12;
 
@@ -85,9 +77,9 @@ int runMoeBench(Device &dev, const TimeFn &time, const std::string &json, const 
                                "model", "tokens", "active", "bm", "sort_us", "stage1_us",
                                "stage1_unf_us", "stage2_us", "stage2_atom_us", "total_us",
                                "total_atom_us", "host_us", "floor_us", "x_floor");
-  for (const Config &c : kConfigs) {
+  for (const MoeModel &c : moeModels()) {
     if (!models.empty() &&
-        ("," + models + ",").find("," + std::string(c.model) + ",") == std::string::npos)
+        ("," + models + ",").find("," + std::string(c.name) + ",") == std::string::npos)
       continue;
     const MoeShape &s = c.shape;
     // Random codes, scales 2^-7: the values do not change the work.
@@ -105,7 +97,7 @@ int runMoeBench(Device &dev, const TimeFn &time, const std::string &json, const 
     for (int64_t t : tokens) {
       FusedMoeOptions o;
       o.activation = c.activation;
-      const int64_t bm = moeBlockM((*weights)->arch(), s, t, o);
+      const int64_t bm = moeBlockM((*weights)->arch(), s, t, o, dev.multiprocessorCount());
       const UniformRouting routing = uniformRouting(rng, t, s.topk, s.experts);
       const std::vector<int32_t> &ids = routing.ids;
       const std::vector<float> &tw = routing.weights;
@@ -133,7 +125,7 @@ int runMoeBench(Device &dev, const TimeFn &time, const std::string &json, const 
       (void)dev.copyToDevice(const_cast<int32_t *>(b.topkIds), ids.data(), ids.size() * 4);
       (void)dev.copyToDevice(const_cast<float *>(b.topkWeights), tw.data(), tw.size() * 4);
       MoeSorted sorted{b.sortedIds, b.sortedWeights, b.expertIds, b.numValid, bm};
-      Row r{c.model, t, routing.activeExperts, bm, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+      Row r{c.name, t, routing.activeExperts, bm, 0, 0, 0, 0, 0, 0, 0, 0, 0};
       FusedMoeOptions atomic = o;
       atomic.combine = MoeCombine::Atomic;
       r.totalUs = time(

@@ -17,6 +17,7 @@
 #include "mxfp4/Format/E2M1.h"
 #include "mxfp4/Format/Quantize.h"
 #include "mxfp4/Ops/FusedMoe.h"
+#include "mxfp4/Ops/MoeReference.h"
 #include "mxfp4/Support/BF16.h"
 
 #include "gtest/gtest.h"
@@ -148,61 +149,17 @@ inline Routing randomRouting(std::mt19937_64 &rng, int64_t tokens, const MoeShap
   return r;
 }
 
-/// The float64 reference: with `quantized`, the QDQ math the kernels
-/// compute (activations quantized with `rounding`); without, BF16
-/// activations and exact weights.
+/// The float64 reference (Ops/MoeReference.h) of every token: with
+/// `quantized`, the QDQ math the kernels compute (activations quantized with
+/// `rounding`); without, BF16 activations and exact weights.
 inline std::vector<double> reference(const HostLayer &l, const std::vector<uint16_t> &hidden,
                                      int64_t tokens, const Routing &r, const FusedMoeOptions &o,
                                      const std::vector<int32_t> &mask, bool quantized) {
-  const MoeShape &s = l.shape;
-  std::vector<double> a(hidden.size());
-  if (quantized) {
-    auto q = quantizeBf16(hidden, tokens, s.hidden, o.rounding);
-    a = dequantize(*q);
-  } else {
-    for (size_t i = 0; i < a.size(); ++i)
-      a[i] = double(bf16ToFloat(hidden[i]));
-  }
-  std::vector<double> out(size_t(tokens * s.hidden), 0.0);
-  std::vector<float> act(size_t(s.inter));
+  std::vector<int64_t> all(static_cast<size_t>(tokens));
   for (int64_t t = 0; t < tokens; ++t)
-    for (int64_t j = 0; j < s.topk; ++j) {
-      const int32_t e = r.ids[size_t(t * s.topk + j)];
-      if (!mask.empty() && !mask[size_t(e)])
-        continue;
-      const double w = r.weights[size_t(t * s.topk + j)];
-      for (int64_t i = 0; i < s.inter; ++i) {
-        double g = 0, u = 0;
-        for (int64_t k = 0; k < s.hidden; ++k) {
-          const double x = a[size_t(t * s.hidden + k)];
-          g += x * HostLayer::at(l.w1, l.s1, s.hidden, e * 2 * s.inter + i, k);
-          u += x * HostLayer::at(l.w1, l.s1, s.hidden, e * 2 * s.inter + s.inter + i, k);
-        }
-        if (quantized && !o.fuseActivation) { // unfused, moe_gemm stores bf16 gate/up rows
-          g = double(bf16ToFloat(floatToBf16(float(g))));
-          u = double(bf16ToFloat(floatToBf16(float(u))));
-        }
-        if (!l.b1.empty()) {
-          g += double(l.b1[size_t(e * 2 * s.inter + i)]);
-          u += double(l.b1[size_t(e * 2 * s.inter + s.inter + i)]);
-        }
-        const double scale = o.doweightStage1 ? w : 1.0;
-        act[size_t(i)] = float(moeActivation(o.activation, g * scale, u * scale));
-      }
-      std::vector<double> a2(act.begin(), act.end());
-      if (quantized)
-        a2 = dequantize(*quantizeF32(act, 1, s.inter, o.rounding));
-      const double ws = o.doweightStage1 ? 1.0 : w;
-      for (int64_t h = 0; h < s.hidden; ++h) {
-        double y = 0;
-        for (int64_t i = 0; i < s.inter; ++i)
-          y += a2[size_t(i)] * HostLayer::at(l.w2, l.s2, s.inter, e * s.hidden + h, i);
-        if (!l.b2.empty())
-          y += double(l.b2[size_t(e * s.hidden + h)]);
-        out[size_t(t * s.hidden + h)] += ws * y;
-      }
-    }
-  return out;
+    all[size_t(t)] = t;
+  const MoeHostWeights w{l.shape, l.w1, l.s1, l.w2, l.s2, l.b1, l.b2};
+  return referenceMoe(w, hidden, r.ids, r.weights, o, mask, quantized, all);
 }
 
 struct Distance {

@@ -147,8 +147,12 @@ Error fusedMoeA4W4(Device &dev, void *stream, const void *hidden, int64_t tokens
                    const FusedMoeOptions &options, void *out);
 
 /// The block_m (and grouped GEMM M tile) fusedMoeA4W4 takes for `tokens`
-/// on `arch` (at most the target's largest MoE row block).
-int64_t moeBlockM(Arch arch, const MoeShape &shape, int64_t tokens, const FusedMoeOptions &options);
+/// on `arch`: options.blockM if set, else the tuned fused_moe row for the
+/// layer on a device of `computeUnits` SMs (Ops/TunedCsv.h), else the one
+/// that holds an active expert's rows with the least padding (at most the
+/// target's largest MoE row block).
+int64_t moeBlockM(Arch arch, const MoeShape &shape, int64_t tokens, const FusedMoeOptions &options,
+                  int64_t computeUnits = 0);
 /// The sorted rows the stages can reach for `tokens` at `blockM`: every
 /// placed entry plus each active expert's padding, at most the sorted length.
 int64_t moeMaxRows(const MoeShape &shape, int64_t tokens, int64_t blockM);

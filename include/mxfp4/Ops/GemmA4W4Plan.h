@@ -16,6 +16,8 @@
 #include "mxfp4/Ops/TunedCsv.h"
 
 #include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 namespace mxfp4 {
@@ -163,6 +165,13 @@ Expected<std::vector<PresetKernel>> presetKernels(std::string_view preset, Arch 
 /// GPT-OSS-120B, DeepSeek-R1 FP4 at TP 8), deduplicated in first-use order.
 Expected<std::vector<PresetKernel>> moePresetKernels(std::string_view preset, Arch arch,
                                                      ScaleRounding rounding);
+
+/// The kernels fusedMoeA4W4 runs from a fused_moe row: at its block_m for
+/// every token count above `previousM` (the key's next smaller row) up to
+/// its m, and with `last` beyond it until the kernels stop changing;
+/// appended to `out` unless `seen` has them.
+void appendMoeRowKernels(std::vector<PresetKernel> &out, std::set<std::string> &seen,
+                         const TunedRow &row, int64_t previousM, ScaleRounding rounding, bool last);
 
 } // namespace mxfp4
 
