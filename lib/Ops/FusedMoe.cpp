@@ -193,6 +193,10 @@ int64_t moeBlockM(Arch arch, const MoeShape &shape, int64_t tokens, const FusedM
   } else {
     (void)tuned.takeError();
   }
+  return moeDefaultBlockM(arch, shape, tokens);
+}
+
+int64_t moeDefaultBlockM(Arch arch, const MoeShape &shape, int64_t tokens) {
   // The rows an active expert gets on average: the M tile that holds them
   // with the least padding.
   const int64_t entries = tokens * shape.topk;

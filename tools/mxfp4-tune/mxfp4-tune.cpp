@@ -3,6 +3,7 @@
 //   mxfp4-tune --preset=seed-dense,model-dense --out=configs/h200.csv
 //   mxfp4-tune --shapes=8448x7168 --m=1,16,128 --out=mine.csv
 //   mxfp4-tune --dry-run --arch=gfx950 --shapes=8448x7168 --m=16
+//   mxfp4-tune --moe=kimi-k3,gpt-oss-120b --tokens=1,16,128 --out=moe.csv
 //
 // For each (N, K, M bucket) on the present GPU: the tile table's plan is
 // the incumbent; candidates from the target's schedule space
@@ -13,12 +14,13 @@
 // by more than the noise, and only after its output passes the float64
 // reference check. Each finished point is appended to --out at once, so a
 // killed run resumes where it stopped. --dry-run lists the candidates for
-// any target without a GPU.
+// any target without a GPU. MoE layers (--moe) tune block_m the same way,
+// each contender checked against the float64 layer on sampled tokens.
 //
 //===----------------------------------------------------------------------===//
 
 #include "L2Flush.h"
-#include "TuneSession.h"
+#include "Points.h"
 
 #include "mxfp4/JIT/Jit.h"
 #include "mxfp4/Support/Parallel.h"
@@ -50,6 +52,13 @@ static cl::opt<std::string> shapesOpt("shapes", cl::desc("comma-separated NxK (8
                                       cl::init(""), cl::cat(category));
 static cl::opt<std::string> shapeFileOpt("shape-file", cl::desc("file of 'N K' lines"),
                                          cl::init(""), cl::cat(category));
+static cl::opt<std::string> moeOpt("moe",
+                                   cl::desc("comma-separated MoE models (kimi-k3, gpt-oss-120b, "
+                                            "deepseek-r1) whose block_m to tune"),
+                                   cl::init(""), cl::cat(category));
+static cl::opt<std::string> tokensOpt("tokens", cl::desc("--moe: comma-separated token buckets"),
+                                      cl::init("1,2,4,8,16,32,64,128,256,512,1024,2048,4096"),
+                                      cl::cat(category));
 static cl::opt<std::string> mOpt("m", cl::desc("comma-separated M buckets"),
                                  cl::init("1,2,4,8,16,32,64,128,256,512,1024,2048,4096"),
                                  cl::cat(category));
@@ -141,8 +150,8 @@ static Expected<std::vector<std::pair<int64_t, int64_t>>> readShapes() {
   for (auto s : shapes)
     if (seen.insert(s).second)
       unique.push_back(s);
-  if (unique.empty())
-    return makeError("no shapes: give --preset, --shapes or --shape-file");
+  if (unique.empty() && moeOpt.empty())
+    return makeError("no shapes: give --preset, --shapes, --shape-file or --moe");
   return unique;
 }
 
@@ -175,6 +184,23 @@ int main(int argc, char **argv) {
   Expected<std::vector<int64_t>> ms = parseList("m", mOpt);
   if (!ms)
     return fail(ms.takeError().message());
+  Expected<std::vector<int64_t>> tokenList = parseList("tokens", tokensOpt);
+  if (!tokenList)
+    return fail(tokenList.takeError().message());
+  std::vector<const MoeModel *> models;
+  for (llvm::StringRef name : llvm::split(moeOpt.getValue(), ',')) {
+    if (name.trim().empty())
+      continue;
+    const MoeModel *found = nullptr;
+    for (const MoeModel &mm : moeModels())
+      if (name.trim() == mm.name)
+        found = &mm;
+    if (!found)
+      return fail("--moe: unknown model '" + name +
+                  "'; expected kimi-k3, gpt-oss-120b or "
+                  "deepseek-r1");
+    models.push_back(found);
+  }
 
   std::unique_ptr<Device> dev;
   Arch arch;
@@ -201,7 +227,8 @@ int main(int argc, char **argv) {
   const DeviceModel model = deviceModel(arch, cu);
 
   // Resume: the points --out already holds for this device are done.
-  std::set<std::tuple<int64_t, int64_t, int64_t>> done;
+  std::set<TunedKey> doneKeys;
+  std::set<std::pair<TunedKey, int64_t>> done;
   struct stat st;
   const bool outExists = !out.empty() && ::stat(out.c_str(), &st) == 0 && st.st_size > 0;
   if (outExists) {
@@ -209,37 +236,68 @@ int main(int argc, char **argv) {
     if (!rows)
       return fail(rows.takeError().message() + " (fix or remove it to start over)");
     for (const TunedRow &r : *rows)
-      if (r.key.arch == arch && r.key.computeUnits == cu && r.key.op == TunedOp::Gemm)
-        done.insert({r.key.n, r.key.k, r.m});
+      if (r.key.arch == arch && r.key.computeUnits == cu)
+        done.insert({r.key, r.m});
   }
 
+  // A point: a dense (N, K, M) with its candidates, or a MoE layer at a
+  // token count with its block_m.
   struct Point {
-    int64_t n, k, m;
+    TunedKey key;
+    int64_t m;
+    const MoeModel *moe = nullptr;
     std::vector<DenseCandidate> candidates;
+    std::vector<int64_t> blockMs;
   };
   std::vector<Point> points;
   for (auto [n, k] : *shapes)
     for (int64_t m : *ms) {
-      if (done.count({n, k, m}))
+      TunedKey key;
+      key.arch = arch;
+      key.computeUnits = cu;
+      key.n = n;
+      key.k = k;
+      if (done.count({key, m}))
         continue;
       Expected<std::vector<DenseCandidate>> cs = denseCandidates(arch, n, k, m, model, limits);
       if (!cs)
         return fail(strCat("N=", n, " K=", k, " M=", m, ": ", cs.takeError().message()));
-      points.push_back({n, k, m, std::move(*cs)});
+      points.push_back({key, m, nullptr, std::move(*cs), {}});
+    }
+  for (const MoeModel *mm : models)
+    for (int64_t t : *tokenList) {
+      TunedKey key;
+      key.arch = arch;
+      key.computeUnits = cu;
+      key.op = TunedOp::FusedMoe;
+      key.n = mm->shape.inter;
+      key.k = mm->shape.hidden;
+      key.experts = mm->shape.experts;
+      key.topk = mm->shape.topk;
+      key.activation = mm->activation.kind;
+      if (done.count({key, t}))
+        continue;
+      points.push_back({key, t, mm, {}, moeBlockMs(arch, mm->shape, t)});
     }
   if (!done.empty())
     llvm::outs() << "resuming: " << done.size() << " points already in " << out << "\n";
 
   if (dryRun) {
     for (const Point &p : points) {
-      llvm::outs() << toString(arch) << " N=" << p.n << " K=" << p.k << " M=" << p.m << ": "
-                   << denseSearchSpaceSize(arch, p.n, p.k, p.m) << " plans, " << p.candidates.size()
-                   << " candidates\n";
+      if (p.moe) {
+        llvm::outs() << toString(arch) << " " << p.moe->name << " tokens=" << p.m << ": block_m";
+        for (size_t i = 0; i < p.blockMs.size(); ++i)
+          llvm::outs() << " " << p.blockMs[i] << (i == 0 ? " (default)" : "");
+        llvm::outs() << "\n";
+        continue;
+      }
+      llvm::outs() << toString(arch) << " N=" << p.key.n << " K=" << p.key.k << " M=" << p.m << ": "
+                   << denseSearchSpaceSize(arch, p.key.n, p.key.k, p.m) << " plans, "
+                   << p.candidates.size() << " candidates\n";
       for (const DenseCandidate &c : p.candidates) {
         llvm::outs() << llvm::format("  %-10s %9.1f us  ", c.family.c_str(), c.estimateUs)
                      << (c.isDefault ? "default " : "");
-        TunedRow row = tunedRowFromPlan(c.plan, {}, p.m);
-        llvm::outs() << row.kernelNames();
+        llvm::outs() << tunedRowFromPlan(c.plan, {}, p.m).kernelNames();
         if (c.plan.splitM)
           llvm::outs() << " split_m=" << c.plan.splitM;
         if (c.plan.streamWorkgroupsPerSm)
@@ -250,9 +308,9 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  // Compile every candidate's kernels ahead, in the order the points need
-  // them, on host threads; a measurement that gets to a kernel first waits
-  // for it in the Jit.
+  // Compile every dense candidate's kernels ahead, in the order the points
+  // need them, on host threads; a measurement that gets to a kernel first
+  // waits for it in the Jit.
   std::vector<KernelSpec> specs;
   {
     std::set<std::string> seen;
@@ -270,16 +328,29 @@ int main(int argc, char **argv) {
       for (size_t i = nextSpec++; i < specs.size() && !stop; i = nextSpec++)
         (void)Jit::global().get(specs[i]); // errors come back when measured
     });
+  auto joinCompilers = [&] {
+    stop = true;
+    for (std::thread &t : compilers)
+      t.join();
+    compilers.clear();
+  };
 
   Expected<std::unique_ptr<bench::L2Flush>> flush =
       bench::L2Flush::create(*dev, bench::FlushMode::Memset);
-  if (!flush)
+  if (!flush) {
+    joinCompilers();
     return fail(flush.takeError().message());
-  TuneSession session(*dev, **flush, settings);
+  }
+  Protocol protocol(*dev, **flush, settings);
+  DensePoints dense(*dev, settings.seed);
+  MoePoints moe(*dev, settings.seed);
+  llvm::outs() << "inputs seed " << settings.seed << "\n";
 
   std::ofstream csv(out, std::ios::app);
-  if (!csv)
+  if (!csv) {
+    joinCompilers();
     return fail("cannot write " + out);
+  }
   if (!outExists)
     csv << tunedCsvHeader() << "\n";
   llvm::outs() << "tuning " << points.size() << " points on " << dev->name() << " ("
@@ -293,22 +364,45 @@ int main(int argc, char **argv) {
   int failures = 0;
   for (size_t i = 0; i < points.size(); ++i) {
     const Point &p = points[i];
-    Expected<PointResult> r = session.tune(p.n, p.k, p.m, p.candidates);
+    const std::string where = p.moe ? strCat(p.moe->name, " tokens=", p.m)
+                                    : strCat("N=", p.key.n, " K=", p.key.k, " M=", p.m);
+    TunedRow row;
+    row.key = p.key;
+    row.m = p.m;
+    std::string family;
+    Expected<PointResult> r = makeError("not run");
+    if (p.moe) {
+      if (Error e = moe.prepare(*p.moe, p.m))
+        r = std::move(e);
+      else
+        r = protocol.decide(moe.contenders(p.blockMs));
+      if (r) {
+        Expected<std::vector<KernelSpec>> gemms = moe.stageGemms(p.blockMs[r->winner]);
+        if (gemms)
+          row.kernels = *gemms;
+        else
+          r = gemms.takeError();
+        family = strCat("block_m ", p.blockMs[r ? r->winner : 0]);
+      }
+    } else {
+      if (Error e = dense.prepare(p.key.n, p.key.k, p.m))
+        r = std::move(e);
+      else
+        r = protocol.decide(dense.contenders(p.candidates));
+      if (r) {
+        const DenseCandidate &w = p.candidates[r->winner];
+        row = tunedRowFromPlan(w.plan, p.key, p.m);
+        family = w.family;
+      }
+    }
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const std::string eta = duration(elapsed / double(i + 1) * double(points.size() - i - 1));
     if (!r) {
       ++failures;
-      llvm::errs() << "mxfp4-tune: N=" << p.n << " K=" << p.k << " M=" << p.m << ": "
-                   << r.takeError().message() << "\n";
+      llvm::errs() << "mxfp4-tune: " << where << ": " << r.takeError().message() << "\n";
       continue;
     }
-    TunedKey key;
-    key.arch = arch;
-    key.computeUnits = cu;
-    key.n = p.n;
-    key.k = p.k;
-    TunedRow row = tunedRowFromPlan(r->winner.plan, key, p.m);
     row.us = r->winnerUs;
     row.error = r->relL2;
     row.tuner = "mxfp4-tune-1";
@@ -318,21 +412,18 @@ int main(int argc, char **argv) {
     speedups.push_back(speedup);
     if (speedup < worst) {
       worst = speedup;
-      worstPoint = strCat("N=", p.n, " K=", p.k, " M=", p.m);
+      worstPoint = where;
     }
-    llvm::outs() << llvm::format("[%zu/%zu] N=%lld K=%lld M=%lld: default %.1f us, tuned %.1f us "
-                                 "(%s%s, x%.3f, rel-L2 %.2e), ETA %s\n",
-                                 i + 1, points.size(), (long long)p.n, (long long)p.k,
-                                 (long long)p.m, r->defaultUs, r->winnerUs,
-                                 r->winner.family.c_str(), r->winner.isDefault ? ", default" : "",
-                                 speedup, r->relL2, eta.c_str());
+    llvm::outs() << llvm::format("[%zu/%zu] %s: default %.1f us, tuned %.1f us (%s%s, x%.3f, "
+                                 "rel-L2 %.2e), ETA %s\n",
+                                 i + 1, points.size(), where.c_str(), r->defaultUs, r->winnerUs,
+                                 family.c_str(), r->winner == 0 ? ", the default" : "", speedup,
+                                 r->relL2, eta.c_str());
     for (const std::string &line : r->log)
       llvm::outs() << "    " << line << "\n";
     llvm::outs().flush();
   }
-  stop = true;
-  for (std::thread &t : compilers)
-    t.join();
+  joinCompilers();
   if (!csv)
     return fail("writing " + out + " failed");
   double logSum = 0;

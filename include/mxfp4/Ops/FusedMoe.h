@@ -153,6 +153,9 @@ Error fusedMoeA4W4(Device &dev, void *stream, const void *hidden, int64_t tokens
 /// target's largest MoE row block).
 int64_t moeBlockM(Arch arch, const MoeShape &shape, int64_t tokens, const FusedMoeOptions &options,
                   int64_t computeUnits = 0);
+/// The heuristic alone: the block_m that holds an active expert's rows with
+/// the least padding, at most the target's largest (what tuning starts from).
+int64_t moeDefaultBlockM(Arch arch, const MoeShape &shape, int64_t tokens);
 /// The sorted rows the stages can reach for `tokens` at `blockM`: every
 /// placed entry plus each active expert's padding, at most the sorted length.
 int64_t moeMaxRows(const MoeShape &shape, int64_t tokens, int64_t blockM);
