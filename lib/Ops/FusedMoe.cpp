@@ -179,21 +179,27 @@ int64_t moeBlockM(Arch arch, const MoeShape &shape, int64_t tokens, const FusedM
     return options.blockM;
   // fusedMoeA4W4 reports a table that failed to load (checkCall).
   if (Expected<const TunedTable *> tuned = processTunedTable()) {
-    TunedKey key;
-    key.arch = arch;
-    key.computeUnits = computeUnits;
-    key.op = TunedOp::FusedMoe;
-    key.n = shape.inter;
-    key.k = shape.hidden;
-    key.experts = shape.experts;
-    key.topk = shape.topk;
-    key.activation = options.activation.kind;
+    const TunedKey key = moeTunedKey(arch, shape, options.activation.kind, computeUnits);
     if (const TunedRow *row = (*tuned)->find(key, tokens))
       return row->kernels.front().bm;
   } else {
     (void)tuned.takeError();
   }
   return moeDefaultBlockM(arch, shape, tokens);
+}
+
+TunedKey moeTunedKey(Arch arch, const MoeShape &shape, Activation activation,
+                     int64_t computeUnits) {
+  TunedKey key;
+  key.arch = arch;
+  key.computeUnits = computeUnits;
+  key.op = TunedOp::FusedMoe;
+  key.n = shape.inter;
+  key.k = shape.hidden;
+  key.experts = shape.experts;
+  key.topk = shape.topk;
+  key.activation = activation;
+  return key;
 }
 
 int64_t moeDefaultBlockM(Arch arch, const MoeShape &shape, int64_t tokens) {

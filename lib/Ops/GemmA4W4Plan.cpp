@@ -385,12 +385,7 @@ Expected<GemmA4W4Plan> planGemmA4W4(const TunedTable *tuned, const GemmWeightFac
   if (dump && !(options.dumpCodes && options.dumpScales))
     return fail("gemmA4W4: the quantization dump needs both dumpCodes and dumpScales");
   if (tuned && !dump && !o.any()) {
-    TunedKey key;
-    key.arch = w.arch;
-    key.computeUnits = w.computeUnits;
-    key.n = w.n;
-    key.k = w.k;
-    if (const TunedRow *row = tuned->find(key, m)) {
+    if (const TunedRow *row = tuned->find(TunedKey::gemm(w.arch, w.computeUnits, w.n, w.k), m)) {
       Expected<GemmA4W4Plan> plan = planFromTunedRow(*row, w, m, options);
       if (plan) {
         logDebug(strCat("gemmA4W4 M=", m, ": tuned row ", row->origin, " (m <= ", row->m, ")"));
@@ -455,10 +450,7 @@ Expected<std::vector<TunedRow>> presetTunedRows(std::string_view preset, Arch ar
   std::vector<TunedRow> rows;
   for (auto [n, k] : *shapes)
     for (int64_t m : kPresetMs) {
-      TunedKey key;
-      key.arch = arch;
-      key.n = n;
-      key.k = k;
+      const TunedKey key = TunedKey::gemm(arch, 0, n, k);
       Expected<GemmA4W4Plan> plan = planGemmA4W4(nullptr, {arch, n, k, true}, m);
       if (!plan)
         return fail(preset, ": ", toString(arch), " n=", n, " k=", k, " m=", m, ": ",

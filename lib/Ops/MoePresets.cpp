@@ -22,7 +22,8 @@ namespace mxfp4 {
 
 /// The kernels fusedMoeA4W4 runs for `tokens` at `bm`: the sorting, then
 /// both stages for weights with every scale below 128 (real ones) and not,
-/// stage 1 fused and not, stage 2 reduced and atomic (MoeCombine).
+/// stage 1 fused and not (a W1 bias, or fuseActivation = false), stage 2
+/// reduced and atomic (MoeCombine).
 static void addMoeKernels(std::vector<PresetKernel> &out, std::set<std::string> &seen, Arch arch,
                           const MoeShape &shape, Activation activation, int64_t tokens, int64_t bm,
                           ScaleRounding rounding, const std::string &label) {
@@ -35,11 +36,12 @@ static void addMoeKernels(std::vector<PresetKernel> &out, std::set<std::string> 
       specs.push_back(k);
   }
   for (bool below : {true, false})
-    for (int variant : {1, 2, 3}) {
+    for (int variant : {1, 2, 3, 0}) {
       MoeKernelShape ks{shape.experts, shape.topk, shape.hidden, shape.inter, bm,
                         activation,    rounding,   tokens,       below};
+      ks.fuseActivation = variant != 0;
       ks.atomicStage2 = variant == 3;
-      Expected<std::vector<KernelSpec>> made = makeMoeStageSpecs(arch, variant == 1 ? 1 : 2, ks);
+      Expected<std::vector<KernelSpec>> made = makeMoeStageSpecs(arch, variant <= 1 ? 1 : 2, ks);
       if (!made) {
         specs.push_back(made.takeError());
         continue;
@@ -56,19 +58,6 @@ static void addMoeKernels(std::vector<PresetKernel> &out, std::set<std::string> 
       out.push_back({label, *spec, ""});
     }
   }
-}
-
-static TunedKey moeKey(Arch arch, const MoeShape &s, Activation activation, int64_t cu) {
-  TunedKey key;
-  key.arch = arch;
-  key.computeUnits = cu;
-  key.op = TunedOp::FusedMoe;
-  key.n = s.inter;
-  key.k = s.hidden;
-  key.experts = s.experts;
-  key.topk = s.topk;
-  key.activation = activation;
-  return key;
 }
 
 Expected<std::vector<PresetKernel>> moePresetKernels(std::string_view preset, Arch arch,
@@ -91,7 +80,7 @@ Expected<std::vector<PresetKernel>> moePresetKernels(std::string_view preset, Ar
       // tunes for these tokens.
       std::set<int64_t> bms{moeBlockM(arch, l.shape, tokens, o)};
       for (const TunedRow *row :
-           (*tuned)->rowsForShape(moeKey(arch, l.shape, l.activation.kind, 0)))
+           (*tuned)->rowsForShape(moeTunedKey(arch, l.shape, l.activation.kind, 0)))
         bms.insert(moeBlockM(arch, l.shape, tokens, o, row->key.computeUnits));
       for (int64_t bm : bms)
         addMoeKernels(out, seen, arch, l.shape, l.activation.kind, tokens, bm, rounding,

@@ -3,11 +3,12 @@
 #include "Protocol.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace mxfp4 {
 
-Expected<double> Protocol::timeOnce(const Contender &c) {
-  if (Error e = flush.run(salt++))
+Expected<double> Protocol::timeOnce(const Contender &c, uint8_t salt) {
+  if (Error e = flush.run(salt))
     return e;
   Expected<double> ms = dev.time(c.run);
   if (!ms)
@@ -21,8 +22,9 @@ Expected<std::vector<AbRound>> Protocol::alternate(const Contender &a, const Con
     for (unsigned i = 0; i < settings.reps; ++i)
       for (int side = 0; side < 2; ++side) {
         // ABBA: each side goes first half the time.
+        // Both calls of a pair get the same flush.
         const bool first = (side == 0) == (i % 2 == 0);
-        Expected<double> us = timeOnce(first ? a : b);
+        Expected<double> us = timeOnce(first ? a : b, uint8_t(i));
         if (!us)
           return us.takeError();
         (first ? round.incumbent : round.candidate).push_back(*us);
@@ -45,7 +47,7 @@ Expected<PointResult> Protocol::decide(const std::vector<Contender> &contenders)
     std::vector<double> t;
     Error err = contenders[i].run(); // warm: loads the kernels
     for (unsigned r = 0; !err && r < settings.screenReps; ++r) {
-      Expected<double> us = timeOnce(contenders[i]);
+      Expected<double> us = timeOnce(contenders[i], uint8_t(r));
       if (!us)
         err = us.takeError();
       else
@@ -63,6 +65,18 @@ Expected<PointResult> Protocol::decide(const std::vector<Contender> &contenders)
       screened.push_back({median(t), i});
   }
   std::sort(screened.begin(), screened.end());
+  // A/A: the default against itself, the same way. What its sides differ
+  // by is a bias of the measurement, not of a kernel: no gain below it
+  // counts.
+  Expected<std::vector<AbRound>> same = alternate(def, def);
+  if (!same)
+    return same.takeError();
+  double bias = 0;
+  for (const AbRound &r : *same)
+    bias = std::max(bias, std::abs(median(r.incumbent) - median(r.candidate)));
+  const double floorUs = std::max(0.05, bias);
+  result.log.push_back(strCat("A/A: the default against itself differs by up to ", bias,
+                              " us a round; gains must exceed that"));
   size_t incumbent = 0;
   double incumbentErr = *defErr;
   unsigned met = 0;
@@ -73,7 +87,7 @@ Expected<PointResult> Protocol::decide(const std::vector<Contender> &contenders)
     Expected<std::vector<AbRound>> rounds = alternate(contenders[incumbent], contenders[i]);
     if (!rounds)
       return rounds.takeError();
-    AbVerdict v = decideAb(*rounds, settings.minGain);
+    AbVerdict v = decideAb(*rounds, settings.minGain, floorUs);
     result.log.push_back(
         strCat(v.replace ? "replaced by " : "kept over ", contenders[i].label, ": ", v.why));
     if (!v.replace)
@@ -87,15 +101,24 @@ Expected<PointResult> Protocol::decide(const std::vector<Contender> &contenders)
     incumbent = i;
     incumbentErr = *err;
   }
+  result.relL2 = incumbentErr;
+  if (incumbent == 0) { // no change: the A/A run's median is the record
+    std::vector<double> all;
+    for (const AbRound &r : *same) {
+      all.insert(all.end(), r.incumbent.begin(), r.incumbent.end());
+      all.insert(all.end(), r.candidate.begin(), r.candidate.end());
+    }
+    result.defaultUs = result.winnerUs = median(all);
+    return result;
+  }
   // The default against the winner, with the same protocol, for the record.
   Expected<std::vector<AbRound>> last = alternate(def, contenders[incumbent]);
   if (!last)
     return last.takeError();
-  AbVerdict v = decideAb(*last, settings.minGain);
+  AbVerdict v = decideAb(*last, settings.minGain, floorUs);
   result.winner = incumbent;
   result.defaultUs = v.incumbentUs;
   result.winnerUs = v.candidateUs;
-  result.relL2 = incumbentErr;
   return result;
 }
 

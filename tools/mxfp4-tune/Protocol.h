@@ -4,9 +4,10 @@
 // and check themselves; the first is the default. Each is screened (a few
 // calls, each after an L2 flush); the best few that beat the default meet
 // the incumbent in alternating A/B rounds (Tuning/AbDecision.h), and one
-// replaces it only when it wins every round by more than the noise and
-// its output passes its float64 reference check. The default and the
-// winner then run one more A/B for the record.
+// replaces it only when it wins every round by more than the noise (and
+// by more than the default measured against itself differs, the A/A
+// bias) and its output passes its float64 reference check. The default
+// and the winner then run one more A/B for the record.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MXFP4_TOOLS_TUNE_PROTOCOL_H
@@ -57,14 +58,14 @@ public:
   Expected<PointResult> decide(const std::vector<Contender> &contenders);
 
 private:
-  Expected<double> timeOnce(const Contender &c);
+  /// One call after an L2 flush whose memset writes `salt`.
+  Expected<double> timeOnce(const Contender &c, uint8_t salt);
   /// Interleaved rounds of `a` (incumbent side) and `b`, ABBA order.
   Expected<std::vector<AbRound>> alternate(const Contender &a, const Contender &b);
 
   Device &dev;
   bench::L2Flush &flush;
   TuneSettings settings;
-  uint8_t salt = 0;
 };
 
 } // namespace mxfp4

@@ -227,7 +227,6 @@ int main(int argc, char **argv) {
   const DeviceModel model = deviceModel(arch, cu);
 
   // Resume: the points --out already holds for this device are done.
-  std::set<TunedKey> doneKeys;
   std::set<std::pair<TunedKey, int64_t>> done;
   struct stat st;
   const bool outExists = !out.empty() && ::stat(out.c_str(), &st) == 0 && st.st_size > 0;
@@ -252,11 +251,7 @@ int main(int argc, char **argv) {
   std::vector<Point> points;
   for (auto [n, k] : *shapes)
     for (int64_t m : *ms) {
-      TunedKey key;
-      key.arch = arch;
-      key.computeUnits = cu;
-      key.n = n;
-      key.k = k;
+      const TunedKey key = TunedKey::gemm(arch, cu, n, k);
       if (done.count({key, m}))
         continue;
       Expected<std::vector<DenseCandidate>> cs = denseCandidates(arch, n, k, m, model, limits);
@@ -266,15 +261,7 @@ int main(int argc, char **argv) {
     }
   for (const MoeModel *mm : models)
     for (int64_t t : *tokenList) {
-      TunedKey key;
-      key.arch = arch;
-      key.computeUnits = cu;
-      key.op = TunedOp::FusedMoe;
-      key.n = mm->shape.inter;
-      key.k = mm->shape.hidden;
-      key.experts = mm->shape.experts;
-      key.topk = mm->shape.topk;
-      key.activation = mm->activation.kind;
+      const TunedKey key = moeTunedKey(arch, mm->shape, mm->activation.kind, cu);
       if (done.count({key, t}))
         continue;
       points.push_back({key, t, mm, {}, moeBlockMs(arch, mm->shape, t)});

@@ -29,6 +29,7 @@
 #define MXFP4_OPS_FUSEDMOE_H
 
 #include "mxfp4/Ops/MoeSteps.h"
+#include "mxfp4/Ops/TunedCsv.h"
 #include "mxfp4/Runtime/Device.h"
 #include "mxfp4/Support/Error.h"
 #include "mxfp4/Support/Span.h"
@@ -153,6 +154,9 @@ Error fusedMoeA4W4(Device &dev, void *stream, const void *hidden, int64_t tokens
 /// target's largest MoE row block).
 int64_t moeBlockM(Arch arch, const MoeShape &shape, int64_t tokens, const FusedMoeOptions &options,
                   int64_t computeUnits = 0);
+/// The key of a layer's fused_moe rows (Ops/TunedCsv.h) on a device of
+/// `computeUnits` SMs.
+TunedKey moeTunedKey(Arch arch, const MoeShape &shape, Activation activation, int64_t computeUnits);
 /// The heuristic alone: the block_m that holds an active expert's rows with
 /// the least padding, at most the target's largest (what tuning starts from).
 int64_t moeDefaultBlockM(Arch arch, const MoeShape &shape, int64_t tokens);

@@ -52,6 +52,16 @@ struct TunedKey {
   int64_t experts = 0, topk = 0;
   Activation activation = Activation::None;
 
+  /// A dense GEMM's key.
+  static TunedKey gemm(Arch arch, int64_t computeUnits, int64_t n, int64_t k) {
+    TunedKey key;
+    key.arch = arch;
+    key.computeUnits = computeUnits;
+    key.n = n;
+    key.k = k;
+    return key;
+  }
+
   auto tie() const { return std::tie(arch, computeUnits, op, n, k, experts, topk, activation); }
   bool operator<(const TunedKey &o) const { return tie() < o.tie(); }
   bool operator==(const TunedKey &o) const { return tie() == o.tie(); }
