@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace mxfp4 {
 
@@ -75,7 +76,9 @@ Expected<PointResult> Protocol::decide(const std::vector<Contender> &contenders)
   for (const AbRound &r : *same)
     bias = std::max(bias, std::abs(median(r.incumbent) - median(r.candidate)));
   const double floorUs = std::max(0.05, bias);
-  result.log.push_back(strCat("A/A: the default against itself differs by up to ", bias,
+  char biasText[32];
+  std::snprintf(biasText, sizeof biasText, "%.2f", bias);
+  result.log.push_back(strCat("A/A: the default against itself differs by up to ", biasText,
                               " us a round; gains must exceed that"));
   size_t incumbent = 0;
   double incumbentErr = *defErr;

@@ -463,7 +463,9 @@ TEST_F(Gemm, TableWideTileYieldsToForcedVariants) {
   std::vector<uint16_t> a = randomActivations(rng, m, k);
   DeviceBuffer da(dev, a.size() * 2), dc(dev, size_t(m * n * 2));
   da.upload(a);
-  auto table = poisonedGemm(dev, da, dc, m, n, **prepared, GemmA4W4Options{}, 0x11);
+  GemmA4W4Options tableOnly; // the table's tile, whatever a tuned CSV says
+  tableOnly.overrides.ignoreTunedCsv = true;
+  auto table = poisonedGemm(dev, da, dc, m, n, **prepared, tableOnly, 0x11);
   ASSERT_OK(table);
   GemmA4W4Options bm64, inlineQ, mx;
   bm64.overrides.bm = 64;

@@ -43,19 +43,27 @@ TEST(GemmA4W4Plan, PresetsAreExactlyWhatDispatchRuns) {
         ASSERT_OK(shipped);
         for (const TunedRow *row : (*shipped)->rows())
           devices.insert(row->key.computeUnits);
-        for (auto [n, k] : *shapes)
+        auto visit = [&](int64_t n, int64_t k, int64_t m, int64_t cu) {
+          for (bool small : {true, false}) {
+            Expected<GemmA4W4Plan> plan = planGemmA4W4({arch, n, k, small, cu}, m, options);
+            ASSERT_OK(plan);
+            for (const KernelSpec &s : plan->kernels()) {
+              EXPECT_TRUE(compiled.count(s.name()))
+                  << "dispatch runs " << s.name() << " at N=" << n << " K=" << k << " M=" << m
+                  << " on " << cu << " SMs and the preset does not compile it";
+              dispatched.insert(s.name());
+            }
+          }
+        };
+        // The preset's points on any device; on a device of a shipped row's
+        // size, also that row's M.
+        for (auto [n, k] : *shapes) {
           for (int64_t m : kPresetMs)
-            for (bool small : {true, false})
-              for (int64_t cu : devices) {
-                Expected<GemmA4W4Plan> plan = planGemmA4W4({arch, n, k, small, cu}, m, options);
-                ASSERT_OK(plan);
-                for (const KernelSpec &s : plan->kernels()) {
-                  EXPECT_TRUE(compiled.count(s.name()))
-                      << "dispatch runs " << s.name() << " at N=" << n << " K=" << k << " M=" << m
-                      << " and the preset does not compile it";
-                  dispatched.insert(s.name());
-                }
-              }
+            for (int64_t cu : devices)
+              visit(n, k, m, cu);
+          for (const TunedRow *row : (*shipped)->rowsForShape(TunedKey::gemm(arch, 0, n, k)))
+            visit(n, k, row->m, row->key.computeUnits);
+        }
         EXPECT_EQ(compiled, dispatched);
       }
   EXPECT_ERROR_CONTAINS(presetShapes("moe"), "unknown preset 'moe'");
