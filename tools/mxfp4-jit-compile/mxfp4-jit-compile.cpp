@@ -54,6 +54,11 @@ static cl::opt<std::string>
                cl::desc("comma-separated tuned CSVs: the kernels dispatch runs from their rows"),
                cl::init(""));
 static cl::opt<std::string>
+    csvWinsOpt("csv-wins",
+               cl::desc("with --from-csv: the file whose row wins where two have rows for one "
+                        "key and M with other kernels (otherwise that is an error)"),
+               cl::init(""));
+static cl::opt<std::string>
     writeCsvOpt("write-csv",
                 cl::desc("with a dense --preset: write its points as tuned CSV rows (the tile "
                          "table's plans) to this file, and compile nothing"),
@@ -195,16 +200,25 @@ int main(int argc, char **argv) {
   // Tuned rows: one table, so two files' rows for one key and M with other
   // kernels are an error naming both.
   TunedTable csvRows;
-  for (llvm::StringRef f : llvm::split(fromCsvOpt.getValue(), ',')) {
-    if (f.trim().empty())
-      continue;
-    Expected<std::vector<TunedRow>> rows = readTunedCsv(f.trim().str());
+  std::vector<std::string> csvFiles;
+  for (llvm::StringRef f : llvm::split(fromCsvOpt.getValue(), ','))
+    if (!f.trim().empty())
+      csvFiles.push_back(f.trim().str());
+  const std::string wins = csvWinsOpt;
+  if (!wins.empty() && llvm::find(csvFiles, wins) == csvFiles.end())
+    return fail("--csv-wins=" + wins + " is not one of the --from-csv files");
+  // The winner first, kept over any later row of its keys.
+  std::stable_partition(csvFiles.begin(), csvFiles.end(),
+                        [&](const std::string &f) { return f == wins; });
+  for (const std::string &f : csvFiles) {
+    Expected<std::vector<TunedRow>> rows = readTunedCsv(f);
     if (!rows)
       return fail(rows.takeError().message());
     if (rows->empty())
-      return fail(f.trim() + ": no rows");
-    if (Error e = csvRows.add(std::move(*rows)))
-      return fail(e.message());
+      return fail(f + ": no rows");
+    if (Error e = csvRows.add(std::move(*rows), wins.empty() ? TunedTable::Collision::Error
+                                                             : TunedTable::Collision::Keep))
+      return fail(e.message() + " (--csv-wins=FILE)");
   }
   if (!serveMOpt.empty()) {
     if (csvRows.empty())
