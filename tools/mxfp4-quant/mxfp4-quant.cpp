@@ -81,6 +81,23 @@ int main(int argc, char **argv) {
   if (!amaxOpt.empty())
     return printAmaxCodes(amaxOpt);
 
+  // Checked before anything is allocated: the table needs at least one
+  // block, and the matrix (bf16 plus the float64 reference) must fit.
+  constexpr int64_t kMaxElements = int64_t(1) << 28;
+  if (rowsOpt < 1 || rowsOpt > kMaxElements) {
+    llvm::errs() << "mxfp4-quant: --rows must be in [1, 2^28], got " << rowsOpt << "\n";
+    return 1;
+  }
+  if (kOpt < 32 || kOpt % 32 != 0 || kOpt > kMaxElements) {
+    llvm::errs() << "mxfp4-quant: --k must be a positive multiple of 32 up to 2^28, got " << kOpt
+                 << "\n";
+    return 1;
+  }
+  if (rowsOpt > kMaxElements / kOpt) {
+    llvm::errs() << "mxfp4-quant: --rows x --k must be at most 2^28 elements, got " << rowsOpt
+                 << " x " << kOpt << "\n";
+    return 1;
+  }
   uint64_t seed = seedOpt ? uint64_t(seedOpt) : std::random_device{}();
   llvm::outs() << "BF16 activations [" << rowsOpt << ", " << kOpt << "], seed " << seed
                << ", " << hostThreadCount() << " threads\n";
