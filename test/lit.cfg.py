@@ -15,7 +15,7 @@ config.environment["FILECHECK_OPTS"] = "--enable-var-scope --dump-input=fail"
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()
 tool_dirs = [os.path.join(config.mxfp4_obj_root, "bin"), config.llvm_tools_dir]
-tools = ["mxfp4-quant", "mxfp4-opt", "mxfp4-dump", "mxfp4-jit-compile", "mxfp4-tune"]
+tools = ["mxfp4-quant", "mxfp4-opt", "mxfp4-dump", "mxfp4-jit-compile", "mxfp4-tune", "mxfp4-bench"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # ptxas (CUDA toolkit) lets the sm_90a tests also check register use and spills.

@@ -134,12 +134,22 @@ struct Row {
   std::string schedule = "{}";
 };
 
-std::vector<int64_t> parseList(llvm::StringRef s) {
+/// The comma-separated integers of a list flag (none when it is empty); a
+/// malformed entry ends the program with an error naming the flag.
+std::vector<int64_t> parseList(const cl::opt<std::string> &flag) {
   std::vector<int64_t> v;
-  for (llvm::StringRef part : llvm::split(s, ',')) {
+  if (flag.empty())
+    return v;
+  for (llvm::StringRef part : llvm::split(flag.getValue(), ',')) {
     int64_t x;
-    if (!part.trim().getAsInteger(10, x))
-      v.push_back(x);
+    if (part.trim().getAsInteger(10, x)) {
+      std::string shown;
+      for (char c : part.take_front(32))
+        shown.push_back(c >= 0x20 && c < 0x7f ? c : '?');
+      llvm::errs() << "mxfp4-bench: --" << flag.ArgStr << ": '" << shown << "' is not an integer\n";
+      std::exit(1);
+    }
+    v.push_back(x);
   }
   return v;
 }
