@@ -254,6 +254,13 @@ struct TileToAMDGPUPass : tile::impl::TileToAMDGPUBase<TileToAMDGPUPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // The chip is checked even when there is nothing to lower: a pipeline
+    // for a chip we do not know must not look like it worked.
+    if (std::optional<Arch> arch = parseArch(chip); !arch || !targetInfo(*arch).isAmd()) {
+      module.emitError() << "mxtile-to-amdgpu: unsupported chip '" << chip
+                         << "'; expected gfx950 or gfx1250";
+      return signalPassFailure();
+    }
     SmallVector<func::FuncOp> kernels = collectKernels(module);
     if (kernels.empty())
       return;
