@@ -305,23 +305,17 @@ static Expected<GemmA4W4Plan> planInline(const GemmWeightFacts &w, const GemmA4W
   return plan;
 }
 
-static bool isDenseGemm(OpKind op) {
-  return op == OpKind::GemmA4W4 || op == OpKind::GemmMxA4W4 || op == OpKind::GemmQdqA4W4;
-}
-
-Expected<GemmA4W4Plan> planFromTunedRow(const TunedRow &row, const GemmWeightFacts &w, int64_t m,
-                                        const GemmA4W4Options &options) {
-  if (Error e = verifyTunedRow(row))
-    return fail(row.origin, ": ", e.message());
-  if (row.key.op != TunedOp::Gemm || row.key.arch != w.arch || row.key.n != w.n || row.key.k != w.k)
-    return fail(row.origin, ": the row is for another target, op or shape");
+/// planFromTunedRow for a row already verified (every row of a TunedTable
+/// is): what dispatch runs per call.
+static Expected<GemmA4W4Plan> planFromVerifiedRow(const TunedRow &row, const GemmWeightFacts &w,
+                                                  int64_t m, const GemmA4W4Options &options) {
   std::vector<KernelSpec> ks = row.kernels;
   for (KernelSpec &s : ks) {
     // The rounding is the caller's and the folding the weights' (both
     // choose bits, not speed); the rest is the row's.
     if (s.op == OpKind::GemmA4W4 || isQuantizer(s.op))
       s.rounding = options.rounding;
-    if (isDenseGemm(s.op))
+    if (!isQuantizer(s.op)) // a dense GEMM: a verified row holds nothing else
       s.foldedScales = w.arch == Arch::SM90A && w.scalesBelow128;
     if (Error e = verifyKernelSpec(s))
       return fail(row.origin, ": ", s.name(), ": ", e.message());
@@ -350,6 +344,15 @@ Expected<GemmA4W4Plan> planFromTunedRow(const TunedRow &row, const GemmWeightFac
     plan.gemms.push_back(ks[g + 1]);
   }
   return plan;
+}
+
+Expected<GemmA4W4Plan> planFromTunedRow(const TunedRow &row, const GemmWeightFacts &w, int64_t m,
+                                        const GemmA4W4Options &options) {
+  if (Error e = verifyTunedRow(row))
+    return fail(row.origin, ": ", e.message());
+  if (row.key.op != TunedOp::Gemm || row.key.arch != w.arch || row.key.n != w.n || row.key.k != w.k)
+    return fail(row.origin, ": the row is for another target, op or shape");
+  return planFromVerifiedRow(row, w, m, options);
 }
 
 TunedRow tunedRowFromPlan(const GemmA4W4Plan &plan, const TunedKey &key, int64_t m) {
@@ -386,7 +389,7 @@ Expected<GemmA4W4Plan> planGemmA4W4(const TunedTable *tuned, const GemmWeightFac
     return fail("gemmA4W4: the quantization dump needs both dumpCodes and dumpScales");
   if (tuned && !dump && !o.any()) {
     if (const TunedRow *row = tuned->find(TunedKey::gemm(w.arch, w.computeUnits, w.n, w.k), m)) {
-      Expected<GemmA4W4Plan> plan = planFromTunedRow(*row, w, m, options);
+      Expected<GemmA4W4Plan> plan = planFromVerifiedRow(*row, w, m, options);
       if (plan) {
         logDebug(strCat("gemmA4W4 M=", m, ": tuned row ", row->origin, " (m <= ", row->m, ")"));
         return plan;

@@ -329,6 +329,9 @@ Expected<std::vector<TunedRow>> readTunedCsv(const std::string &path) {
 }
 
 Error TunedTable::add(TunedRow row, Collision collision) {
+  // Checked once here, so dispatch can trust every row it finds.
+  if (Error e = verifyTunedRow(row))
+    return makeError(row.origin, ": ", e.message());
   std::map<int64_t, TunedRow> &byM = table[row.key];
   auto it = byM.find(row.m);
   if (it == byM.end()) {

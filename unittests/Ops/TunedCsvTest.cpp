@@ -252,6 +252,9 @@ TEST(TunedCsv, SplitAndStreamedRowsRunTheirPlan) {
   TunedRow broken = s;
   broken.streamWorkgroupsPerSm = 0;
   EXPECT_ERROR_CONTAINS(verifyTunedRow(broken), "stream_wgs = 0");
+  TunedTable table; // a table holds verified rows only
+  EXPECT_ERROR_CONTAINS(table.add(broken), "stream_wgs = 0");
+  EXPECT_TRUE(table.empty());
   broken = s;
   broken.kernels[1].imageStream = broken.kernels[0].bm * 2;
   EXPECT_ERROR_CONTAINS(verifyTunedRow(broken), "pieces do not match");

@@ -116,6 +116,8 @@ public:
   /// both (unless they run the same kernels), replace it, or keep it.
   enum class Collision : uint8_t { Error, Replace, Keep };
 
+  /// Adds a row after verifyTunedRow (an error naming its origin if it
+  /// fails), so every row the table holds is one dispatch can run.
   Error add(TunedRow row, Collision collision = Collision::Error);
   Error add(std::vector<TunedRow> rows, Collision collision = Collision::Error);
 
