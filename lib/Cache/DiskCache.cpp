@@ -3,6 +3,7 @@
 #include "mxfp4/Cache/DiskCache.h"
 #include "mxfp4/Support/Hash.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -21,6 +22,7 @@ namespace mxfp4 {
 // Version 2: XXH64 checksums (version 1 used LLVM's xxh3).
 static constexpr std::string_view kMagic = "MXFP4CO2";
 static constexpr std::string_view kFingerprintFile = "FINGERPRINT";
+static constexpr uint64_t kMaxFingerprintBytes = 1 << 16;
 
 static uint64_t checksum(std::string_view name, std::string_view fingerprint, uint8_t format,
                          std::string_view payload) {
@@ -44,28 +46,55 @@ static std::string fingerprintDirName(std::string_view fingerprint) {
 
 static std::string errnoText(int err) { return std::strerror(err); }
 
-/// The whole file at `path`, or the errno of the failure.
-static std::pair<std::string, int> readFile(const std::string &path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return {{}, errno};
+namespace {
+/// A file's bytes, or why they could not be read: errno, or `refused`.
+struct FileRead {
   std::string data;
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      return {{}, err};
+  int err = 0;
+  std::string refused; ///< not a regular file, or larger than the limit
+};
+} // namespace
+
+/// The whole of the regular file at `path`, at most `limit` bytes. Nothing
+/// in a cache directory is trusted: a FIFO would block forever, a device
+/// or a link to one could be endless, so neither is opened through a link
+/// nor read unless it is a regular file of bounded size.
+static FileRead readFile(const std::string &path, uint64_t limit) {
+  FileRead r;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+  if (fd < 0) {
+    r.err = errno;
+    if (r.err == ELOOP)
+      r.refused = "is a symbolic link";
+    return r;
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    r.err = errno;
+  } else if (!S_ISREG(st.st_mode)) {
+    r.refused = "is not a regular file";
+  } else if (uint64_t(st.st_size) > limit) {
+    r.refused =
+        strCat("is ", uint64_t(st.st_size), " bytes, more than the ", limit, " any entry can be");
+  } else {
+    r.data.resize(size_t(st.st_size));
+    size_t got = 0;
+    while (got < r.data.size()) {
+      ssize_t n = ::read(fd, r.data.data() + got, r.data.size() - got);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0) {
+        r.err = errno;
+        break;
+      }
+      if (n == 0)
+        break; // shrank while read: the header's length check reports it
+      got += size_t(n);
     }
-    if (n == 0)
-      break;
-    data.append(buf, size_t(n));
+    r.data.resize(got);
   }
   ::close(fd);
-  return {std::move(data), 0};
+  return r;
 }
 
 DiskCache::DiskCache(std::string root, std::string fp)
@@ -106,15 +135,17 @@ template <typename T> void appendLittleEndian(std::string &out, T v) {
 
 Expected<std::optional<DiskCache::Entry>> DiskCache::load(std::string_view name) const {
   std::string path = pathFor(name);
-  auto [file, err] = readFile(path);
-  if (err == ENOENT || err == ENOTDIR) // no entry, or no directory to hold one: a miss
-    return std::optional<Entry>();
-  if (err)
-    return makeError("cannot read cache entry ", path, ": ", errnoText(err));
+  FileRead file = readFile(path, kMaxEntryBytes);
   auto corrupt = [&](const auto &...why) {
     return makeError("corrupt cache entry ", path, ": ", why...);
   };
-  Reader r{file};
+  if (!file.refused.empty())
+    return corrupt(file.refused);
+  if (file.err == ENOENT || file.err == ENOTDIR) // no entry, or no directory for one: a miss
+    return std::optional<Entry>();
+  if (file.err)
+    return makeError("cannot read cache entry ", path, ": ", errnoText(file.err));
+  Reader r{file.data};
   if (r.bytes(kMagic.size()) != kMagic)
     return corrupt("bad magic (not an mxfp4-jit code object, or another format version)");
   std::string_view storedName = r.bytes(r.integer<uint32_t>());
@@ -208,6 +239,61 @@ Error DiskCache::store(std::string_view name, const Entry &entry) const {
   return writeAtomically(pathFor(name), {header, entry.payload});
 }
 
+Expected<DiskCache::Collected> DiskCache::collect(uint64_t maxBytes, int64_t tmpAgeSeconds) const {
+  const fs::path root = fs::path(dir).parent_path();
+  const auto now = fs::file_time_type::clock::now();
+  struct Item {
+    fs::path path;
+    uint64_t bytes;
+    fs::file_time_type written;
+  };
+  std::vector<Item> entries;
+  Collected out;
+  std::error_code ec;
+  // Two levels: <root>/<fingerprint hash>/<file>; links are not followed.
+  for (fs::directory_iterator d(root, ec), end; d != end && !ec; d.increment(ec)) {
+    std::error_code fec;
+    if (!d->is_directory(fec) || d->is_symlink(fec))
+      continue;
+    for (fs::directory_iterator f(d->path(), fec); f != end && !fec; f.increment(fec)) {
+      std::error_code iec;
+      if (!f->is_regular_file(iec) || f->is_symlink(iec))
+        continue;
+      const std::string file = f->path().filename().string();
+      const fs::file_time_type written = f->last_write_time(iec);
+      if (iec)
+        continue;
+      if (file.find(".tmp-") != std::string::npos) {
+        if (now - written > std::chrono::seconds(tmpAgeSeconds) && fs::remove(f->path(), iec))
+          ++out.temporaries;
+      } else if (f->path().extension() == ".mxco") {
+        uint64_t bytes = f->file_size(iec);
+        if (!iec)
+          entries.push_back({f->path(), bytes, written});
+      }
+    }
+  }
+  // No root (yet, or a file in its place): nothing to collect; store says why.
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory)
+    return makeError("cannot read cache directory ", root.string(), ": ", ec.message());
+  for (const Item &e : entries)
+    out.bytes += e.bytes;
+  if (maxBytes == 0 || out.bytes <= maxBytes)
+    return out;
+  std::sort(entries.begin(), entries.end(),
+            [](const Item &a, const Item &b) { return a.written < b.written; });
+  for (const Item &e : entries) {
+    if (out.bytes <= maxBytes / 10 * 9)
+      break;
+    std::error_code rec;
+    if (fs::remove(e.path, rec)) {
+      out.bytes -= e.bytes;
+      ++out.evicted;
+    }
+  }
+  return out;
+}
+
 /// `s` without trailing characters from `chars`.
 static std::string_view trimRight(std::string_view s, std::string_view chars) {
   size_t end = s.find_last_not_of(chars);
@@ -218,9 +304,10 @@ Expected<std::string> DiskCache::findFingerprint(std::string_view root, std::str
   std::vector<std::string> matches;
   std::error_code ec;
   for (fs::directory_iterator it(root, ec), end; it != end && !ec; it.increment(ec)) {
-    auto [fp, err] = readFile((it->path() / kFingerprintFile).string());
-    if (err)
+    FileRead f = readFile((it->path() / kFingerprintFile).string(), kMaxFingerprintBytes);
+    if (f.err || !f.refused.empty())
       continue; // not a fingerprint directory
+    std::string &fp = f.data;
     // Only trust a directory whose name is the hash of what it claims to hold.
     if (fp.compare(0, identity.size(), identity) == 0 &&
         it->path().filename() == fingerprintDirName(fp))

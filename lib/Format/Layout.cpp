@@ -7,6 +7,7 @@
 
 #include "mxfp4/Format/Layout.h"
 #include "mxfp4/Format/Sm90WeightBits.h"
+#include "mxfp4/Support/Checked.h"
 #include "mxfp4/Support/Parallel.h"
 
 namespace mxfp4 {
@@ -129,9 +130,11 @@ static Expected<std::vector<uint8_t>> permuteWeight(WeightLayout layout, Span<ui
                                                     int64_t kBytes, bool inverse) {
   if (Error e = checkWeightShape(layout, n, kBytes))
     return e;
-  if (w.size() != size_t(n * kBytes))
-    return errorf("weight [%lld, %lld bytes] needs %lld bytes, got %zu", (long long)n,
-                  (long long)kBytes, (long long)(n * kBytes), w.size());
+  std::optional<int64_t> bytes = checkedProduct({n, kBytes});
+  if (!bytes || w.size() != size_t(*bytes))
+    return errorf("weight [%lld, %lld bytes] needs %s bytes, got %zu", (long long)n,
+                  (long long)kBytes, bytes ? std::to_string(*bytes).c_str() : "more than 2^63",
+                  w.size());
   // sm90-mma16 also orders the bits of each stored 32-bit word
   // (Sm90WeightBits.h): after the byte permutation, or before its inverse.
   const bool sm90Bits = layout == WeightLayout::Sm90Mma16;
@@ -189,21 +192,29 @@ int64_t scaleOffset(ScaleLayout layout, StorageShape storage, int64_t row, int64
   return info(layout).offset(storage, row, kblock);
 }
 
+/// Checks `size` bytes hold [rows, kBlocks] scales: row-major, or in the
+/// layout's padded storage when `stored`.
 static Error checkScaleInput(ScaleLayout layout, size_t size, int64_t rows, int64_t kBlocks,
-                             size_t expected) {
-  if (rows < 0 || kBlocks <= 0)
+                             bool stored) {
+  // Far above any real matrix, and low enough that the padding cannot wrap.
+  constexpr int64_t kMaxExtent = int64_t(1) << 40;
+  if (rows < 0 || kBlocks <= 0 || rows > kMaxExtent || kBlocks > kMaxExtent)
     return errorf("scale layout %s: shape [%lld, %lld] is invalid", info(layout).name,
                   (long long)rows, (long long)kBlocks);
-  if (size != expected)
-    return errorf("scale layout %s: [%lld, %lld] scales need %zu bytes here, "
+  const StorageShape st =
+      stored ? scaleStorageShape(layout, rows, kBlocks) : StorageShape{rows, kBlocks};
+  std::optional<int64_t> expected = checkedProduct({st.rows, st.cols});
+  if (!expected || size != size_t(*expected))
+    return errorf("scale layout %s: [%lld, %lld] scales need %s bytes here, "
                   "got %zu",
-                  info(layout).name, (long long)rows, (long long)kBlocks, expected, size);
+                  info(layout).name, (long long)rows, (long long)kBlocks,
+                  expected ? std::to_string(*expected).c_str() : "more than 2^63", size);
   return Error::success();
 }
 
 Expected<std::vector<uint8_t>> shuffleScales(ScaleLayout layout, Span<uint8_t> s, int64_t rows,
                                              int64_t kBlocks) {
-  if (Error e = checkScaleInput(layout, s.size(), rows, kBlocks, size_t(rows * kBlocks)))
+  if (Error e = checkScaleInput(layout, s.size(), rows, kBlocks, /*stored=*/false))
     return e;
   StorageShape st = scaleStorageShape(layout, rows, kBlocks);
   std::vector<uint8_t> out(size_t(st.bytes()), kScalePadByte);
@@ -233,9 +244,11 @@ Expected<std::vector<uint8_t>> shuffleGfx1250MoeScales(int64_t rep, Span<uint8_t
     return errorf("gfx1250 MoE scales: [%lld, %lld] must have rows a multiple of %lld (16 x "
                   "quant_wmma_rep) and K-blocks a positive multiple of 4 (128-K steps)",
                   (long long)rows, (long long)kBlocks, (long long)(16 * rep));
-  if (s.size() != size_t(rows * kBlocks))
-    return errorf("gfx1250 MoE scales: [%lld, %lld] needs %lld bytes, got %zu", (long long)rows,
-                  (long long)kBlocks, (long long)(rows * kBlocks), s.size());
+  std::optional<int64_t> bytes = checkedProduct({rows, kBlocks});
+  if (!bytes || s.size() != size_t(*bytes))
+    return errorf("gfx1250 MoE scales: [%lld, %lld] needs %s bytes, got %zu", (long long)rows,
+                  (long long)kBlocks, bytes ? std::to_string(*bytes).c_str() : "more than 2^63",
+                  s.size());
   std::vector<uint8_t> out(s.size());
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t k = 0; k < kBlocks; ++k)
@@ -245,9 +258,9 @@ Expected<std::vector<uint8_t>> shuffleGfx1250MoeScales(int64_t rep, Span<uint8_t
 
 Expected<std::vector<uint8_t>> unshuffleScales(ScaleLayout layout, Span<uint8_t> s, int64_t rows,
                                                int64_t kBlocks) {
-  StorageShape st = scaleStorageShape(layout, rows, kBlocks);
-  if (Error e = checkScaleInput(layout, s.size(), rows, kBlocks, size_t(st.bytes())))
+  if (Error e = checkScaleInput(layout, s.size(), rows, kBlocks, /*stored=*/true))
     return e;
+  StorageShape st = scaleStorageShape(layout, rows, kBlocks);
   std::vector<uint8_t> out(size_t(rows * kBlocks));
   auto offset = info(layout).offset;
   for (int64_t r = 0; r < rows; ++r)

@@ -3,6 +3,7 @@
 #include "mxfp4/Format/Quantize.h"
 #include "mxfp4/Format/E2M1.h"
 #include "mxfp4/Support/BF16.h"
+#include "mxfp4/Support/Checked.h"
 #include "mxfp4/Support/Parallel.h"
 
 #include <cmath>
@@ -37,10 +38,14 @@ Error checkQuantizeShape(int64_t rows, int64_t cols, size_t elements) {
                   "scale covers %lld elements); pad K to %lld",
                   (long long)cols, (long long)kBlockSize, (long long)kBlockSize,
                   (long long)((cols + kBlockSize - 1) / kBlockSize * kBlockSize));
-  if (uint64_t(rows) * uint64_t(cols) != elements)
-    return errorf("mxfp4 quantize: shape [%lld, %lld] needs %llu elements but "
+  std::optional<int64_t> need = checkedProduct({rows, cols});
+  if (!need)
+    return errorf("mxfp4 quantize: shape [%lld, %lld] has more elements than int64 holds",
+                  (long long)rows, (long long)cols);
+  if (uint64_t(*need) != elements)
+    return errorf("mxfp4 quantize: shape [%lld, %lld] needs %lld elements but "
                   "the input holds %zu",
-                  (long long)rows, (long long)cols, (unsigned long long)(rows * cols), elements);
+                  (long long)rows, (long long)cols, (long long)*need, elements);
   return Error::success();
 }
 

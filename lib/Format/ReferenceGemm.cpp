@@ -9,6 +9,7 @@
 
 #include "mxfp4/Format/ReferenceGemm.h"
 #include "mxfp4/Support/BF16.h"
+#include "mxfp4/Support/Checked.h"
 #include "mxfp4/Support/Parallel.h"
 
 #include <cmath>
@@ -117,7 +118,9 @@ Expected<GemmResult> referenceGemmQdq(Span<uint16_t> aBf16, int64_t m, int64_t k
 
 Expected<GemmResult> referenceGemmBf16(Span<uint16_t> aBf16, int64_t m, Span<uint16_t> wBf16,
                                        int64_t n, int64_t k) {
-  if (m < 0 || n < 0 || k <= 0 || aBf16.size() != size_t(m * k) || wBf16.size() != size_t(n * k))
+  std::optional<int64_t> aSize = checkedProduct({m, k}), wSize = checkedProduct({n, k});
+  if (k <= 0 || !aSize || !wSize || aBf16.size() != size_t(*aSize) ||
+      wBf16.size() != size_t(*wSize))
     return errorf("BF16 reference GEMM: A [%lld, %lld] and W [%lld, %lld] do not "
                   "match buffers of %zu and %zu elements",
                   (long long)m, (long long)k, (long long)n, (long long)k, aBf16.size(),

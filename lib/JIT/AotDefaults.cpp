@@ -47,6 +47,7 @@ Jit::Options Jit::Options::fromEnv() {
   o.fingerprint = c.fingerprint;
   o.disableDisk = !c.unavailable.empty();
   o.assertCacheHit = env::assertCacheHit();
+  o.maxCacheBytes = env::cacheMaxBytes();
   return o;
 }
 

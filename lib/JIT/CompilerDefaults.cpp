@@ -17,6 +17,7 @@ Jit::Options Jit::Options::fromEnv() {
   o.cacheDir = env::cacheDir();
   o.disableDisk = env::cacheDisabled() || o.cacheDir.empty();
   o.assertCacheHit = env::assertCacheHit();
+  o.maxCacheBytes = env::cacheMaxBytes();
   o.fingerprint = compilerFingerprint();
   return o;
 }

@@ -11,22 +11,22 @@
 
 namespace mxfp4 {
 
-namespace {
 /// A finished lookup: the kernel or the error text (errors are cached too, so
 /// a kernel that fails to compile fails fast afterwards).
-struct Outcome {
+struct Jit::Outcome {
   std::shared_ptr<const CompiledKernel> kernel;
   std::string error;
+  bool remember = false; ///< an error of the kernel itself, not of this attempt
 };
-} // namespace
 
 struct Jit::Impl {
   std::mutex mutex;
   std::unordered_map<std::string, std::shared_future<Outcome>> table;
-  std::unique_ptr<DiskCache> disk;      ///< null: memory only
-  std::atomic<bool> storeFailed{false}; ///< after one failed write, stop trying
+  std::unique_ptr<DiskCache> disk; ///< null: memory only
+  std::once_flag collected;        ///< DiskCache::collect, at the first store
   std::mutex warnMutex;
   std::unordered_set<std::string> warned;
+  std::vector<std::string> notStored;
 
   /// Prints `message` once per `key` for the life of the process.
   void warnOnce(const std::string &key, const std::string &message) {
@@ -49,6 +49,11 @@ Jit::~Jit() = default;
 Jit &Jit::global() {
   static Jit jit(Options::fromEnv());
   return jit;
+}
+
+std::vector<std::string> Jit::notStored() const {
+  std::lock_guard<std::mutex> lock(impl->warnMutex);
+  return impl->notStored;
 }
 
 Expected<std::shared_ptr<const CompiledKernel>> Jit::get(const KernelSpec &spec, Source *source) {
@@ -75,18 +80,34 @@ Expected<std::shared_ptr<const CompiledKernel>> Jit::get(const KernelSpec &spec,
     return o.kernel;
   }
 
-  // This thread resolves the kernel; everyone else waits on the future.
-  Outcome out;
+  // This thread resolves the kernel; everyone else waits on the future,
+  // which is set on every path, exceptions included.
   Source from = Source::Compiled;
-  auto finish = [&]() -> Expected<std::shared_ptr<const CompiledKernel>> {
-    promise.set_value(out);
-    if (!out.kernel)
-      return Error(out.error);
-    if (source)
-      *source = from;
-    return out.kernel;
-  };
+  Outcome out;
+  try {
+    out = resolve(spec, name, from);
+  } catch (const std::exception &e) {
+    out = {nullptr, "compiling " + name + ": internal error: " + e.what()};
+    from = Source::Compiled;
+  } catch (...) {
+    out = {nullptr, "compiling " + name + ": internal error"};
+  }
+  if (!out.kernel && !out.remember) {
+    // Not a property of the kernel (an exception): the next call retries.
+    std::lock_guard<std::mutex> lock(impl->mutex);
+    impl->table.erase(name);
+  }
+  promise.set_value(out);
+  if (!out.kernel)
+    return Error(out.error);
+  if (source)
+    *source = from;
+  return out.kernel;
+}
 
+Jit::Outcome Jit::resolve(const KernelSpec &spec, const std::string &name, Source &from) {
+  Outcome out;
+  out.remember = true;
   if (impl->disk) {
     Expected<std::optional<DiskCache::Entry>> entry = impl->disk->load(name);
     if (!entry) {
@@ -101,32 +122,48 @@ Expected<std::shared_ptr<const CompiledKernel>> Jit::get(const KernelSpec &spec,
       out.kernel = std::move(k);
       counters.diskHits++;
       from = Source::Disk;
-      return finish();
+      return out;
     }
     if (opts.assertCacheHit) {
       out.error = "MXFP4_ASSERT_CACHE_HIT is set and kernel " + name + " is not in the cache " +
                   impl->disk->directory();
-      return finish();
+      return out;
     }
   } else if (opts.assertCacheHit) {
     out.error = "MXFP4_ASSERT_CACHE_HIT is set but the disk cache is disabled, so kernel " + name +
                 " cannot be a hit";
-    return finish();
+    return out;
   }
 
   Expected<CompiledKernel> compiled = compile(spec);
   if (!compiled) {
     out.error = "compiling " + name + ": " + compiled.takeError().message();
-    return finish();
+    return out;
   }
   counters.compiles++;
+  from = Source::Compiled;
   out.kernel = std::make_shared<CompiledKernel>(std::move(*compiled));
-  if (impl->disk && !impl->storeFailed)
-    if (Error e = impl->disk->store(name, {uint8_t(out.kernel->format), out.kernel->binary})) {
-      impl->storeFailed = true;
-      impl->warnOnce("<store>", e.message() + "; new kernels stay in memory only in this process");
+  if (impl->disk)
+    store(name, *out.kernel);
+  return out;
+}
+
+void Jit::store(const std::string &name, const CompiledKernel &kernel) {
+  std::call_once(impl->collected, [&] {
+    Expected<DiskCache::Collected> c = impl->disk->collect(opts.maxCacheBytes);
+    if (!c)
+      impl->warnOnce("<collect>", c.takeError().message());
+  });
+  // Each kernel is tried: one entry that cannot be written (a directory in
+  // its place, a full disk for a moment) says nothing about the next.
+  if (Error e = impl->disk->store(name, {uint8_t(kernel.format), kernel.binary})) {
+    counters.storeFailures++;
+    {
+      std::lock_guard<std::mutex> lock(impl->warnMutex);
+      impl->notStored.push_back(name + ": " + e.message());
     }
-  return finish();
+    impl->warnOnce("<store>", e.message() + "; kernels that cannot be stored stay in memory only");
+  }
 }
 
 } // namespace mxfp4

@@ -110,9 +110,9 @@ public:
     }
   }
 
+  /// The whole message made printable: `what` may quote tokens of the name.
   template <typename... Parts> Error error(const Parts &...what) const {
-    std::string shown = name.size() > 160 ? strCat(name.substr(0, 160), "...") : std::string(name);
-    return makeError("kernel name '", shown, "': ", what...);
+    return Error(strCat("kernel name '", printable(name), "': ", printable(strCat(what...), 400)));
   }
   bool done() const { return pos >= tokens.size(); }
   template <typename... Parts> Expected<std::string_view> next(const Parts &...what) {

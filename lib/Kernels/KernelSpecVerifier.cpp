@@ -7,6 +7,7 @@
 
 #include "mxfp4/Kernels/KernelSpec.h"
 #include "mxfp4/Kernels/Sm90Geometry.h"
+#include "mxfp4/Support/Checked.h"
 
 namespace mxfp4 {
 
@@ -19,6 +20,10 @@ static Error verifyCommon(const KernelSpec &s) {
   auto fail = [](const auto &...parts) { return makeError(parts...); };
   if (s.n <= 0 || s.k <= 0)
     return fail("gemm_a4w4: N and K must be positive, got N = ", s.n, ", K = ", s.k);
+  // The kernels address the packed weights (N x K/2 bytes) with 32 bits.
+  if (!productBelow({s.n, s.k / 2}, kIndex32Limit))
+    return fail("gemm_a4w4: N = ", s.n, " x K = ", s.k,
+                " is too large for 32-bit indexing (N * K / 2 must be < 2^31)");
   if (s.n % s.bn != 0)
     return fail("gemm_a4w4 on ", arch, " needs N % ", s.bn, " == 0 (the N tile is ", s.bn,
                 "); got N = ", s.n);
@@ -154,7 +159,28 @@ static Error verifyMoeScaleRep(const KernelSpec &s) {
   return Error::success();
 }
 
+/// Every enum field holds one of its values (a spec built from a cast
+/// integer would otherwise compile a kernel named "..._invalid_...").
+static Error verifyEnums(const KernelSpec &s) {
+  auto bad = [](std::string_view field, int value) {
+    return makeError("kernel spec: ", field, " ", value, " is out of range");
+  };
+  if (static_cast<size_t>(s.arch) > static_cast<size_t>(Arch::SM90A))
+    return bad("arch", static_cast<int>(s.arch));
+  if (static_cast<size_t>(s.op) >= std::size(kAllOpKinds))
+    return bad("op", static_cast<int>(s.op));
+  if (static_cast<size_t>(s.rounding) >= allScaleRoundings().size())
+    return bad("scale rounding", static_cast<int>(s.rounding));
+  if (static_cast<size_t>(s.activation) > static_cast<size_t>(Activation::Situv2))
+    return bad("activation", static_cast<int>(s.activation));
+  if (static_cast<size_t>(s.epilogue) > static_cast<size_t>(Epilogue::Scatter))
+    return bad("epilogue", static_cast<int>(s.epilogue));
+  return Error::success();
+}
+
 Error verifyKernelSpec(const KernelSpec &s) {
+  if (Error e = verifyEnums(s))
+    return e;
   std::string_view arch = toString(s.arch);
   auto fail = [](const auto &...parts) { return makeError(parts...); };
   if (Error e = verifyScheduleFields(s))

@@ -9,6 +9,7 @@
 #include "mxfp4/Ops/GemmA4W4Plan.h"
 #include "mxfp4/Ops/PreparedWeightImpl.h"
 #include "mxfp4/Ops/QuantizeMx.h"
+#include "mxfp4/Support/Checked.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -172,6 +173,7 @@ Expected<std::unique_ptr<PreparedWeight>> prepareGemmA4W4Weight(Device &dev, Spa
   Expected<KernelSpec> spec = makeGemmA4W4Spec(arch, n, k, arch == Arch::SM90A ? 8 : 16);
   if (!spec)
     return spec.takeError();
+  // The spec verified N and K, so N * K cannot wrap.
   if (wFp4.size() != size_t(n * k / 2))
     return fail("prepareGemmA4W4Weight: packed weights for N = ", n, ", K = ", k, " are ",
                 n * k / 2, " bytes, got ", wFp4.size());
@@ -221,7 +223,7 @@ static Error checkGemmArgs(const char *api, Device &dev, int64_t m, const Prepar
   if (&w.device() != &dev)
     return fail(api, ": the weights were prepared for another device");
   // Kernels index with 32 bits; the activation buffer is addressed in 16-byte units.
-  if (m * w.n() >= (int64_t(1) << 31) || m * w.k() / 8 >= (int64_t(1) << 27))
+  if (!productBelow({m, w.n()}, kIndex32Limit) || !productBelow({m, w.k() / 8}, int64_t(1) << 27))
     return fail(api, ": M = ", m,
                 " is too large for 32-bit indexing (M * N must be < 2^31 and M * K < 2^30)");
   return Error::success();

@@ -2,6 +2,7 @@
 
 #include "mxfp4/Ops/MoeSteps.h"
 #include "mxfp4/JIT/Jit.h"
+#include "mxfp4/Support/Checked.h"
 
 #include <cmath>
 #include <initializer_list>
@@ -40,7 +41,7 @@ Expected<Arch> archOf(Device &dev, std::optional<Arch> arch) {
 
 /// Rows x columns must index with 32 bits (in elements).
 Error checkIndexing(const char *api, int64_t rows, int64_t cols) {
-  if (rows * cols >= (int64_t(1) << 31))
+  if (!productBelow({rows, cols}, kIndex32Limit))
     return makeError(api, ": ", rows, " x ", cols, " elements are too many for 32-bit indexing");
   return Error::success();
 }

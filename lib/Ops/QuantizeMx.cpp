@@ -4,6 +4,7 @@
 #include "QuantizeMxLaunch.h"
 #include "mxfp4/JIT/Jit.h"
 #include "mxfp4/Kernels/Sm90Pipeline.h"
+#include "mxfp4/Support/Checked.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -41,7 +42,7 @@ static Error checkQuantizerArgs(const char *api, OpKind op, const void *a, int64
     return fail(op == OpKind::QdqMx ? "the output pointer must be 16-byte aligned"
                                     : "the codes pointer must be 4-byte aligned");
   // Kernels index with 32 bits; the input is addressed in 16-byte units.
-  if (k > 0 && m * k / 8 >= (int64_t(1) << 31))
+  if (k > 0 && !productBelow({m, k / 8}, kIndex32Limit))
     return fail("M = ", m, ", K = ", k, " is too large for 32-bit indexing");
   // The activation image is addressed in bytes (the GEMM's bulk copies).
   if (op == OpKind::QdqMx && sm90::activationImageElements(m, k) * 2 >= (int64_t(1) << 31))
@@ -104,6 +105,10 @@ static Error launchQuantizer(const char *api, OpKind op, Device &dev, void *stre
   if (!spec)
     return spec.takeError();
   if (streamed) {
+    // imageStream 0 is the plain quantizer, which publishes nothing: a GEMM
+    // waiting on the flags would spin forever.
+    if (streamed->splits < 1)
+      return fail("the streamed image needs at least one split, got ", streamed->splits);
     spec->imageStream = streamed->splits;
     if (Error e = verifyKernelSpec(*spec))
       return fail(e.message());

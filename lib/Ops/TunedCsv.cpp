@@ -74,12 +74,7 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
 }
 
 /// A field as shown in a message: printable ASCII only, at most 64 bytes.
-std::string quoted(std::string_view s) {
-  std::string out = "'";
-  for (char c : s.substr(0, 64))
-    out.push_back(c >= 0x20 && c < 0x7f ? c : '?');
-  return out + (s.size() > 64 ? "...'" : "'");
-}
+std::string quoted(std::string_view s) { return strCat("'", printable(s, 64), "'"); }
 
 std::optional<int64_t> parseInt(std::string_view s) {
   int64_t v = 0;

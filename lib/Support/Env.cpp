@@ -34,6 +34,13 @@ std::optional<int64_t> numThreads() {
   return std::nullopt;
 }
 
+uint64_t cacheMaxBytes() {
+  if (auto v = get("MXFP4_CACHE_MAX_BYTES"))
+    if (std::optional<uint64_t> n = parseUnsigned(*v, 10))
+      return *n;
+  return uint64_t(4) << 30;
+}
+
 std::optional<uint64_t> testSeed() {
   if (auto v = get("MXFP4_TEST_SEED"))
     return parseUnsigned(*v, 0);

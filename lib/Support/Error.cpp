@@ -20,4 +20,21 @@ Error errorf(const char *format, ...) {
   return Error(std::move(msg));
 }
 
+std::string printable(std::string_view text, size_t limit) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : text.substr(0, limit)) {
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out.push_back(char(c));
+    } else {
+      out += "\\x";
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  if (text.size() > limit)
+    out += "...";
+  return out;
+}
+
 } // namespace mxfp4

@@ -35,6 +35,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <chrono>
+#include <mutex>
 
 using namespace mlir;
 
@@ -53,6 +54,15 @@ std::optional<EmitKind> parseEmitKind(llvm::StringRef name) {
 static std::string chipOf(Arch arch) { return std::string(toString(arch)); }
 
 namespace {
+/// Warns once per process that MXFP4_DUMP_DIR cannot take the dumps.
+void warnDumpFailed(const std::string &dir, llvm::StringRef path, std::error_code ec) {
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    llvm::errs() << "mxfp4-jit: warning: MXFP4_DUMP_DIR=" << dir << ": cannot write " << path
+                 << ": " << ec.message() << "; no compile stages are dumped\n";
+  });
+}
+
 /// Times stages and dumps their output.
 class Stages {
 public:
@@ -70,13 +80,17 @@ public:
   void dump(llvm::StringRef suffix, llvm::StringRef text) {
     if (dumpDir.empty())
       return;
-    llvm::sys::fs::create_directories(dumpDir);
     llvm::SmallString<256> path(dumpDir);
     llvm::sys::path::append(path, name + suffix);
-    std::error_code ec;
-    llvm::raw_fd_ostream os(path, ec);
-    if (!ec)
-      os << text;
+    std::error_code ec = llvm::sys::fs::create_directories(dumpDir);
+    if (!ec) {
+      llvm::raw_fd_ostream os(path, ec);
+      if (!ec)
+        os << text;
+    }
+    // A dump asked for and not written is worth one line (per directory).
+    if (ec)
+      warnDumpFailed(dumpDir, path, ec);
   }
   void dump(llvm::StringRef suffix, mlir::ModuleOp module) {
     if (dumpDir.empty())

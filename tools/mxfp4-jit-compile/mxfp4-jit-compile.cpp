@@ -93,7 +93,7 @@ static cl::opt<bool> fingerprintOpt("print-fingerprint", cl::desc("print the com
                                     cl::init(false));
 
 static int fail(const llvm::Twine &msg) {
-  llvm::errs() << "mxfp4-jit-compile: " << msg << "\n";
+  llvm::errs() << "mxfp4-jit-compile: " << printable(msg.str(), 1000) << "\n";
   return 1;
 }
 
@@ -130,7 +130,7 @@ static llvm::Error readShapes(llvm::StringRef path, llvm::ArrayRef<Arch> archs, 
     llvm::SplitString(line, f);
     if (f.size() == 1) { // a canonical kernel name
       Item it;
-      it.label = f[0].str();
+      it.label = printable(f[0]);
       if (auto s = parseKernelName(f[0]))
         it.spec = *s;
       else
@@ -144,7 +144,7 @@ static llvm::Error readShapes(llvm::StringRef path, llvm::ArrayRef<Arch> archs, 
       return llvm::createStringError(path + ":" + llvm::Twine(i + 1) +
                                      ": expected 'N K [BM]' or "
                                      "a kernel name, got '" +
-                                     line + "'");
+                                     printable(line) + "'");
     for (Arch a : archs)
       addShape(items, a, n, k, bm, r);
   }
@@ -360,12 +360,17 @@ int main(int argc, char **argv) {
       ++hits;
     }
   }
+  // Compiled but not in the cache: a later process would miss them.
+  const std::vector<std::string> lost = jit.notStored();
+  for (const std::string &why : lost)
+    llvm::errs() << "mxfp4-jit-compile: error: not stored: " << why << "\n";
+  failed += lost.size();
   std::sort(cold.begin(), cold.end());
   auto pct = [&](double p) {
     return cold.empty() ? 0.0 : cold[size_t(p * double(cold.size() - 1) + 0.5)];
   };
   llvm::outs() << "kernels " << items.size() << ": compiled " << compiled << ", cache hits " << hits
-               << ", failed " << failed << "\n";
+               << ", failed " << failed << (lost.empty() ? "" : " (not stored included)") << "\n";
   if (!cold.empty())
     llvm::outs() << llvm::format("cold compile: p50 %.1f ms, p95 %.1f ms (%u jobs, wall %.0f ms)\n",
                                  pct(0.5), pct(0.95), jobs, wallMs);

@@ -16,6 +16,9 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <filesystem>
+#include <fstream>
+#include <sys/stat.h>
 #include <thread>
 
 using namespace mxfp4;
@@ -221,6 +224,151 @@ TEST(Jit, UnwritableCacheDirDegradesToMemory) {
   ASSERT_OK(jit.get(spec(512), &src));
   EXPECT_EQ(src, Jit::Source::Memory);
   EXPECT_EQ(fc.calls, 2);
+}
+
+TEST(Jit, UnwritableCacheDirCountsEveryKernel) {
+  TempDir dir;
+  llvm::SmallString<128> file(dir.path);
+  llvm::sys::path::append(file, "a-file");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(file, ec);
+  }
+  FakeCompiler fc;
+  Jit jit(opts(file), fc.fn());
+  ASSERT_OK(jit.get(spec(512)));
+  ASSERT_OK(jit.get(spec(768)));
+  EXPECT_EQ(jit.stats().storeFailures, 2u);
+  std::vector<std::string> lost = jit.notStored();
+  ASSERT_EQ(lost.size(), 2u);
+  EXPECT_EQ(lost[0].rfind(spec(512).name() + ": cannot create cache directory", 0), 0u) << lost[0];
+}
+
+TEST(Jit, OneUnstorableEntryDoesNotStopTheOthers) {
+  TempDir dir;
+  FakeCompiler fc;
+  DiskCache disk(dir.path, "fp-test");
+  // A directory where the first kernel's entry would go: its rename fails.
+  std::filesystem::create_directories(disk.pathFor(spec(512).name()));
+  Jit jit(opts(dir.path), fc.fn());
+  ASSERT_OK(jit.get(spec(512)));
+  ASSERT_OK(jit.get(spec(768)));
+  ASSERT_OK(jit.get(spec(1024)));
+  EXPECT_EQ(jit.stats().storeFailures, 1u);
+  ASSERT_EQ(jit.notStored().size(), 1u);
+  EXPECT_NE(jit.notStored()[0].find(spec(512).name()), std::string::npos);
+  for (int64_t n : {768, 1024}) {
+    auto e = disk.load(spec(n).name());
+    ASSERT_OK(e);
+    EXPECT_TRUE(e->has_value()) << n << " was not stored";
+  }
+}
+
+TEST(Jit, AThrowingCompileFailsEveryWaiterAndIsRetried) {
+  std::atomic<int> calls{0};
+  Jit jit(opts(""), [&](const KernelSpec &s) -> Expected<CompiledKernel> {
+    if (++calls == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50)); // let the waiters queue
+      throw std::runtime_error("backend threw");
+    }
+    CompiledKernel k;
+    k.spec = s;
+    k.symbol = s.name();
+    k.binary = "ok";
+    return k;
+  });
+  std::vector<std::thread> threads;
+  std::atomic<int> threw{0}, failed{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      try {
+        auto k = jit.get(spec());
+        if (!k && k.takeError().message().find("backend threw") != std::string::npos)
+          ++failed;
+      } catch (...) {
+        ++threw;
+      }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  EXPECT_EQ(threw, 0);
+  // The compiling thread and whoever waited on it see the error; a thread
+  // that came after it was forgotten compiles again.
+  EXPECT_GE(failed, 1);
+  auto k = jit.get(spec());
+  ASSERT_OK(k);
+  EXPECT_EQ((*k)->binary, "ok");
+  EXPECT_LE(calls, 5);
+}
+
+/// Replaces spec()'s entry with what `make` puts at the path, then expects
+/// a load to refuse it quickly (within `seconds`), and the JIT to rebuild.
+void expectRefused(llvm::function_ref<void(const std::string &)> make, llvm::StringRef why) {
+  TempDir dir;
+  FakeCompiler fc;
+  ASSERT_OK(Jit(opts(dir.path), fc.fn()).get(spec()));
+  std::string path = DiskCache(dir.path, "fp-test").pathFor(spec().name());
+  std::filesystem::remove(path);
+  make(path);
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_ERROR_CONTAINS(DiskCache(dir.path, "fp-test").load(spec().name()), why);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+  Jit jit(opts(dir.path), fc.fn());
+  Jit::Source src;
+  ASSERT_OK(jit.get(spec(), &src));
+  EXPECT_EQ(src, Jit::Source::Compiled);
+}
+
+TEST(DiskCache, AFifoEntryIsRefusedNotOpenedBlocking) {
+  expectRefused([](const std::string &p) { ASSERT_EQ(::mkfifo(p.c_str(), 0644), 0); },
+                "is not a regular file");
+}
+TEST(DiskCache, ALinkedEntryIsRefused) {
+  expectRefused([](const std::string &p) { std::filesystem::create_symlink("/dev/zero", p); },
+                "is a symbolic link");
+}
+TEST(DiskCache, AHugeEntryIsRefusedUnread) {
+  expectRefused(
+      [](const std::string &p) {
+        std::filesystem::path path(p);
+        { std::ofstream(path).put('x'); }
+        std::filesystem::resize_file(path, uint64_t(1) << 30); // sparse
+      },
+      "more than the");
+}
+
+TEST(DiskCache, CollectRemovesStaleTemporariesAndKeepsTheCap) {
+  TempDir dir;
+  FakeCompiler fc;
+  {
+    Jit jit(opts(dir.path), fc.fn());
+    for (int64_t n : {512, 768, 1024, 1280})
+      ASSERT_OK(jit.get(spec(n)));
+  }
+  DiskCache disk(dir.path, "fp-test");
+  namespace fs = std::filesystem;
+  const auto old = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  // What a process killed between write and rename leaves, and one in flight.
+  std::string stale = disk.pathFor("x") + ".tmp-1-2-3", fresh = disk.pathFor("y") + ".tmp-4-5-6";
+  { std::ofstream(stale) << "partial"; }
+  { std::ofstream(fresh) << "partial"; }
+  fs::last_write_time(stale, old);
+  // The oldest entry goes first.
+  fs::last_write_time(disk.pathFor(spec(768).name()), old);
+  uint64_t one = fs::file_size(disk.pathFor(spec(512).name()));
+  uint64_t rest = fs::file_size(disk.pathFor(spec(1024).name())) +
+                  fs::file_size(disk.pathFor(spec(1280).name())) + one;
+  auto c = disk.collect(rest * 7 / 6); // evicting one entry gets under 90 % of it
+  ASSERT_OK(c);
+  EXPECT_EQ(c->temporaries, 1u);
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(fresh));
+  EXPECT_EQ(c->evicted, 1u);
+  EXPECT_FALSE(fs::exists(disk.pathFor(spec(768).name())));
+  EXPECT_EQ(c->bytes, rest);
+  auto none = disk.collect(0);
+  ASSERT_OK(none);
+  EXPECT_EQ(none->evicted, 0u);
 }
 
 TEST(Jit, CompileErrorsAreReportedAndRemembered) {

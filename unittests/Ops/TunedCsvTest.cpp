@@ -119,7 +119,7 @@ TEST(TunedCsv, MalformedRowsNameTheirLine) {
   EXPECT_ERROR_CONTAINS(parseTunedCsv(withField(12, "nan"), "a.csv"), "us 'nan' is not a finite");
   EXPECT_ERROR_CONTAINS(parseTunedCsv(withField(13, "-0.1"), "a.csv"), "err '-0.1'");
   EXPECT_ERROR_CONTAINS(parseTunedCsv(withField(11, std::string(300, '\x01')), "a.csv"),
-                        "kernel '????");
+                        "kernel '\\x01\\x01\\x01");
   // Kernels that are not a plan: a GEMM then its quantizer, or another target's.
   TunedRow image = forcedRow(Arch::SM90A, 512, {});
   ASSERT_EQ(image.kernels.size(), 2u);

@@ -13,6 +13,11 @@
 // runtime-only build, which cannot compute a compiler's fingerprint, can
 // find the entries written by its own mxfp4-jit version.
 //
+// Nothing read is trusted: only regular files are opened (no links, no
+// FIFOs or devices), and none larger than kMaxEntryBytes. collect() removes
+// the temporary files a process killed between write and rename leaves,
+// and keeps the cache under a size cap by evicting the oldest entries.
+//
 // Entry layout (little endian):
 //   "MXFP4CO2" | u32 name length | name | u32 fingerprint length | fingerprint
 //   | u8 format | u64 payload length | u64 xxh64(name, fingerprint, format, payload) | payload
@@ -31,6 +36,9 @@ namespace mxfp4 {
 
 class DiskCache {
 public:
+  /// No code object comes near this; a larger file is refused unread.
+  static constexpr uint64_t kMaxEntryBytes = uint64_t(64) << 20;
+
   DiskCache(std::string dir, std::string fingerprint);
 
   /// Where the entry for `name` lives.
@@ -49,6 +57,19 @@ public:
   Error store(std::string_view name, const Entry &entry) const;
 
   const std::string &directory() const { return dir; }
+
+  struct Collected {
+    size_t temporaries = 0; ///< stale .tmp-* files removed
+    size_t evicted = 0;     ///< entries removed to get under the cap
+    uint64_t bytes = 0;     ///< entry bytes left under the root
+  };
+  /// Housekeeping over the whole cache root (every fingerprint): removes
+  /// temporary files older than `tmpAgeSeconds` (younger ones may be a
+  /// writer's in flight), then, when the entries exceed `maxBytes` (0: no
+  /// cap), removes the least recently written until they take 90 % of it.
+  /// Another process may still read an evicted entry's open file; its next
+  /// lookup is a miss.
+  Expected<Collected> collect(uint64_t maxBytes, int64_t tmpAgeSeconds = 600) const;
 
   /// The one fingerprint under `root` that starts with `identity` (see
   /// compilerIdentity()); an error when there is none or more than one.

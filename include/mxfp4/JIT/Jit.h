@@ -5,7 +5,10 @@
 // and stores it. Each kernel is compiled at most once per process even when
 // many threads ask at once; the others wait for that compile. Corrupt disk
 // entries are reported once and rebuilt; an unwritable cache directory
-// degrades to memory only with one warning.
+// degrades to memory only with one warning (each kernel is still tried, and
+// counted in storeFailures when it cannot be stored). A compile that
+// throws is an error for every caller waiting on it, and is retried by the
+// next call.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MXFP4_JIT_JIT_H
@@ -19,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace mxfp4 {
 
@@ -39,6 +43,9 @@ public:
     bool disableDisk = false;
     bool assertCacheHit = false; ///< a disk miss is an error
     std::string fingerprint;     ///< compiler identity, part of every key
+    /// The disk cache's size cap (DiskCache::collect, run once per Jit at
+    /// its first store); 0: no cap.
+    uint64_t maxCacheBytes = 0;
     /// Options from MXFP4_CACHE_DIR / MXFP4_DISABLE_CACHE / MXFP4_ASSERT_CACHE_HIT
     /// and the compiler's fingerprint (in a runtime-only build: the fingerprint
     /// of the AOT cache entries this build can serve).
@@ -50,6 +57,8 @@ public:
 
   struct Stats {
     std::atomic<uint64_t> memoryHits{0}, diskHits{0}, compiles{0}, corruptEntries{0};
+    /// Compiled kernels the disk cache could not keep (notStored() says why).
+    std::atomic<uint64_t> storeFailures{0};
   };
 
   /// A JIT using `compile` for misses (the real compiler by default).
@@ -64,10 +73,17 @@ public:
                                                       Source *source = nullptr);
 
   const Stats &stats() const { return counters; }
+  /// "<kernel>: <why>" for each compiled kernel that could not be stored.
+  std::vector<std::string> notStored() const;
   const Options &options() const { return opts; }
 
 private:
   struct Impl;
+  struct Outcome;
+  /// Disk, else compile (and store): what get() does for a kernel it does
+  /// not have yet. `from` says which.
+  Outcome resolve(const KernelSpec &spec, const std::string &name, Source &from);
+  void store(const std::string &name, const CompiledKernel &kernel);
   Options opts;
   CompileFn compile;
   Stats counters;

@@ -26,6 +26,10 @@ std::string cacheDir();
 /// MXFP4_DISABLE_CACHE=1: keep kernels in memory only.
 bool cacheDisabled();
 
+/// MXFP4_CACHE_MAX_BYTES: the disk cache's size cap (default 4 GiB; 0: no
+/// cap). A malformed value keeps the default.
+uint64_t cacheMaxBytes();
+
 /// MXFP4_ASSERT_CACHE_HIT=1: a kernel missing from the disk cache is an error
 /// (proves an AOT cache is complete).
 bool assertCacheHit();

@@ -53,6 +53,11 @@ template <typename... Parts> Error makeError(const Parts &...parts) {
 /// A failure whose message is printf-formatted.
 Error errorf(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
+/// `text` as it may appear in a message: bytes outside printable ASCII as
+/// \xNN, so input echoed back (a name, a line of a file) cannot carry
+/// terminal control sequences; at most `limit` bytes of it, then "...".
+std::string printable(std::string_view text, size_t limit = 160);
+
 /// A T, or the Error that prevented it. Converts to true when it holds a T.
 template <typename T> class [[nodiscard]] Expected {
 public:
