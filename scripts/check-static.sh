@@ -18,8 +18,8 @@ for f in "$build/lib/libmxfp4jit.so" "$build/bin/mxfp4-dump"; do
   fi
 done
 foreign=$(nm -D --defined-only "$build/lib/libmxfp4jit.so" | c++filt | awk '{ $1=""; $2=""; print }' \
-  | sed 's/^ *//' | grep -v '^mxfp4::' || true)
-[ -z "$foreign" ] || fail "libmxfp4jit.so exports non-mxfp4 symbols: $(echo "$foreign" | head -5)"
+  | sed 's/^ *//' | grep -Ev '^(mxfp4::|mxfp4_)' || true)
+[ -z "$foreign" ] || fail "libmxfp4jit.so exports symbols outside mxfp4:: and mxfp4_*: $(echo "$foreign" | head -5)"
 exported=$(nm -D --defined-only "$build/lib/libmxfp4jit.so" | wc -l)
 [ "$exported" -gt 100 ] || fail "libmxfp4jit.so exports only $exported symbols"
 tmp=$(mktemp -d)
