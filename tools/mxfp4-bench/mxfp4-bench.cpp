@@ -20,6 +20,8 @@
 #include "L2Flush.h"
 #include "MoeBench.h"
 #include "MoeSortBench.h"
+#include "ToolOptions.h"
+
 #include "mxfp4/Ops/GemmA4W4Plan.h"
 #include "mxfp4/Support/BF16.h"
 
@@ -41,84 +43,93 @@ static cl::opt<std::string>
               cl::desc("seed-dense: the seed's 24 points; model-dense: the dense shapes of "
                        "DeepSeek-R1 FP4, Kimi-K3 and AITER's dense tests beyond the seed's, at the "
                        "seed's M"),
-              cl::init(""));
+              cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> opOpt("op", cl::desc("gemm_a4w4 (default), moe_sort or moe"),
-                                  cl::init("gemm_a4w4"));
-static cl::opt<int64_t> blockMOpt("block-m", cl::desc("moe_sort: block_m"), cl::init(32));
+                                  cl::init("gemm_a4w4"), cl::cat(tools::toolCategory()));
+static cl::opt<int64_t> blockMOpt("block-m", cl::desc("moe_sort: block_m"), cl::init(32),
+                                  cl::cat(tools::toolCategory()));
 static cl::opt<std::string> modelsOpt("models",
                                       cl::desc("moe: kimi-k3, gpt-oss-120b, deepseek-r1 "
                                                "(comma-separated; default all)"),
-                                      cl::init(""));
+                                      cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> tokensOpt("tokens",
                                       cl::desc("moe: comma-separated token counts (default 1, "
                                                "16, 128, 1024, 4096)"),
-                                      cl::init(""));
-static cl::opt<std::string> nOpt("n", cl::desc("comma-separated N"), cl::init("8448"));
-static cl::opt<std::string> kOpt("k", cl::desc("comma-separated K"), cl::init("7168"));
-static cl::opt<std::string> mOpt("m", cl::desc("comma-separated M"), cl::init("1,16,128"));
-static cl::opt<unsigned> repsOpt("reps", cl::desc("timed repetitions per kernel"), cl::init(30));
-static cl::opt<std::string> jsonOpt("json", cl::desc("write the results as JSON here"), cl::init(""));
+                                      cl::init(""), cl::cat(tools::toolCategory()));
+static cl::opt<std::string> nOpt("n", cl::desc("comma-separated N"), cl::init("8448"),
+                                 cl::cat(tools::toolCategory()));
+static cl::opt<std::string> kOpt("k", cl::desc("comma-separated K"), cl::init("7168"),
+                                 cl::cat(tools::toolCategory()));
+static cl::opt<std::string> mOpt("m", cl::desc("comma-separated M"), cl::init("1,16,128"),
+                                 cl::cat(tools::toolCategory()));
+static cl::opt<unsigned> repsOpt("reps", cl::desc("timed repetitions per kernel"), cl::init(30),
+                                 cl::cat(tools::toolCategory()));
+static cl::opt<std::string> jsonOpt("json", cl::desc("write the results as JSON here"),
+                                    cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> bmOpt("bm", cl::desc("comma-separated M tiles to force (tuning)"),
-                                  cl::init(""));
-static cl::opt<std::string> splitOpt("split-k", cl::desc("comma-separated split-K factors to force"),
-                                     cl::init(""));
+                                  cl::init(""), cl::cat(tools::toolCategory()));
+static cl::opt<std::string> splitOpt("split-k",
+                                     cl::desc("comma-separated split-K factors to force"),
+                                     cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<std::string>
-    bnOpt("bn", cl::desc("comma-separated N tiles to force (sm_90a: 128, 64, 192)"), cl::init(""));
+    bnOpt("bn", cl::desc("comma-separated N tiles to force (sm_90a: 128, 64, 192)"), cl::init(""),
+          cl::cat(tools::toolCategory()));
 static cl::opt<std::string> bkOpt("bk", cl::desc("comma-separated K tiles to force (tuning)"),
-                                  cl::init(""));
+                                  cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> stagesOpt("stages",
                                       cl::desc("comma-separated sm_90a TMA stage counts to force"),
-                                      cl::init(""));
-static cl::opt<std::string> wgOpt("warpgroups",
-                                  cl::desc("comma-separated sm_90a warpgroup counts (1, 2) to force"),
-                                  cl::init(""));
+                                      cl::init(""), cl::cat(tools::toolCategory()));
+static cl::opt<std::string>
+    wgOpt("warpgroups", cl::desc("comma-separated sm_90a warpgroup counts (1, 2) to force"),
+          cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> psOpt("persistent",
                                   cl::desc("comma-separated 0/1: force a persistent grid off/on "
                                            "(sm_90a gemm_qdqa4w4 without split-K)"),
-                                  cl::init(""));
+                                  cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> qbmOpt("quantizer-bm",
                                    cl::desc("comma-separated row tiles of qdq_mxfp4 to force "
                                             "(8..64; sm_90a dequantize-once)"),
-                                   cl::init(""));
+                                   cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> decOpt("decode",
                                    cl::desc("comma-separated 0/1/G: force the decode variant "
                                             "off/on, or on with G warpgroups splitting K "
                                             "(sm_90a inline quantization, BM < 128)"),
-                                   cl::init(""));
+                                   cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> wkOpt("warp-split-k",
                                   cl::desc("comma-separated warp counts W: force the warp-split "
                                            "variant with W warps (0: off; sm_90a inline "
                                            "quantization, M <= 8)"),
-                                  cl::init(""));
+                                  cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> isOpt("image-stream",
                                   cl::desc("comma-separated quantizer workgroups per SM: force "
                                            "the streamed activation image (0: off; sm_90a "
                                            "dequantize-once, BM 128)"),
-                                  cl::init(""));
+                                  cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> skOpt("stream-k",
                                   cl::desc("comma-separated 0/1: force stream-K off/on (sm_90a "
                                            "gemm_qdqa4w4, BM 128/256, without split-K)"),
-                                  cl::init(""));
+                                  cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> splitMOpt("split-m",
                                       cl::desc("comma-separated row splits to force (0: none; "
                                                "sm_90a dequantize-once)"),
-                                      cl::init(""));
+                                      cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> preOpt("prequant",
                                    cl::desc("comma-separated 0/1/2: force inline quantization (0), "
                                             "a separate quant_mxfp4 pass (1) or qdq_mxfp4 pass "
                                             "(2) (tuning)"),
-                                   cl::init(""));
+                                   cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<bool> wideScalesOpt(
     "wide-scales",
     cl::desc("weight scales 2^-5..2^3 (some >= 2: the unfolded sm_90a kernels) instead of "
              "2^-11..2^-1 (as in real checkpoints)"),
-    cl::init(false));
+    cl::init(false), cl::cat(tools::toolCategory()));
 static cl::opt<std::string>
     flushOpt("flush",
              cl::desc("before each repetition: memset (512 MiB, leaves the L2 dirty) or clean "
                       "(the memset, then a read-only sweep)"),
-             cl::init("memset"));
-static cl::opt<bool> peersOpt("peers", cl::desc("also time cuBLAS BF16 and FP8"), cl::init(true));
+             cl::init("memset"), cl::cat(tools::toolCategory()));
+static cl::opt<bool> peersOpt("peers", cl::desc("also time cuBLAS BF16 and FP8"), cl::init(true),
+                              cl::cat(tools::toolCategory()));
 
 static constexpr double kHbmBytesPerS = 4.25e12, kBf16FlopsPerS = 700e12;
 
@@ -167,7 +178,7 @@ double median(std::vector<double> v) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv, "mxfp4-jit dense A4W4 benchmark\n");
+  tools::parseToolOptions(argc, argv, "mxfp4-jit dense A4W4 benchmark\n");
   const unsigned reps = repsOpt;
   const std::string json = jsonOpt;
   const bool withPeers = peersOpt;

@@ -13,6 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ToolOptions.h"
+
 #include "mxfp4/Kernels/GemmA4W4.h"
 #include "mxfp4/Kernels/MoeSpecs.h"
 #include "mxfp4/Kernels/Schedule.h"
@@ -33,50 +35,53 @@ using namespace mxfp4;
 namespace cl = llvm::cl;
 
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("[tile program .mlir, - for stdin]"),
-                                      cl::init(""));
+                                      cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> opName("op",
                                    cl::desc("kernel to build: gemm_a4w4, gemm_mxa4w4, gemm_qdqa4w4 "
                                             "(sm_90a), quant_mxfp4 or qdq_mxfp4 (sm_90a; --n "
                                             "is ignored), moe_sort (--experts, --topk, "
                                             "--block-m), moe_stage1, moe_stage2 (also "
                                             "--hidden, --inter, --activation)"),
-                                   cl::init("gemm_a4w4"));
+                                   cl::init("gemm_a4w4"), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> archName("arch", cl::desc("gfx950, gfx1250 or sm_90a"),
-                                     cl::init("gfx950"));
-static cl::opt<int64_t> nOpt("n", cl::desc("N (output columns)"), cl::init(8448));
-static cl::opt<int64_t> kOpt("k", cl::desc("K (reduction length)"), cl::init(7168));
+                                     cl::init("gfx950"), cl::cat(tools::toolCategory()));
+static cl::opt<int64_t> nOpt("n", cl::desc("N (output columns)"), cl::init(8448),
+                             cl::cat(tools::toolCategory()));
+static cl::opt<int64_t> kOpt("k", cl::desc("K (reduction length)"), cl::init(7168),
+                             cl::cat(tools::toolCategory()));
 static cl::opt<int64_t> expertsOpt("experts", cl::desc("moe_sort: E (default: seed 002's 896)"),
-                                   cl::init(896));
+                                   cl::init(896), cl::cat(tools::toolCategory()));
 static cl::opt<int64_t> topkOpt("topk", cl::desc("moe_sort: topk (default: seed 002's 16)"),
-                                cl::init(16));
-static cl::opt<int64_t> blockMOpt("block-m", cl::desc("moe_*: block_m"), cl::init(32));
+                                cl::init(16), cl::cat(tools::toolCategory()));
+static cl::opt<int64_t> blockMOpt("block-m", cl::desc("moe_*: block_m"), cl::init(32),
+                                  cl::cat(tools::toolCategory()));
 static cl::opt<int64_t> hiddenOpt("hidden", cl::desc("moe_stage*: H (default: seed 002's 3584)"),
-                                  cl::init(3584));
+                                  cl::init(3584), cl::cat(tools::toolCategory()));
 static cl::opt<int64_t> interOpt("inter", cl::desc("moe_stage*: inter (default: seed 002's 768)"),
-                                 cl::init(768));
+                                 cl::init(768), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> activationName("activation",
                                            cl::desc("moe_stage1: silu, swiglu or situv2"),
-                                           cl::init("situv2"));
+                                           cl::init("situv2"), cl::cat(tools::toolCategory()));
 static cl::opt<bool> fuseActivationOpt(
     "fuse-activation",
     cl::desc("moe_stage1: the activation in moe_gemm's epilogue (default); =false: "
              "moe_gemm stores bf16 and moe_actq quantizes"),
-    cl::init(true));
+    cl::init(true), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> combineName(
     "combine",
     cl::desc("moe_stage2: reduce (per-slot rows, then moe_reduce; default) or atomic (rows "
              "added to an f32 accumulator in moe_gemm's epilogue, then moe_cast)"),
-    cl::init("reduce"));
+    cl::init("reduce"), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> nameOpt("name",
                                     cl::desc("build the kernel of this canonical name (instead of "
                                              "--op, --n, --k and the schedule flags)"),
-                                    cl::init(""));
+                                    cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> roundingName("rounding", cl::desc("roundup, even, floor, nearest"),
-                                         cl::init("roundup"));
+                                         cl::init("roundup"), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> emitName("emit", cl::desc("tile, gpu, llvm, isa or obj"),
-                                     cl::init("isa"));
-static cl::opt<std::string> outputFile("o", cl::desc("output file (default stdout)"),
-                                       cl::init("-"));
+                                     cl::init("isa"), cl::cat(tools::toolCategory()));
+static cl::opt<std::string> outputFile("o", cl::desc("output file (default stdout)"), cl::init("-"),
+                                       cl::cat(tools::toolCategory()));
 
 /// One flag per field of the schedule (kScheduleFields, Kernels/Schedule.h),
 /// `--<flag>=`: numbers and counts take a value, flags none. A field whose
@@ -89,10 +94,11 @@ public:
       llvm::StringRef name(f.flag.data(), f.flag.size()), help(f.help.data(), f.help.size());
       Flag flag{&f};
       if (f.boolean)
-        flag.boolean = std::make_unique<cl::opt<bool>>(name, cl::desc(help));
+        flag.boolean =
+            std::make_unique<cl::opt<bool>>(name, cl::desc(help), cl::cat(tools::toolCategory()));
       else
-        flag.number =
-            std::make_unique<cl::opt<int64_t>>(name, cl::desc(help), cl::init(f.defaultValue));
+        flag.number = std::make_unique<cl::opt<int64_t>>(
+            name, cl::desc(help), cl::init(f.defaultValue), cl::cat(tools::toolCategory()));
       flags.push_back(std::move(flag));
     }
   }
@@ -129,7 +135,7 @@ static int fail(const llvm::Twine &msg) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   ScheduleFlags scheduleFlags;
-  cl::ParseCommandLineOptions(argc, argv, "mxfp4-jit code dumper\n");
+  tools::parseToolOptions(argc, argv, "mxfp4-jit code dumper\n");
 
   std::optional<Arch> arch = parseArch(archName);
   if (!arch)

@@ -15,6 +15,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ToolOptions.h"
+
 #include "mxfp4/Cache/DiskCache.h"
 #include "mxfp4/JIT/Jit.h"
 #include "mxfp4/Ops/GemmA4W4Plan.h"
@@ -46,51 +48,53 @@ static cl::opt<std::string>
               cl::desc("seed-dense or model-dense: the kernels dispatch runs at the preset's "
                        "(N, K, M) points; seed-moe or model-moe: the MoE kernels at 1 to 4096 "
                        "tokens"),
-              cl::init(""));
-static cl::opt<std::string>
-    shapesOpt("shapes", cl::desc("file of 'N K [BM]' lines or kernel names"), cl::init(""));
+              cl::init(""), cl::cat(tools::toolCategory()));
+static cl::opt<std::string> shapesOpt("shapes",
+                                      cl::desc("file of 'N K [BM]' lines or kernel names"),
+                                      cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<std::string>
     fromCsvOpt("from-csv",
                cl::desc("comma-separated tuned CSVs: the kernels dispatch runs from their rows"),
-               cl::init(""));
+               cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<std::string>
     csvWinsOpt("csv-wins",
                cl::desc("with --from-csv: the file whose row wins where two have rows for one "
                         "key and M with other kernels (otherwise that is an error)"),
-               cl::init(""));
+               cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<std::string>
     writeCsvOpt("write-csv",
                 cl::desc("with a dense --preset: write its points as tuned CSV rows (the tile "
                          "table's plans) to this file, and compile nothing"),
-                cl::init(""));
+                cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> serveMOpt(
     "serve-m",
     cl::desc("with --from-csv: instead of the rows' kernels, get what dispatch runs for the "
              "rows' shapes at these comma-separated M, as a process serving them would "
              "(MXFP4_TUNED_CSV must name the files; with MXFP4_ASSERT_CACHE_HIT=1 a miss fails)"),
-    cl::init(""));
+    cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> archOpt("arch",
                                     cl::desc("comma-separated targets: gfx950,gfx1250,sm_90a"),
-                                    cl::init("gfx950,gfx1250"));
+                                    cl::init("gfx950,gfx1250"), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> roundingOpt("rounding", cl::desc("scale rounding for shape lines"),
-                                        cl::init("roundup"));
+                                        cl::init("roundup"), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> cacheDirOpt("cache-dir",
                                         cl::desc("cache directory (default: MXFP4_CACHE_DIR, XDG)"),
-                                        cl::init(""));
+                                        cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<unsigned>
-    jobsOpt("j", cl::desc("parallel compiles (default: MXFP4_NUM_THREADS or cores)"), cl::init(0));
+    jobsOpt("j", cl::desc("parallel compiles (default: MXFP4_NUM_THREADS or cores)"), cl::init(0),
+            cl::cat(tools::toolCategory()));
 static cl::opt<bool> verifyOpt("verify", cl::desc("reload every entry from disk and compare"),
-                               cl::init(false));
+                               cl::init(false), cl::cat(tools::toolCategory()));
 static cl::opt<bool> timeLookupsOpt(
     "time-lookups",
     cl::desc("after compiling, time a first lookup in a fresh JIT (disk hit, as in a new "
              "process) and repeated in-memory lookups"),
-    cl::init(false));
+    cl::init(false), cl::cat(tools::toolCategory()));
 static cl::opt<bool> listOpt("list",
                              cl::desc("print the kernels' names, one a line, and compile nothing"),
-                             cl::init(false));
+                             cl::init(false), cl::cat(tools::toolCategory()));
 static cl::opt<bool> fingerprintOpt("print-fingerprint", cl::desc("print the compiler fingerprint"),
-                                    cl::init(false));
+                                    cl::init(false), cl::cat(tools::toolCategory()));
 
 static int fail(const llvm::Twine &msg) {
   llvm::errs() << "mxfp4-jit-compile: " << printable(msg.str(), 1000) << "\n";
@@ -153,7 +157,7 @@ static llvm::Error readShapes(llvm::StringRef path, llvm::ArrayRef<Arch> archs, 
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv, "mxfp4-jit ahead-of-time cache filler\n");
+  tools::parseToolOptions(argc, argv, "mxfp4-jit ahead-of-time cache filler\n");
   // lld, run in process by every compile, resets cl::opts: copy them now.
   const std::string preset = presetOpt, shapes = shapesOpt, cacheDir = cacheDirOpt;
   const bool verify = verifyOpt, timeLookups = timeLookupsOpt;

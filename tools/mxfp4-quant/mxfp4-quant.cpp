@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ToolOptions.h"
+
 #include "mxfp4/Format/E2M1.h"
 #include "mxfp4/Format/Quantize.h"
 #include "mxfp4/Support/BF16.h"
@@ -26,12 +28,16 @@
 using namespace mxfp4;
 namespace cl = llvm::cl;
 
-static cl::opt<int64_t> rowsOpt("rows", cl::desc("rows of the matrix"), cl::init(2048));
-static cl::opt<int64_t> kOpt("k", cl::desc("K (a multiple of 32)"), cl::init(7168));
-static cl::opt<uint64_t> seedOpt("seed", cl::desc("random seed (default: fresh)"), cl::init(0));
-static cl::opt<std::string> amaxOpt("amax", cl::desc("print each mode's E8M0 code for this block "
-                                                     "maximum (a float, or inf/nan) and exit"),
-                                    cl::init(""));
+static cl::opt<int64_t> rowsOpt("rows", cl::desc("rows of the matrix"), cl::init(2048),
+                                cl::cat(tools::toolCategory()));
+static cl::opt<int64_t> kOpt("k", cl::desc("K (a multiple of 32)"), cl::init(7168),
+                             cl::cat(tools::toolCategory()));
+static cl::opt<uint64_t> seedOpt("seed", cl::desc("random seed (default: fresh)"), cl::init(0),
+                                 cl::cat(tools::toolCategory()));
+static cl::opt<std::string> amaxOpt("amax",
+                                    cl::desc("print each mode's E8M0 code for this block "
+                                             "maximum (a float, or inf/nan) and exit"),
+                                    cl::init(""), cl::cat(tools::toolCategory()));
 
 /// Activations look like LLM hidden states: mostly N(0,1), a few channels with
 /// large outliers (what makes block scaling matter).
@@ -77,7 +83,7 @@ static int printAmaxCodes(llvm::StringRef text) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv, "mxfp4-jit CPU quantizer\n");
+  tools::parseToolOptions(argc, argv, "mxfp4-jit CPU quantizer\n");
   if (!amaxOpt.empty())
     return printAmaxCodes(amaxOpt);
 

@@ -22,6 +22,8 @@
 #include "L2Flush.h"
 #include "Points.h"
 
+#include "ToolOptions.h"
+
 #include "mxfp4/JIT/Jit.h"
 #include "mxfp4/Support/Parallel.h"
 #include "mxfp4/Tuning/Candidates.h"
@@ -44,53 +46,52 @@
 using namespace mxfp4;
 namespace cl = llvm::cl;
 
-static cl::OptionCategory category("mxfp4-tune options");
 static cl::opt<std::string> presetOpt("preset",
                                       cl::desc("comma-separated: seed-dense, model-dense"),
-                                      cl::init(""), cl::cat(category));
+                                      cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> shapesOpt("shapes", cl::desc("comma-separated NxK (8448x7168,...)"),
-                                      cl::init(""), cl::cat(category));
+                                      cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> shapeFileOpt("shape-file", cl::desc("file of 'N K' lines"),
-                                         cl::init(""), cl::cat(category));
+                                         cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> moeOpt("moe",
                                    cl::desc("comma-separated MoE models (kimi-k3, gpt-oss-120b, "
                                             "deepseek-r1) whose block_m to tune"),
-                                   cl::init(""), cl::cat(category));
+                                   cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> tokensOpt("tokens", cl::desc("--moe: comma-separated token buckets"),
                                       cl::init("1,2,4,8,16,32,64,128,256,512,1024,2048,4096"),
-                                      cl::cat(category));
+                                      cl::cat(tools::toolCategory()));
 static cl::opt<std::string> mOpt("m", cl::desc("comma-separated M buckets"),
                                  cl::init("1,2,4,8,16,32,64,128,256,512,1024,2048,4096"),
-                                 cl::cat(category));
+                                 cl::cat(tools::toolCategory()));
 static cl::opt<std::string> outOpt("out",
                                    cl::desc("the tuned CSV to write (appended to; rows "
                                             "already there are kept and not re-tuned)"),
-                                   cl::init(""), cl::cat(category));
+                                   cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<bool> dryRunOpt("dry-run",
                                cl::desc("list each point's candidates and compile or run nothing"),
-                               cl::init(false), cl::cat(category));
+                               cl::init(false), cl::cat(tools::toolCategory()));
 static cl::opt<std::string> archOpt("arch", cl::desc("--dry-run: gfx950, gfx1250 or sm_90a"),
-                                    cl::init("sm_90a"), cl::cat(category));
+                                    cl::init("sm_90a"), cl::cat(tools::toolCategory()));
 static cl::opt<int64_t> cuOpt("cu-num", cl::desc("--dry-run: the device's SMs / CUs (0: usual)"),
-                              cl::init(0), cl::cat(category));
+                              cl::init(0), cl::cat(tools::toolCategory()));
 static cl::opt<unsigned> keepOpt("keep", cl::desc("candidates per point besides the default"),
-                                 cl::init(12), cl::cat(category));
+                                 cl::init(12), cl::cat(tools::toolCategory()));
 static cl::opt<unsigned> perFamilyOpt("per-family", cl::desc("kept candidates per family"),
-                                      cl::init(2), cl::cat(category));
+                                      cl::init(2), cl::cat(tools::toolCategory()));
 static cl::opt<unsigned> screenOpt("screen-reps", cl::desc("screening calls per candidate"),
-                                   cl::init(5), cl::cat(category));
+                                   cl::init(5), cl::cat(tools::toolCategory()));
 static cl::opt<unsigned> finalistsOpt("finalists",
                                       cl::desc("screened candidates that meet the incumbent"),
-                                      cl::init(3), cl::cat(category));
+                                      cl::init(3), cl::cat(tools::toolCategory()));
 static cl::opt<unsigned> roundsOpt("rounds", cl::desc("A/B rounds"), cl::init(3),
-                                   cl::cat(category));
+                                   cl::cat(tools::toolCategory()));
 static cl::opt<unsigned> repsOpt("reps", cl::desc("calls of each side per A/B round"), cl::init(8),
-                                 cl::cat(category));
+                                 cl::cat(tools::toolCategory()));
 static cl::opt<double> minGainOpt("min-gain",
                                   cl::desc("smallest relative gain that replaces (0.01: 1 %)"),
-                                  cl::init(0.01), cl::cat(category));
+                                  cl::init(0.01), cl::cat(tools::toolCategory()));
 static cl::opt<unsigned> jobsOpt("j", cl::desc("host compile threads (default: cores)"),
-                                 cl::init(0), cl::cat(category));
+                                 cl::init(0), cl::cat(tools::toolCategory()));
 
 static int fail(const llvm::Twine &msg) {
   llvm::errs() << "mxfp4-tune: " << msg << "\n";
@@ -162,8 +163,7 @@ static std::string duration(double s) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv, "mxfp4-jit dense GEMM tuner\n");
+  tools::parseToolOptions(argc, argv, "mxfp4-jit dense GEMM tuner\n");
   // lld, run in process by every compile, resets cl::opts: copy them now.
   const std::string out = outOpt;
   const bool dryRun = dryRunOpt;
