@@ -116,9 +116,9 @@ Error checkWeightShape(WeightLayout layout, int64_t n, int64_t kBytes) {
   if (n % l.rowMultiple != 0 || kBytes % l.byteMultiple != 0)
     return errorf(
         "weight layout %s needs N %% %lld == 0 and K/2 %% %lld == 0 (K %% %lld == 0); got N = "
-        "%lld, K = %lld",
+        "%lld, K = %llu",
         l.name, (long long)l.rowMultiple, (long long)l.byteMultiple,
-        (long long)(2 * l.byteMultiple), (long long)n, (long long)(2 * kBytes));
+        (long long)(2 * l.byteMultiple), (long long)n, 2 * (unsigned long long)kBytes);
   return Error::success();
 }
 

@@ -35,9 +35,10 @@ Error checkQuantizeShape(int64_t rows, int64_t cols, size_t elements) {
                   (long long)rows, (long long)cols);
   if (cols % kBlockSize != 0)
     return errorf("mxfp4 quantize: K = %lld is not a multiple of %lld (one E8M0 "
-                  "scale covers %lld elements); pad K to %lld",
+                  "scale covers %lld elements); pad K to %llu",
                   (long long)cols, (long long)kBlockSize, (long long)kBlockSize,
-                  (long long)((cols + kBlockSize - 1) / kBlockSize * kBlockSize));
+                  // Unsigned: the next multiple of a K near 2^63 is not an int64.
+                  (unsigned long long)(uint64_t(cols) / kBlockSize * kBlockSize + kBlockSize));
   std::optional<int64_t> need = checkedProduct({rows, cols});
   if (!need)
     return errorf("mxfp4 quantize: shape [%lld, %lld] has more elements than int64 holds",
