@@ -36,6 +36,16 @@ struct TempDir {
   ~TempDir() { llvm::sys::fs::remove_directories(path); }
 };
 
+/// An empty regular file `name` in `dir`: no directory can be made below it.
+llvm::SmallString<128> emptyFile(const TempDir &dir, llvm::StringRef name) {
+  llvm::SmallString<128> file(dir.path);
+  llvm::sys::path::append(file, name);
+  std::error_code ec;
+  llvm::raw_fd_ostream os(file, ec);
+  EXPECT_FALSE(ec) << ec.message();
+  return file;
+}
+
 struct FakeCompiler {
   std::atomic<int> calls{0};
   CompileFn fn() {
@@ -208,12 +218,7 @@ TEST(Jit, AssertCacheHitMakesAMissAnError) {
 TEST(Jit, UnwritableCacheDirDegradesToMemory) {
   TempDir dir;
   // A directory below a regular file cannot be created (even by root).
-  llvm::SmallString<128> file(dir.path);
-  llvm::sys::path::append(file, "a-file");
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(file, ec);
-  }
+  llvm::SmallString<128> file = emptyFile(dir, "a-file");
   llvm::SmallString<128> below(file);
   llvm::sys::path::append(below, "cache");
   FakeCompiler fc;
@@ -228,12 +233,7 @@ TEST(Jit, UnwritableCacheDirDegradesToMemory) {
 
 TEST(Jit, UnwritableCacheDirCountsEveryKernel) {
   TempDir dir;
-  llvm::SmallString<128> file(dir.path);
-  llvm::sys::path::append(file, "a-file");
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(file, ec);
-  }
+  llvm::SmallString<128> file = emptyFile(dir, "a-file");
   FakeCompiler fc;
   Jit jit(opts(file), fc.fn());
   ASSERT_OK(jit.get(spec(512)));
