@@ -16,9 +16,9 @@
 #include "mxfp4/Ops/FusedMoe.h"
 #include "mxfp4/Ops/GemmA4W4Plan.h"
 #include "mxfp4/Ops/QuantizeMx.h"
+#include "mxfp4/Support/Checked.h"
 
 #include <cstring>
-#include <limits>
 #include <new>
 #include <optional>
 #include <set>
@@ -101,11 +101,12 @@ Expected<Arch> resolveArch(const Device &dev, mxfp4_arch arch) {
   return targetArch(&dev);
 }
 
-/// `bytes` == rows * cols / divisor, without overflow.
-bool sizeMatches(size_t bytes, __int128 rows, int64_t cols, int64_t divisor) {
-  if (rows <= 0 || rows > std::numeric_limits<int64_t>::max() || cols <= 0 || cols % divisor != 0)
+/// `bytes` == rows * cols / divisor (rows, cols > 0), without overflow.
+bool sizeMatches(size_t bytes, std::optional<int64_t> rows, int64_t cols, int64_t divisor) {
+  if (!rows || *rows <= 0 || cols <= 0 || cols % divisor != 0)
     return false;
-  return rows * (cols / divisor) == static_cast<__int128>(bytes);
+  std::optional<int64_t> want = checkedProduct({*rows, cols / divisor});
+  return want && uint64_t(*want) == bytes;
 }
 
 /// Reads an options struct of `size` bytes the caller built against some
@@ -345,8 +346,7 @@ mxfp4_status mxfp4_quantize_host(const uint16_t *bf16, int64_t rows, int64_t col
   MXFP4_REQUIRE(bf16 && codes && scales, "bf16, codes or scales is NULL");
   MXFP4_REQUIRE(validRounding(rounding), "rounding is not an mxfp4_rounding");
   MXFP4_REQUIRE(
-      rows >= 1 && cols >= 32 && cols % 32 == 0 &&
-          rows <= std::numeric_limits<int64_t>::max() / cols,
+      rows >= 1 && cols >= 32 && cols % 32 == 0 && checkedProduct({rows, cols}),
       strCat("rows ", rows, " x cols ", cols, " is not a matrix of whole 32-element blocks"));
   return guard(__func__, [&] {
     Expected<MxMatrix> q = quantizeBf16(Span<uint16_t>(bf16, static_cast<size_t>(rows * cols)),
@@ -377,8 +377,8 @@ mxfp4_moe_weights_prepare(mxfp4_device *dev, const mxfp4_moe_shape *shape, const
   MoeShape s{shape->experts, shape->topk, shape->hidden, shape->inter};
   if (Error e = checkMoeShape(s))
     return fail(MXFP4_STATUS_INVALID_ARGUMENT, strCat(__func__, ": ", e.message()));
-  const __int128 w1Rows = static_cast<__int128>(s.experts) * 2 * s.inter;
-  const __int128 w2Rows = static_cast<__int128>(s.experts) * s.hidden;
+  const std::optional<int64_t> w1Rows = checkedProduct({s.experts, 2, s.inter});
+  const std::optional<int64_t> w2Rows = checkedProduct({s.experts, s.hidden});
   MXFP4_REQUIRE(sizeMatches(w1_fp4_bytes, w1Rows, s.hidden, 2) &&
                     sizeMatches(w1_scale_bytes, w1Rows, s.hidden, 32) &&
                     sizeMatches(w2_fp4_bytes, w2Rows, s.inter, 2) &&
@@ -392,9 +392,9 @@ mxfp4_moe_weights_prepare(mxfp4_device *dev, const mxfp4_moe_shape *shape, const
       return fail(a.takeError());
     MoeBiases biases;
     if (w1_bias)
-      biases.w1 = Span<float>(w1_bias, static_cast<size_t>(w1Rows));
+      biases.w1 = Span<float>(w1_bias, static_cast<size_t>(*w1Rows));
     if (w2_bias)
-      biases.w2 = Span<float>(w2_bias, static_cast<size_t>(w2Rows));
+      biases.w2 = Span<float>(w2_bias, static_cast<size_t>(*w2Rows));
     Expected<std::unique_ptr<MoeWeights>> w = prepareMoeWeights(
         *dev->device, s, Span<uint8_t>(w1_fp4, w1_fp4_bytes),
         Span<uint8_t>(w1_scale, w1_scale_bytes), Span<uint8_t>(w2_fp4, w2_fp4_bytes),

@@ -88,7 +88,6 @@ Expected<std::shared_ptr<const CompiledKernel>> Jit::get(const KernelSpec &spec,
     out = resolve(spec, name, from);
   } catch (const std::exception &e) {
     out = {nullptr, "compiling " + name + ": internal error: " + e.what()};
-    from = Source::Compiled;
   } catch (...) {
     out = {nullptr, "compiling " + name + ": internal error"};
   }
