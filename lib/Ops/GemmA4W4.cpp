@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <tuple>
 #include <vector>
@@ -229,11 +230,12 @@ static Error checkGemmArgs(const char *api, Device &dev, int64_t m, const Prepar
   return Error::success();
 }
 
-/// Gets `spec`'s kernel and launches it: `front` (the activation arguments),
-/// then W, its scales, C, M, the extra arguments and the split-K scratch.
-static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
-                        std::vector<void *> front, const PreparedWeight &w, void *out, int64_t m,
-                        std::vector<void *> extra) {
+/// Launches a GEMM of `call`: `front` (the activation arguments), then W,
+/// its scales, C, M, the extra arguments and the split-K scratch.
+static Error launchGemm(Device &dev, void *stream, const ResolvedLaunch &call,
+                        std::initializer_list<void *> front, const PreparedWeight &w, void *out,
+                        int64_t m, std::initializer_list<void *> extra = {}) {
+  const KernelSpec &spec = call.kernel->spec;
   void *ws = nullptr, *counters = nullptr;
   // Clustered splits (Sm90Pipeline.h) sum in shared memory, no global scratch.
   const bool scratch = spec.splitK > 1 && !(spec.arch == Arch::SM90A &&
@@ -247,18 +249,10 @@ static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
       return scratch.takeError();
     std::tie(ws, counters) = *scratch;
   }
-  Expected<std::shared_ptr<const CompiledKernel>> kernel = Jit::global().get(spec);
-  if (!kernel)
-    return kernel.takeError();
   if (spec.streamK) {
     // Two partial tiles per launched workgroup, a counter per tile (the
-    // split-K scratch of enough rows holds both). The kernel's index math
-    // is 32-bit: iterations x workgroups must stay below 2^31.
-    const int64_t iterations = streamKIterations(spec, m);
-    const int64_t groups = launchedGridX((*kernel)->geometry(m), dev.multiprocessorCount());
-    if (iterations * groups >= (int64_t(1) << 31))
-      return fail("gemmA4W4: stream-K over ", iterations, " iterations and ", groups,
-                  " workgroups exceeds its 32-bit index math; use another tile");
+    // split-K scratch of enough rows holds both).
+    const int64_t groups = launchedGridX(call.geometry, dev.multiprocessorCount());
     const int64_t rowBytes = w.n() * 4;
     const int64_t rows = std::max(tileRows, (streamKWorkspaceBytes(spec, groups) + rowBytes - 1) /
                                                 rowBytes);
@@ -267,30 +261,114 @@ static Error launchGemm(Device &dev, void *stream, const KernelSpec &spec,
       return scratch.takeError();
     std::tie(ws, counters) = *scratch;
   }
-  void *wPtr = w.impl().data, *sPtr = w.impl().scales, *dPtr = w.impl().descriptors;
-  int32_t m32 = int32_t(m);
   // Arguments in the kernel's order (Kernels/GemmA4W4.h).
-  std::vector<void *> args;
-  for (void *&p : front)
-    args.push_back(&p);
-  args.push_back(&wPtr);
-  args.push_back(&sPtr);
+  constexpr size_t kMaxValues = 12;
+  void *values[kMaxValues];
+  void *args[kMaxValues + 1];
+  size_t n = 0;
+  auto pass = [&](void *p) {
+    values[n] = p;
+    args[n] = &values[n];
+    ++n;
+  };
+  for (void *p : front)
+    pass(p);
+  pass(w.impl().data);
+  pass(w.impl().scales);
   if (spec.arch == Arch::SM90A)
-    args.push_back(&dPtr);
-  args.push_back(&out);
-  args.push_back(&m32);
-  for (void *&p : extra)
-    args.push_back(&p);
+    pass(w.impl().descriptors);
+  pass(out);
+  int32_t m32 = int32_t(m);
+  args[n] = &m32;
+  values[n++] = nullptr;
+  for (void *p : extra)
+    pass(p);
   if (spec.splitK > 1 || spec.streamK) {
-    args.push_back(&ws);
-    args.push_back(&counters);
+    pass(ws);
+    pass(counters);
   }
-  return dev.launch(**kernel, (*kernel)->geometry(m), args.data(), stream);
+  return dev.launch(*call.kernel, call.geometry, args, stream);
 }
 
 /// The facts of `w` dispatch decides on.
 static GemmWeightFacts factsOf(const PreparedWeight &w) {
   return {w.arch(), w.n(), w.k(), w.scalesBelow128(), w.device().multiprocessorCount()};
+}
+
+/// `plan`'s kernels from the JIT with their geometry for M rows.
+static Expected<std::unique_ptr<const ResolvedGemm>>
+resolvePlan(Device &dev, const GemmA4W4Plan &plan, int64_t m) {
+  auto r = std::make_unique<ResolvedGemm>();
+  r->path = plan.path;
+  r->splitM = plan.splitM;
+  r->streamWorkgroupsPerSm = plan.streamWorkgroupsPerSm;
+  if (plan.quantizer) {
+    Expected<std::shared_ptr<const CompiledKernel>> q = Jit::global().get(*plan.quantizer);
+    if (!q)
+      return q.takeError();
+    r->quantizer = ResolvedLaunch{*q, (*q)->geometry(m)};
+  }
+  // Rows [0, splitM) by the first GEMM, the rest by the second.
+  const int64_t rows[2] = {plan.splitM ? plan.splitM : m, m - plan.splitM};
+  for (size_t i = 0; i < plan.gemms.size(); ++i) {
+    Expected<std::shared_ptr<const CompiledKernel>> g = Jit::global().get(plan.gemms[i]);
+    if (!g)
+      return g.takeError();
+    ResolvedLaunch call{*g, (*g)->geometry(rows[i])};
+    if (plan.gemms[i].streamK) {
+      // The kernel's index math is 32-bit: iterations x workgroups must
+      // stay below 2^31.
+      const int64_t iterations = streamKIterations(plan.gemms[i], rows[i]);
+      const int64_t groups = launchedGridX(call.geometry, dev.multiprocessorCount());
+      if (iterations * groups >= (int64_t(1) << 31))
+        return fail("gemmA4W4: stream-K over ", iterations, " iterations and ", groups,
+                    " workgroups exceeds its 32-bit index math; use another tile");
+    }
+    r->gemms.push_back(std::move(call));
+  }
+  return std::unique_ptr<const ResolvedGemm>(std::move(r));
+}
+
+const ResolvedGemm *PreparedWeight::Impl::resolved(uint64_t key) const {
+  std::lock_guard<std::mutex> lock(resolvedMutex);
+  auto it = resolvedCalls.find(key);
+  return it == resolvedCalls.end() ? nullptr : it->second.get();
+}
+
+const ResolvedGemm *PreparedWeight::Impl::remember(uint64_t key,
+                                                   std::unique_ptr<const ResolvedGemm> &r) const {
+  std::lock_guard<std::mutex> lock(resolvedMutex);
+  if (auto it = resolvedCalls.find(key); it != resolvedCalls.end())
+    return it->second.get();
+  if (resolvedCalls.size() >= kMaxResolved)
+    return r.get();
+  const ResolvedGemm *kept = r.get();
+  resolvedCalls.emplace(key, std::move(r));
+  return kept;
+}
+
+/// The launches of a call: remembered ones where dispatch would plan the
+/// same again (no overrides, no dump: then only M, the rounding and the
+/// entry point decide), else planned now and owned by `fresh`.
+static Expected<const ResolvedGemm *> launchesFor(Device &dev, const PreparedWeight &w, int64_t m,
+                                                  const GemmA4W4Options &options, bool mx,
+                                                  std::unique_ptr<const ResolvedGemm> &fresh) {
+  const bool reusable = !options.overrides.any() && !options.dumpCodes && !options.dumpScales;
+  // M < 2^31 (checkGemmArgs).
+  const uint64_t key = uint64_t(m) | uint64_t(options.rounding) << 32 | uint64_t(mx ? 1 : 0) << 40;
+  if (reusable)
+    if (const ResolvedGemm *r = w.impl().resolved(key))
+      return r;
+  Expected<GemmA4W4Plan> plan = planGemmA4W4(factsOf(w), m, options, mx);
+  if (!plan)
+    return plan.takeError();
+  Expected<std::unique_ptr<const ResolvedGemm>> r = resolvePlan(dev, *plan, m);
+  if (!r)
+    return r.takeError();
+  fresh = std::move(*r);
+  if (!reusable)
+    return fresh.get();
+  return w.impl().remember(key, fresh);
 }
 
 Error gemmMxA4W4(Device &dev, void *stream, const void *aCodes, const void *aScales, int64_t m,
@@ -301,11 +379,12 @@ Error gemmMxA4W4(Device &dev, void *stream, const void *aCodes, const void *aSca
     return fail("gemmMxA4W4: the activation codes and scales pointers must not be null");
   if (reinterpret_cast<uintptr_t>(aCodes) % 4 != 0)
     return fail("gemmMxA4W4: the activation codes pointer must be 4-byte aligned");
-  Expected<GemmA4W4Plan> plan = planGemmA4W4(factsOf(w), m, options, /*mxActivations=*/true);
-  if (!plan)
-    return plan.takeError();
-  return launchGemm(dev, stream, plan->gemms[0],
-                    {const_cast<void *>(aCodes), const_cast<void *>(aScales)}, w, out, m, {});
+  std::unique_ptr<const ResolvedGemm> fresh;
+  Expected<const ResolvedGemm *> r = launchesFor(dev, w, m, options, /*mx=*/true, fresh);
+  if (!r)
+    return r.takeError();
+  return launchGemm(dev, stream, (*r)->gemms[0],
+                    {const_cast<void *>(aCodes), const_cast<void *>(aScales)}, w, out, m);
 }
 
 /// The streamed image (Schedule::imageStream): qdq_mxfp4 publishing its
@@ -313,18 +392,18 @@ Error gemmMxA4W4(Device &dev, void *stream, const void *aCodes, const void *aSca
 /// in. A failed GEMM launch zeroes the flags the quantizer counted into.
 static Error launchStreamed(Device &dev, void *stream, const void *a, int64_t m,
                             const PreparedWeight &w, void *out, void *image,
-                            const GemmA4W4Plan &plan) {
+                            const ResolvedGemm &r) {
   Expected<void *> flags = w.impl().imageFlagsScratch(m, stream);
   if (!flags)
     return flags.takeError();
   ImageStream s;
   s.flags = *flags;
-  s.splits = plan.quantizer->imageStream;
-  s.workgroupsPerSm = plan.streamWorkgroupsPerSm;
-  if (Error e =
-          launchQuantizerSpec("qdqMxfp4Streamed", dev, stream, *plan.quantizer, a, m, {image}, &s))
+  s.splits = r.quantizer->kernel->spec.imageStream;
+  s.workgroupsPerSm = r.streamWorkgroupsPerSm;
+  if (Error e = launchQuantizerKernel("qdqMxfp4Streamed", dev, stream, *r.quantizer->kernel,
+                                      r.quantizer->geometry, a, m, {image}, &s))
     return e;
-  Error e = launchGemm(dev, stream, plan.gemms[0], {image}, w, out, m, {*flags});
+  Error e = launchGemm(dev, stream, r.gemms[0], {image}, w, out, m, {*flags});
   if (e)
     if (Error z = dev.fill(*flags, 0, size_t((m + 127) / 128) * size_t(w.k() / 128) * 4, stream))
       return fail(e.message(),
@@ -340,17 +419,18 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
     return fail("gemmA4W4: the activation pointer must not be null");
   if (reinterpret_cast<uintptr_t>(a) % 16 != 0)
     return fail("gemmA4W4: the activation pointer must be 16-byte aligned");
-  Expected<GemmA4W4Plan> plan = planGemmA4W4(factsOf(w), m, options);
-  if (!plan)
-    return plan.takeError();
+  std::unique_ptr<const ResolvedGemm> fresh;
+  Expected<const ResolvedGemm *> resolved = launchesFor(dev, w, m, options, /*mx=*/false, fresh);
+  if (!resolved)
+    return resolved.takeError();
+  const ResolvedGemm &r = **resolved;
   using Path = GemmA4W4Plan::Path;
-  switch (plan->path) {
-  case Path::Inline: {
-    std::vector<void *> extra;
+  switch (r.path) {
+  case Path::Inline:
     if (options.dumpCodes)
-      extra = {options.dumpCodes, options.dumpScales};
-    return launchGemm(dev, stream, plan->gemms[0], {const_cast<void *>(a)}, w, out, m, extra);
-  }
+      return launchGemm(dev, stream, r.gemms[0], {const_cast<void *>(a)}, w, out, m,
+                        {options.dumpCodes, options.dumpScales});
+    return launchGemm(dev, stream, r.gemms[0], {const_cast<void *>(a)}, w, out, m);
   case Path::MxActivations: {
     // Quantize once (into the dump buffers when asked: same format), then
     // the GEMM on MXFP4 activations.
@@ -361,10 +441,10 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
         return scratch.takeError();
       std::tie(codes, scales) = *scratch;
     }
-    if (Error e = launchQuantizerSpec("quantizeMxfp4", dev, stream, *plan->quantizer, a, m,
-                                      {codes, scales}))
+    if (Error e = launchQuantizerKernel("quantizeMxfp4", dev, stream, *r.quantizer->kernel,
+                                        r.quantizer->geometry, a, m, {codes, scales}))
       return e;
-    return launchGemm(dev, stream, plan->gemms[0], {codes, scales}, w, out, m, {});
+    return launchGemm(dev, stream, r.gemms[0], {codes, scales}, w, out, m);
   }
   case Path::Image:
   case Path::StreamedImage:
@@ -374,20 +454,21 @@ Error gemmA4W4(Device &dev, void *stream, const void *a, int64_t m, const Prepar
   Expected<void *> q = w.impl().qdqScratch(m, stream);
   if (!q)
     return q.takeError();
-  if (plan->path == Path::StreamedImage)
-    return launchStreamed(dev, stream, a, m, w, out, *q, *plan);
-  if (Error e = launchQuantizerSpec("qdqMxfp4", dev, stream, *plan->quantizer, a, m, {*q}))
+  if (r.path == Path::StreamedImage)
+    return launchStreamed(dev, stream, a, m, w, out, *q, r);
+  if (Error e = launchQuantizerKernel("qdqMxfp4", dev, stream, *r.quantizer->kernel,
+                                      r.quantizer->geometry, a, m, {*q}))
     return e;
-  if (plan->gemms.size() == 1)
-    return launchGemm(dev, stream, plan->gemms[0], {*q}, w, out, m, {});
+  if (r.gemms.size() == 1)
+    return launchGemm(dev, stream, r.gemms[0], {*q}, w, out, m);
   // Rows [0, splitM) by the first GEMM, the rest by the second on the image
   // from row splitM (a 256-row pair) on.
-  const int64_t head = plan->splitM;
-  if (Error e = launchGemm(dev, stream, plan->gemms[0], {*q}, w, out, head, {}))
+  const int64_t head = r.splitM;
+  if (Error e = launchGemm(dev, stream, r.gemms[0], {*q}, w, out, head))
     return e;
   void *image = static_cast<uint16_t *>(*q) + sm90::activationImageElements(head, w.k());
   void *outRest = static_cast<uint16_t *>(out) + head * w.n();
-  return launchGemm(dev, stream, plan->gemms[1], {image}, w, outRest, m - head, {});
+  return launchGemm(dev, stream, r.gemms[1], {image}, w, outRest, m - head);
 }
 
 } // namespace mxfp4

@@ -8,7 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <vector>
+#include <initializer_list>
 
 namespace mxfp4 {
 
@@ -29,7 +29,7 @@ int64_t streamedQuantizerRows(int64_t m) {
 
 /// The checks every quantizer launch shares: M, the pointers, 32-bit indexing.
 static Error checkQuantizerArgs(const char *api, OpKind op, const void *a, int64_t m, int64_t k,
-                                const std::vector<void *> &outputs) {
+                                std::initializer_list<void *> outputs) {
   auto fail = [&](const auto &...parts) { return makeError(api, ": ", parts...); };
   if (m < 1)
     return fail("M must be >= 1, got ", m);
@@ -38,7 +38,7 @@ static Error checkQuantizerArgs(const char *api, OpKind op, const void *a, int64
   if (reinterpret_cast<uintptr_t>(a) % 16 != 0)
     return fail("the input pointer must be 16-byte aligned");
   // codes: 4-byte words; the dequantized values: 16-byte units.
-  if (reinterpret_cast<uintptr_t>(outputs[0]) % (op == OpKind::QdqMx ? 16 : 4) != 0)
+  if (reinterpret_cast<uintptr_t>(*outputs.begin()) % (op == OpKind::QdqMx ? 16 : 4) != 0)
     return fail(op == OpKind::QdqMx ? "the output pointer must be 16-byte aligned"
                                     : "the codes pointer must be 4-byte aligned");
   // Kernels index with 32 bits; the input is addressed in 16-byte units.
@@ -50,11 +50,16 @@ static Error checkQuantizerArgs(const char *api, OpKind op, const void *a, int64
   return Error::success();
 }
 
-/// Launches `spec` once the arguments are checked.
-static Error launchChecked(const char *api, Device &dev, void *stream, const KernelSpec &spec,
-                           const void *a, int64_t m, std::vector<void *> outputs,
-                           const ImageStream *streamed) {
+Error launchQuantizerKernel(const char *api, Device &dev, void *stream,
+                            const CompiledKernel &kernel, const LaunchGeometry &geometry,
+                            const void *a, int64_t m, std::initializer_list<void *> outputs,
+                            const ImageStream *streamed) {
   auto fail = [&](const auto &...parts) { return makeError(api, ": ", parts...); };
+  // quant_mxfp4 writes codes and scales, qdq_mxfp4 the image.
+  if (outputs.size() != (kernel.spec.op == OpKind::QdqMx ? 1u : 2u))
+    return fail("internal error: ", outputs.size(), " outputs for ", kernel.symbol);
+  if (Error e = checkQuantizerArgs(api, kernel.spec.op, a, m, kernel.spec.k, outputs))
+    return e;
   if (streamed) {
     if (!streamed->flags)
       return fail("the streamed image's flags pointer must not be null");
@@ -62,36 +67,29 @@ static Error launchChecked(const char *api, Device &dev, void *stream, const Ker
       return fail("the streamed image takes 1 to 16 quantizer workgroups per SM, got ",
                   streamed->workgroupsPerSm);
   }
-  Expected<std::shared_ptr<const CompiledKernel>> kernel = Jit::global().get(spec);
-  if (!kernel)
-    return kernel.takeError();
-  void *aPtr = const_cast<void *>(a);
+  // Arguments in the kernel's order (Kernels/QuantizeMx.h): A, the outputs,
+  // M, and the streamed image's flags.
+  void *values[4] = {const_cast<void *>(a)};
+  std::copy(outputs.begin(), outputs.end(), values + 1);
   int32_t m32 = int32_t(m);
-  std::vector<void *> args{&aPtr};
-  for (void *&p : outputs)
-    args.push_back(&p);
-  args.push_back(&m32);
-  LaunchGeometry g = (*kernel)->geometry(m);
-  void *flags = streamed ? streamed->flags : nullptr;
+  void *args[5];
+  size_t n = 0;
+  for (size_t i = 0; i <= outputs.size(); ++i)
+    args[n++] = &values[i];
+  args[n++] = &m32;
+  LaunchGeometry g = geometry;
   if (streamed) {
-    args.push_back(&flags);
+    values[3] = streamed->flags;
+    args[n++] = &values[3];
     g.persistentPerSm = unsigned(streamed->workgroupsPerSm);
   }
-  return dev.launch(**kernel, g, args.data(), stream);
-}
-
-Error launchQuantizerSpec(const char *api, Device &dev, void *stream, const KernelSpec &spec,
-                          const void *a, int64_t m, std::vector<void *> outputs,
-                          const ImageStream *streamed) {
-  if (Error e = checkQuantizerArgs(api, spec.op, a, m, spec.k, outputs))
-    return e;
-  return launchChecked(api, dev, stream, spec, a, m, std::move(outputs), streamed);
+  return dev.launch(kernel, g, args, stream);
 }
 
 /// Launches quant_mxfp4 (outputs: codes, scales) or qdq_mxfp4 (output: the
 /// activation image) after the checks both share.
 static Error launchQuantizer(const char *api, OpKind op, Device &dev, void *stream, const void *a,
-                             int64_t m, int64_t k, std::vector<void *> outputs,
+                             int64_t m, int64_t k, std::initializer_list<void *> outputs,
                              ScaleRounding rounding, std::optional<Arch> archOpt, int64_t bm = 0,
                              const ImageStream *streamed = nullptr) {
   auto fail = [&](const auto &...parts) { return makeError(api, ": ", parts...); };
@@ -113,7 +111,11 @@ static Error launchQuantizer(const char *api, OpKind op, Device &dev, void *stre
     if (Error e = verifyKernelSpec(*spec))
       return fail(e.message());
   }
-  return launchChecked(api, dev, stream, *spec, a, m, std::move(outputs), streamed);
+  Expected<std::shared_ptr<const CompiledKernel>> kernel = Jit::global().get(*spec);
+  if (!kernel)
+    return kernel.takeError();
+  return launchQuantizerKernel(api, dev, stream, **kernel, (*kernel)->geometry(m), a, m, outputs,
+                               streamed);
 }
 
 Error quantizeMxfp4(Device &dev, void *stream, const void *a, int64_t m, int64_t k, void *codes,

@@ -12,11 +12,13 @@
 // are CUDA-event medians. Prints us, effective TB/s and
 // TFLOP/s, the roofline floor max(bytes / 4.25 TB/s, FLOPs / 700 TFLOP/s)
 // and our ratio to it, the speedup over cuBLAS BF16, and the CPU time one
-// call takes the host (ours and cuBLAS BF16's; medians).
+// call takes the host (ours and cuBLAS BF16's; medians), ours also without
+// the driver's launches (lib_us: the library's own share, HostOverhead.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "CublasPeer.h"
+#include "HostOverhead.h"
 #include "L2Flush.h"
 #include "MoeBench.h"
 #include "MoeSortBench.h"
@@ -138,6 +140,8 @@ struct Row {
   int64_t n, k, m;
   double ours = 0, bf16 = 0, fp8 = 0;
   double oursHost = 0, bf16Host = 0; ///< CPU microseconds of one call (median)
+  double oursLibrary = 0;            ///< the same without the driver's launches
+  int64_t launches = 0;              ///< kernels one call of ours launches
   double bytes = 0, flops = 0;
   /// The kernels dispatch runs at this point (planGemmA4W4), and the
   /// schedule of its (last) GEMM as JSON (toJson, one key per field).
@@ -287,9 +291,10 @@ int main(int argc, char **argv) {
 
   std::vector<Row> rows;
   llvm::outs() << "L2 flush before each repetition: " << bench::toString(*flushMode) << "\n";
-  llvm::outs() << llvm::format("%-6s %-6s %-5s %9s %7s %8s %9s %7s %10s %9s %8s %8s %9s\n", "N",
+  llvm::outs() << llvm::format("%-6s %-6s %-5s %9s %7s %8s %9s %7s %10s %9s %8s %8s %7s %9s\n", "N",
                                "K", "M", "ours_us", "TB/s", "TFLOP/s", "floor_us", "x_floor",
-                               "cublas_bf16", "cublas_fp8", "speedup", "host_us", "bf16_host");
+                               "cublas_bf16", "cublas_fp8", "speedup", "host_us", "lib_us",
+                               "bf16_host");
   for (auto [n, k, m] : points) {
     Row row{n, k, m};
     std::vector<uint8_t> wq(size_t(n * k / 2)), ws(size_t(n * k / 32));
@@ -300,8 +305,8 @@ int main(int argc, char **argv) {
     auto prepared = prepareGemmA4W4Weight(dev, wq, ws, n, k);
     if (!prepared)
       return fail(prepared.takeError().message());
-    Expected<GemmA4W4Plan> plan =
-        planGemmA4W4({(*prepared)->arch(), n, k, (*prepared)->scalesBelow128()}, m);
+    Expected<GemmA4W4Plan> plan = planGemmA4W4(
+        {(*prepared)->arch(), n, k, (*prepared)->scalesBelow128(), dev.multiprocessorCount()}, m);
     if (!plan)
       return fail(plan.takeError().message());
     for (const KernelSpec &s : plan->kernels())
@@ -314,6 +319,13 @@ int main(int argc, char **argv) {
     void *da = alloc(a.size() * 2), *dc = alloc(size_t(m * n * 2));
     (void)dev.copyToDevice(da, a.data(), a.size() * 2);
     row.ours = timeIt([&] { return gemmA4W4(dev, nullptr, da, m, **prepared, dc); }, &row.oursHost);
+    if (Expected<bench::LibraryHostTime> lib =
+            bench::libraryHostTime(dev, wq, ws, n, k, m, da, dc, std::max(reps, 200u))) {
+      row.oursLibrary = lib->us;
+      row.launches = lib->launches;
+    } else {
+      return fail(lib.takeError().message());
+    }
     for (int64_t pre : pres.empty() ? std::vector<int64_t>{-1} : pres)
     for (int64_t st : stageList.empty() ? std::vector<int64_t>{0} : stageList)
     for (int64_t wg : wgs.empty() ? std::vector<int64_t>{0} : wgs)
@@ -397,10 +409,10 @@ int main(int argc, char **argv) {
     dev.free(dc);
     double floorUs = std::max(row.bytes / kHbmBytesPerS, row.flops / kBf16FlopsPerS) * 1e6;
     llvm::outs() << llvm::format(
-        "%-6lld %-6lld %-5lld %9.1f %7.2f %8.1f %9.1f %7.2f %10.1f %9.1f %8.2f %8.1f %9.1f\n",
+        "%-6lld %-6lld %-5lld %9.1f %7.2f %8.1f %9.1f %7.2f %10.1f %9.1f %8.2f %8.1f %7.2f %9.1f\n",
         (long long)n, (long long)k, (long long)m, row.ours, row.bytes / (row.ours * 1e-6) / 1e12,
         row.flops / (row.ours * 1e-6) / 1e12, floorUs, row.ours / floorUs, row.bf16, row.fp8,
-        row.bf16 > 0 ? row.bf16 / row.ours : 0.0, row.oursHost, row.bf16Host);
+        row.bf16 > 0 ? row.bf16 / row.ours : 0.0, row.oursHost, row.oursLibrary, row.bf16Host);
     llvm::outs().flush();
     rows.push_back(row);
   }
@@ -417,9 +429,11 @@ int main(int argc, char **argv) {
       os << llvm::format("  {\"n\": %lld, \"k\": %lld, \"m\": %lld, \"ours_us\": %.2f, "
                          "\"cublas_bf16_us\": %.2f, \"cublas_fp8_us\": %.2f, \"floor_us\": %.2f, "
                          "\"bytes\": %.0f, \"flops\": %.0f, \"ours_host_us\": %.2f, "
+                         "\"ours_library_host_us\": %.3f, \"ours_launches\": %lld, "
                          "\"cublas_bf16_host_us\": %.2f, ",
                          (long long)r.n, (long long)r.k, (long long)r.m, r.ours, r.bf16, r.fp8,
-                         floorUs, r.bytes, r.flops, r.oursHost, r.bf16Host);
+                         floorUs, r.bytes, r.flops, r.oursHost, r.oursLibrary,
+                         (long long)r.launches, r.bf16Host);
       os << "\"schedule\": " << r.schedule << ", \"kernels\": [";
       for (size_t j = 0; j < r.kernels.size(); ++j)
         os << (j ? ", \"" : "\"") << r.kernels[j] << "\"";

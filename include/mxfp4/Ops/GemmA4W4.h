@@ -9,6 +9,9 @@
 // row-major on the host; prepare() preshuffles them for the device's target
 // and uploads them once. Kernels come from the JIT (memory, disk cache, or a
 // compile): the ones dispatch picks for M (planGemmA4W4, Ops/GemmA4W4Plan.h).
+// The weights remember what the first call with an M launched, so later
+// calls with that M (and rounding, without overrides) go straight to the
+// launches.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MXFP4_OPS_GEMMA4W4_H

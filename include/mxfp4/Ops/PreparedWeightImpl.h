@@ -1,20 +1,43 @@
 //===- PreparedWeightImpl.h - Inside a PreparedWeight ------------*- C++ -*-===//
 //
 // Not part of the API (GemmA4W4.h has that): the device buffers of prepared
-// weights and the scratch the GEMMs keep per stream. The library's ops and
-// its tests include it; applications do not.
+// weights, the scratch the GEMMs keep per stream and the launches their
+// eager calls resolved. The library's ops and its tests include it;
+// applications do not.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MXFP4_OPS_PREPAREDWEIGHTIMPL_H
 #define MXFP4_OPS_PREPAREDWEIGHTIMPL_H
 
+#include "mxfp4/JIT/CompiledKernel.h"
 #include "mxfp4/Ops/GemmA4W4.h"
+#include "mxfp4/Ops/GemmA4W4Plan.h"
 
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
 
 namespace mxfp4 {
+
+/// A kernel from the JIT and its launch geometry for the rows it runs.
+struct ResolvedLaunch {
+  std::shared_ptr<const CompiledKernel> kernel;
+  LaunchGeometry geometry;
+};
+
+/// What one GEMM call launches, resolved: dispatch's plan for an M with
+/// each kernel fetched from the JIT and its geometry computed. A call that
+/// finds it for its M launches without planning, naming kernels or
+/// looking them up (what keeps an eager call's host time down).
+struct ResolvedGemm {
+  GemmA4W4Plan::Path path = GemmA4W4Plan::Path::Inline;
+  int64_t splitM = 0;                ///< GemmA4W4Plan::splitM
+  int64_t streamWorkgroupsPerSm = 0; ///< GemmA4W4Plan::streamWorkgroupsPerSm
+  std::optional<ResolvedLaunch> quantizer;
+  /// One, or two when M is split (the first over rows [0, splitM)).
+  std::vector<ResolvedLaunch> gemms;
+};
 
 struct PreparedWeight::Impl {
   /// Takes ownership of the device buffers `data` and `scales`.
@@ -61,6 +84,18 @@ struct PreparedWeight::Impl {
   /// 128-K chunk; zeroed when allocated, kernels leave them zero).
   Expected<void *> imageFlagsScratch(int64_t m, void *stream = nullptr) const;
 
+  /// The calls dispatch plans alike share a key (Ops/GemmA4W4.cpp): the
+  /// launches resolved for it, or null. What is remembered stays for the
+  /// life of the weights (the tuned rows and the JIT's kernels do not
+  /// change within a process).
+  const ResolvedGemm *resolved(uint64_t key) const;
+  /// Remembers `r` for `key` (taking it) and returns the launches to use:
+  /// what the key holds (another thread's, if it was first), or `r` itself,
+  /// left to the caller, once kMaxResolved keys are held.
+  const ResolvedGemm *remember(uint64_t key, std::unique_ptr<const ResolvedGemm> &r) const;
+  /// Enough for every M of a serving engine's batch sizes.
+  static constexpr size_t kMaxResolved = 4096;
+
 private:
   /// Two device buffers sized per row of output, grown (at least doubling)
   /// on demand by a const GEMM call (the weights do not change).
@@ -79,6 +114,10 @@ private:
   mutable std::unordered_map<void *, StreamScratch> scratch;
   /// Buffers that grown scratch replaced, freed with the PreparedWeight.
   mutable std::vector<void *> retired;
+  /// Guards `resolvedCalls`; entries are never removed, so the pointers
+  /// handed out stay valid.
+  mutable std::mutex resolvedMutex;
+  mutable std::unordered_map<uint64_t, std::unique_ptr<const ResolvedGemm>> resolvedCalls;
 };
 
 } // namespace mxfp4
