@@ -58,20 +58,37 @@ typedef enum mxfp4_status {
   MXFP4_STATUS_INTERNAL = 5
 } mxfp4_status;
 
-typedef enum mxfp4_arch {
+/* The enums a caller passes in hold any int: in C++ their type is int (a
+ * fixed underlying type), in C a MXFP4_..._MAX_ENUM that is not a value
+ * keeps them 32 bits wide. So whatever a caller passes, the library can
+ * check and refuse it (MXFP4_STATUS_INVALID_ARGUMENT). (clang-format
+ * cannot parse MXFP4_ENUM, hence the off/on around each.) */
+#ifdef __cplusplus
+#define MXFP4_ENUM(name) enum name : int
+#else
+#define MXFP4_ENUM(name) enum name
+#endif
+
+/* clang-format off */
+typedef MXFP4_ENUM(mxfp4_arch) {
   MXFP4_ARCH_DEVICE = 0, /* the device's own target (or MXFP4_ARCH when set) */
   MXFP4_ARCH_GFX950 = 1,
   MXFP4_ARCH_GFX1250 = 2,
-  MXFP4_ARCH_SM90A = 3
+  MXFP4_ARCH_SM90A = 3,
+  MXFP4_ARCH_MAX_ENUM = 0x7FFFFFFF /* not a value (see above) */
 } mxfp4_arch;
+/* clang-format on */
 
 /* How an E8M0 block scale is rounded (docs/Numerics.md). */
-typedef enum mxfp4_rounding {
+/* clang-format off */
+typedef MXFP4_ENUM(mxfp4_rounding) {
   MXFP4_ROUNDING_ROUNDUP = 0, /* the default */
   MXFP4_ROUNDING_EVEN = 1,
   MXFP4_ROUNDING_FLOOR = 2,
-  MXFP4_ROUNDING_NEAREST = 3
+  MXFP4_ROUNDING_NEAREST = 3,
+  MXFP4_ROUNDING_MAX_ENUM = 0x7FFFFFFF
 } mxfp4_rounding;
+/* clang-format on */
 
 typedef struct mxfp4_device mxfp4_device;
 typedef struct mxfp4_gemm_weight mxfp4_gemm_weight;
@@ -159,10 +176,13 @@ typedef struct mxfp4_moe_shape {
   int64_t experts, topk, hidden, inter;
 } mxfp4_moe_shape;
 
-typedef enum mxfp4_gate_up_layout {
+/* clang-format off */
+typedef MXFP4_ENUM(mxfp4_gate_up_layout) {
   MXFP4_GATE_UP_GGUU = 0, /* W1 rows: all gate rows, then all up rows */
-  MXFP4_GATE_UP_GUGU = 1  /* gate and up rows interleaved */
+  MXFP4_GATE_UP_GUGU = 1, /* gate and up rows interleaved */
+  MXFP4_GATE_UP_MAX_ENUM = 0x7FFFFFFF
 } mxfp4_gate_up_layout;
+/* clang-format on */
 
 /* Preshuffles and uploads W1 [E, 2*inter, hidden/2] (+ scales [E, 2*inter,
  * hidden/32]) and W2 [E, hidden, inter/2] (+ scales [E, hidden, inter/32]).
@@ -175,16 +195,22 @@ mxfp4_moe_weights_prepare(mxfp4_device *dev, const mxfp4_moe_shape *shape, const
                           mxfp4_gate_up_layout layout, mxfp4_arch arch, mxfp4_moe_weights **out);
 void mxfp4_moe_weights_destroy(mxfp4_moe_weights *w);
 
-typedef enum mxfp4_activation {
+/* clang-format off */
+typedef MXFP4_ENUM(mxfp4_activation) {
   MXFP4_ACTIVATION_SILU = 1,   /* silu(g) * u */
   MXFP4_ACTIVATION_SWIGLU = 2, /* GPT-OSS: param0 = alpha, param1 = limit */
-  MXFP4_ACTIVATION_SITUV2 = 3  /* param0 = beta, param1 = linear_beta */
+  MXFP4_ACTIVATION_SITUV2 = 3, /* param0 = beta, param1 = linear_beta */
+  MXFP4_ACTIVATION_MAX_ENUM = 0x7FFFFFFF
 } mxfp4_activation;
+/* clang-format on */
 
-typedef enum mxfp4_moe_combine {
+/* clang-format off */
+typedef MXFP4_ENUM(mxfp4_moe_combine) {
   MXFP4_MOE_COMBINE_REDUCE = 0, /* deterministic */
-  MXFP4_MOE_COMBINE_ATOMIC = 1
+  MXFP4_MOE_COMBINE_ATOMIC = 1,
+  MXFP4_MOE_COMBINE_MAX_ENUM = 0x7FFFFFFF
 } mxfp4_moe_combine;
+/* clang-format on */
 
 typedef struct mxfp4_moe_options {
   size_t struct_size; /* sizeof(mxfp4_moe_options) */
