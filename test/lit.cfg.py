@@ -17,6 +17,8 @@ llvm_config.use_default_substitutions()
 tool_dirs = [os.path.join(config.mxfp4_obj_root, "bin"), config.llvm_tools_dir]
 tools = ["mxfp4-quant", "mxfp4-opt", "mxfp4-dump", "mxfp4-jit-compile", "mxfp4-tune", "mxfp4-bench"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+# File system faults for the cache tests (tools/Inputs/faultfs.c), preloaded.
+config.substitutions.append(("%faultfs", os.path.join(config.mxfp4_obj_root, "lib", "faultfs.so")))
 
 # ptxas (CUDA toolkit) lets the sm_90a tests also check register use and spills.
 import shutil
