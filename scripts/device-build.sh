@@ -6,6 +6,9 @@
 #                                  benchmark and the main job (also runtime-only)
 #   scripts/device-build.sh tune   dist/tune-bundle.tar.xz: mxfp4-tune,
 #                                  mxfp4-jit-compile and the benchmark
+#   scripts/device-build.sh examples  dist/examples-bundle.tar.xz: examples
+#                                  03 to 05 (run them with
+#                                  scripts/device-examples.sh)
 # A bundle must stay under the carry limit (64 MiB): three static binaries.
 # BUILD_DIR overrides ./build-static.
 set -euo pipefail
@@ -42,8 +45,16 @@ tune)
   done
   bundle=tune-bundle.tar.xz
   ;;
+examples)
+  examples=(mxfp4-example-fused-moe mxfp4-example-cuda-graph mxfp4-example-tuned-csv)
+  ninja -C "$build" "${examples[@]}"
+  for b in "${examples[@]}"; do
+    strip -o "$stage/bin/$b" "$build/bin/$b"
+  done
+  bundle=examples-bundle.tar.xz
+  ;;
 *)
-  echo "usage: $0 [tests|tune]" >&2
+  echo "usage: $0 [tests|tune|examples]" >&2
   exit 2
   ;;
 esac
