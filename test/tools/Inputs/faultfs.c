@@ -68,28 +68,30 @@ static int failWrite(const char *path, int flags) {
   return mode() == EROFS_MODE && (flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)) && under(path);
 }
 
-int open(const char *path, int flags, ...) {
-  va_list ap;
-  va_start(ap, flags);
+/* open/open64 through `real` unless the fault refuses it. */
+static int openOr(const char *real, const char *path, int flags, va_list ap) {
   mode_t m = (flags & O_CREAT) ? va_arg(ap, mode_t) : 0;
-  va_end(ap);
   if (failWrite(path, flags)) {
     errno = EROFS;
     return -1;
   }
-  return REAL("open", int (*)(const char *, int, ...))(path, flags, m);
+  return REAL(real, int (*)(const char *, int, ...))(path, flags, m);
+}
+
+int open(const char *path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  int fd = openOr("open", path, flags, ap);
+  va_end(ap);
+  return fd;
 }
 
 int open64(const char *path, int flags, ...) {
   va_list ap;
   va_start(ap, flags);
-  mode_t m = (flags & O_CREAT) ? va_arg(ap, mode_t) : 0;
+  int fd = openOr("open64", path, flags, ap);
   va_end(ap);
-  if (failWrite(path, flags)) {
-    errno = EROFS;
-    return -1;
-  }
-  return REAL("open64", int (*)(const char *, int, ...))(path, flags, m);
+  return fd;
 }
 
 ssize_t write(int fd, const void *buf, size_t count) {
