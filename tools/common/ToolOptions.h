@@ -23,8 +23,10 @@ inline llvm::cl::OptionCategory &toolCategory() {
   return category;
 }
 
-/// Parses the command line after hiding every flag outside toolCategory().
-inline void parseToolOptions(int argc, char **argv, const char *overview) {
+/// Moves every flag registered so far outside toolCategory() (LLVM's and
+/// MLIR's own) behind `--help-hidden`, and makes `--version` print ours.
+/// mxfp4-opt calls it before MlirOptMain registers the flags it shows.
+inline void hideLibraryOptions() {
   llvm::cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "mxfp4-jit " << version() << "\ncompiler fingerprint: " << compilerFingerprint() << "\n";
   });
@@ -36,6 +38,11 @@ inline void parseToolOptions(int argc, char **argv, const char *overview) {
     if (!ours && o->getOptionHiddenFlag() == llvm::cl::NotHidden)
       o->setHiddenFlag(llvm::cl::Hidden);
   }
+}
+
+/// Parses the command line after hiding every flag outside toolCategory().
+inline void parseToolOptions(int argc, char **argv, const char *overview) {
+  hideLibraryOptions();
   llvm::cl::ParseCommandLineOptions(argc, argv, overview);
 }
 
