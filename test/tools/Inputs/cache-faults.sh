@@ -6,39 +6,35 @@
 # then the tool's output and status.
 # Usage: cache-faults.sh DIR MXFP4_JIT_COMPILE FAULTFS_SO
 set -uo pipefail
-dir=$1
-tool=$2
 faultfs=$3
-rm -rf "$dir" && mkdir -p "$dir"
-printf '256 512\n512 512\n' > "$dir/shapes"
-run() { # label, tool args...: output, stderr first, then the status
+# shellcheck source=test/tools/Inputs/aot-cases.sh
+source "$(dirname "$0")/aot-cases.sh"
+aot() { # label, tool args...: run on the shapes file for gfx950
   local label=$1
   shift
-  echo "== $label =="
-  timeout 60 "$tool" --shapes="$dir/shapes" --arch=gfx950 "$@" 2>&1
-  echo "status $?"
+  run "$label" --shapes="$dir/shapes" --arch=gfx950 "$@"
 }
 # ASan (scripts/check-sanitizers.sh) wants its runtime first; the shim is.
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 faulty() { # mode, dir, label, tool args...
   local mode=$1 where=$2
   shift 2
-  MXFP4_FAULT=$mode MXFP4_FAULT_DIR=$where LD_PRELOAD=$faultfs run "$@"
+  MXFP4_FAULT=$mode MXFP4_FAULT_DIR=$where LD_PRELOAD=$faultfs aot "$@"
 }
 temporaries() { echo "temporaries left: $(find "$1" -name '.tmp-*' | wc -l)"; }
 
 faulty enospc "$dir/full" "disk full" --cache-dir="$dir/full"
 temporaries "$dir/full"
-run "space again" --cache-dir="$dir/full"
-MXFP4_ASSERT_CACHE_HIT=1 run "served after the disk filled" --cache-dir="$dir/full"
+aot "space again" --cache-dir="$dir/full"
+MXFP4_ASSERT_CACHE_HIT=1 aot "served after the disk filled" --cache-dir="$dir/full"
 
-run "fill" --cache-dir="$dir/ro" > /dev/null
+aot "fill" --cache-dir="$dir/ro" > /dev/null
 faulty erofs "$dir/ro" "read-only cache holding the kernels" --cache-dir="$dir/ro"
 mkdir -p "$dir/ro-empty"
 faulty erofs "$dir/ro-empty" "read-only cache without them" --cache-dir="$dir/ro-empty"
 
-run "missing directory" --cache-dir="$dir/not/there/yet"
-MXFP4_ASSERT_CACHE_HIT=1 run "created and filled" --cache-dir="$dir/not/there/yet"
+aot "missing directory" --cache-dir="$dir/not/there/yet"
+MXFP4_ASSERT_CACHE_HIT=1 aot "created and filled" --cache-dir="$dir/not/there/yet"
 
 # A writer killed between write and rename leaves its temporary file; the
 # next process that stores sweeps it once it is old (DiskCache::collect).
@@ -46,5 +42,5 @@ fp=$(basename "$(dirname "$(ls "$dir"/full/*/*.mxco | head -1)")")
 touch -d '2 hours ago' "$dir/full/$fp/x.mxco.tmp-1234-0-0"
 touch "$dir/full/$fp/y.mxco.tmp-1234-1-0"
 printf '1024 512\n' > "$dir/shapes"
-run "a crashed writer's temporaries" --cache-dir="$dir/full"
+aot "a crashed writer's temporaries" --cache-dir="$dir/full"
 ls -a "$dir/full/$fp" | grep -c 'tmp-' | sed 's/^/temporaries left: /'

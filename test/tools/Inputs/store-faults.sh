@@ -5,17 +5,8 @@
 # in a shapes file. Prints "== case ==" then the tool's output and status.
 # Usage: store-faults.sh DIR MXFP4_JIT_COMPILE
 set -uo pipefail
-dir=$1
-tool=$2
-rm -rf "$dir" && mkdir -p "$dir"
-printf '256 512\n512 512\n' > "$dir/shapes"
-run() { # label, tool args...: output, stderr first, then the status
-  local label=$1
-  shift
-  echo "== $label =="
-  timeout 60 "$tool" "$@" 2>&1
-  echo "status $?"
-}
+# shellcheck source=test/tools/Inputs/aot-cases.sh
+source "$(dirname "$0")/aot-cases.sh"
 touch "$dir/a-file"
 run "cache is a file" --shapes="$dir/shapes" --arch=gfx950 --cache-dir="$dir/a-file"
 
