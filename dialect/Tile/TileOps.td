@@ -59,7 +59,8 @@ def Tile_LoadOp : Tile_Op<"load", [
     Reads rows `row .. row+R-1` and columns `col .. col+C-1` of a row-major
     matrix with leading dimension `ld` (elements). Rows at or beyond
     `validRows` (relative to `row`, the M tail) read as zero and never touch
-    memory.
+    memory; so do columns at or beyond `ld` (the K tail: a row has `ld`
+    elements, a multiple of 32 where the tail is not a whole tile).
 
     ```mlir
     %a = mxtile.load %A[%m0, %k0] ld %c7168 rows %valid
@@ -121,7 +122,8 @@ def Tile_LoadMxOp : Tile_Op<"load_mx", [MemoryEffects<[MemRead]>]> {
     in the low nibble) and E8M0 scales row-major (`ld/32` per row). This is
     how already-quantized activations arrive (what `mxtile.quantize` dumps
     and the quant_mxfp4 kernel writes). Rows at or beyond `validRows`
-    (relative to `row`) read as zero codes and never touch memory.
+    (relative to `row`) read as zero codes and never touch memory; so do
+    the 32-element blocks at or beyond `ld` (the K tail).
     `scaleRep` other than 1 (2, 4 or 8) reads the scales in gfx1250's
     sorted-row MoE layout with that quant_wmma_rep instead (rows in tiles
     of 16 scaleRep, `ld` a multiple of 128; Format/Layout.h
@@ -282,7 +284,8 @@ def Tile_StoreOp : Tile_Op<"store", [AttrSizedOperandSegments, MemoryEffects<[Me
   let summary = "Store a tile to a row-major global matrix, rows masked";
   let description = [{
     Converts to the memref's element type (f32 -> bf16 rounds to nearest even)
-    and writes rows below `validRows`.
+    and writes rows below `validRows` and columns below `ld` (the N tail:
+    a row of the matrix has `ld` elements).
 
     With `reduce(%ws, %counters)` the tile is one of `splits` partial sums of
     a split-K GEMM (split z = the workgroup's id z): it is stored in f32 to

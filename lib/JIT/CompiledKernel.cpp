@@ -59,7 +59,8 @@ LaunchGeometry CompiledKernel::geometry(int64_t m) const {
     return g;
   }
   // The quantizer has one workgroup per BM x BK block; GEMMs one per output tile.
-  g.grid[0] = unsigned(isQuantizer(spec.op) ? spec.k / spec.bk : spec.n / spec.bn);
+  g.grid[0] = unsigned(isQuantizer(spec.op) ? spec.k / spec.bk
+                                            : gemmWeightRows(spec.arch, spec.n) / spec.bn);
   g.grid[1] = unsigned((m + spec.bm - 1) / spec.bm);
   g.grid[2] = unsigned(spec.splitK);
   // The streamed image's quantizer loops over its pieces: at most a few

@@ -134,14 +134,19 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
     }
   }
   dsl::Index valid = m - m0; // rows of this tile that exist (M tail)
+  // The activations and C have K and N columns; the weights' rows and K
+  // are padded to whole tiles (gemmWeightRows, gemmWeightK), which the
+  // loop covers: the loads read activation columns past K as zeros and the
+  // store drops the output columns past N.
+  const int64_t weightK = gemmWeightK(spec.arch, spec.k);
   dsl::Index kDim = tb.constant(spec.k), nDim = tb.constant(spec.n);
 
   // Split z of split-K covers K steps [z * S / splits, (z+1) * S / splits)
   // of the S = K / BK (floors: the splits differ by at most one step).
-  dsl::Index kBegin = tb.constant(0), kEnd = kDim;
+  dsl::Index kBegin = tb.constant(0), kEnd = tb.constant(weightK);
   if (spec.splitK > 1) {
     dsl::Index z = tb.tileId(2);
-    const int64_t steps = spec.k / spec.bk;
+    const int64_t steps = weightK / spec.bk;
     kBegin = (z * steps / spec.splitK) * spec.bk;
     kEnd = ((z + 1) * steps / spec.splitK) * spec.bk;
   }
@@ -156,7 +161,7 @@ void buildGemmA4W4(mlir::ModuleOp module, const KernelSpec &spec) {
           dsl::Tile x = tb.load(a, m0, k0, kDim, valid, spec.bm, spec.bk);
           qa = tb.quantize(x, spec.rounding, dumpData, dumpScales);
         }
-        dsl::MxTile qw = tb.loadWeight(w, ws, weightRow, k0, spec.k, spec.weightLayout,
+        dsl::MxTile qw = tb.loadWeight(w, ws, weightRow, k0, weightK, spec.weightLayout,
                                        spec.scaleLayout, spec.bn, spec.bk, descriptors);
         return tb.scaledMma(qa, qw, acc);
       });

@@ -8,7 +8,26 @@
 
 #include "mxfp4/Kernels/KernelSpec.h"
 
+#include <algorithm>
+#include <limits>
+
 namespace mxfp4 {
+
+/// `v` rounded up to a multiple of `align` (invalid values, which the
+/// verifier rejects, as they are).
+static int64_t roundUpValid(int64_t v, int64_t align) {
+  if (v <= 0 || v % align == 0 || v > std::numeric_limits<int64_t>::max() - align)
+    return v;
+  return v + (align - v % align);
+}
+
+int64_t gemmWeightRows(Arch arch, int64_t n) { return roundUpValid(n, targetInfo(arch).defaultBn); }
+
+int64_t gemmWeightK(Arch arch, int64_t k) {
+  if (k <= 0)
+    return k;
+  return std::max<int64_t>(roundUpValid(k, 128), targetInfo(arch).minGemmK);
+}
 
 std::string_view toString(OpKind op) {
   switch (op) {

@@ -24,16 +24,33 @@ static Error verifyCommon(const KernelSpec &s) {
   if (!productBelow({s.n, s.k / 2}, kIndex32Limit))
     return fail("gemm_a4w4: N = ", s.n, " x K = ", s.k,
                 " is too large for 32-bit indexing (N * K / 2 must be < 2^31)");
-  if (s.n % s.bn != 0)
-    return fail("gemm_a4w4 on ", arch, " needs N % ", s.bn, " == 0 (the N tile is ", s.bn,
-                "); got N = ", s.n);
-  if (s.k % 128 != 0)
+  // Any N and K % 32 run on weights padded to whole tiles (gemmWeightRows,
+  // gemmWeightK).
+  const int64_t rows = gemmWeightRows(s.arch, s.n), kw = gemmWeightK(s.arch, s.k);
+  if (s.k % 32 != 0)
     return fail("gemm_a4w4 on ", arch,
-                " needs K % 128 == 0 (one MMA K step covers 128 K); "
+                " needs K % 32 == 0 (an MXFP4 block is 32 elements); got K = ", s.k);
+  if (rows % s.bn != 0)
+    return fail("gemm_a4w4 on ", arch, " needs N % ", s.bn, " == 0 (the N tile is ", s.bn,
+                "); got N = ", s.n, rows != s.n ? strCat(", padded to ", rows) : std::string());
+  if ((s.bk != 128 && s.bk != 256) || kw % s.bk != 0)
+    return fail("gemm_a4w4: BK must be 128 or 256 and divide K = ", kw,
+                kw != s.k ? strCat(" (K = ", s.k, " padded)") : std::string(), ", got ", s.bk);
+  // The tails: activation columns past K read as zeros, output columns
+  // past N not stored (Conversion/TileToNVVM).
+  const bool tails = rows != s.n || kw != s.k;
+  if (tails && s.op != OpKind::GemmA4W4 && s.op != OpKind::GemmMxA4W4 &&
+      !(s.op == OpKind::GemmQdqA4W4 && kw == s.k))
+    return fail(toString(s.op), " on ", arch, " needs N % ", s.bn == 64 ? 64 : 128,
+                " == 0 and K % 128 == 0, got N = ", s.n, ", K = ", s.k,
+                "; gemm_a4w4 and gemm_mxa4w4 take any N and K % 32 (gemm_qdqa4w4 any N)");
+  if (kw != s.k && s.epilogue == Epilogue::BF16DumpQuant)
+    return fail("gemm_a4w4 on ", arch,
+                ": the quantization dump (epilogue bf16dq) needs K % 128 == 0, "
                 "got K = ",
                 s.k);
-  if ((s.bk != 128 && s.bk != 256) || s.k % s.bk != 0)
-    return fail("gemm_a4w4: BK must be 128 or 256 and divide K = ", s.k, ", got ", s.bk);
+  if (tails && s.streamK)
+    return fail("stream-K (_sk) needs whole output tiles: N % ", s.bn, " == 0, got N = ", s.n);
   if (s.weightLayout != wl)
     return fail("gemm_a4w4 on ", arch, " reads weights in the ", toString(wl), " layout");
   if (s.scaleLayout != sl)
@@ -208,8 +225,9 @@ Error verifyKernelSpec(const KernelSpec &s) {
     return fail("the decode variant (_dec) is one of the sm_90a gemm_a4w4 (inline quantization) "
                 "below BM 128, without a stage count or a quantization dump, not of ",
                 toString(s.op), " on ", arch, " with BM ", s.bm);
-  if (s.decode && s.bk > 0 && s.k % (s.bk * s.splitK) != 0)
-    return fail("the decode variant (_dec) gives every split the same K steps: K = ", s.k,
+  if (s.decode && s.bk > 0 && gemmWeightK(s.arch, s.k) % (s.bk * s.splitK) != 0)
+    return fail("the decode variant (_dec) gives every split the same K steps: K = ",
+                gemmWeightK(s.arch, s.k),
                 " must be a multiple of BK x split-K = ", s.bk * s.splitK);
   if (s.warpSplitK &&
       (s.arch != Arch::SM90A || s.op != OpKind::GemmA4W4 || s.bm != 8 || s.bk != 128 ||
@@ -221,10 +239,10 @@ Error verifyKernelSpec(const KernelSpec &s) {
                 toString(s.op), " on ", arch, " with BM ", s.bm, ", BN ", s.bn, ", BK ", s.bk,
                 ", split-K ", s.splitK);
   if (s.warpSplitK && (s.warpSplitK < 1 || s.warpSplitK > sm90::kMaxSplitKWarps ||
-                       (s.k > 0 && s.k / 128 < s.warpSplitK)))
+                       (s.k > 0 && gemmWeightK(s.arch, s.k) / 128 < s.warpSplitK)))
     return fail("the warp-split variant takes 1 to ", sm90::kMaxSplitKWarps,
-                " warps, each at least one 128-K chunk: K = ", s.k, " has ", s.k / 128,
-                " chunks, got ", s.warpSplitK, " warps");
+                " warps, each at least one 128-K chunk: K = ", s.k, " has ",
+                gemmWeightK(s.arch, s.k) / 128, " chunks, got ", s.warpSplitK, " warps");
   if (s.decodeGroups > sm90::kMaxDecodeGroups)
     return fail("the decode variant takes 1 to ", sm90::kMaxDecodeGroups,
                 " warpgroups splitting K (_dec<G>), got ", s.decodeGroups);
@@ -316,12 +334,13 @@ Error verifyKernelSpec(const KernelSpec &s) {
       return fail("gemm_qdqa4w4 on sm_90a: BM 256 takes no persistent grid (its 72.5 KiB "
                   "stages leave no room for the output tile)");
     // The K loop is pipelined over at least two steps (validated on the H200).
-    if (s.k > 0 && s.k / s.bk < 2)
+    const int64_t steps = s.k > 0 ? gemmWeightK(s.arch, s.k) / s.bk : 0;
+    if (s.k > 0 && steps < 2)
       return fail("gemm_a4w4 on sm_90a needs at least two ", s.bk,
                   "-element K steps, got K = ", s.k);
-    if (s.splitK < 1 || s.k / s.bk / s.splitK < 2)
+    if (s.splitK < 1 || steps / s.splitK < 2)
       return fail("gemm_a4w4 on sm_90a: split-K ", s.splitK, " must leave at least 2 of the ",
-                  s.k / s.bk, " K steps to every split");
+                  steps, " K steps to every split");
     // The activations' two buffers (the image's kernels stage them instead).
     if (!staged && s.bm * s.bk > 128 * 128)
       return fail("gemm_a4w4 on sm_90a: BM x BK = ", s.bm * s.bk,
@@ -335,9 +354,9 @@ Error verifyKernelSpec(const KernelSpec &s) {
                   "; use more splits or no decode variant");
     // A persistent workgroup issues the next tile's first S - 1 steps from
     // inside this tile's loop.
-    if (s.persistent && s.k / s.bk < layout.stages - 1)
+    if (s.persistent && steps < layout.stages - 1)
       return fail("gemm_qdqa4w4 on sm_90a: a persistent grid needs at least ", layout.stages - 1,
-                  " K steps (its stages less one), got ", s.k / s.bk);
+                  " K steps (its stages less one), got ", steps);
     if (s.stages != 0) {
       const int64_t bytes = layout.totalBytes();
       if (s.stages < 2 || s.stages > 8 || bytes > sm90::kMaxSharedBytes)

@@ -4,7 +4,9 @@
 
 namespace mxfp4 {
 
-int64_t sm90StepsPerWorkgroup(const KernelSpec &spec) { return spec.k / spec.bk / spec.splitK; }
+int64_t sm90StepsPerWorkgroup(const KernelSpec &spec) {
+  return gemmWeightK(spec.arch, spec.k) / spec.bk / spec.splitK;
+}
 
 int64_t sm90WorkgroupThreads(const KernelSpec &spec) {
   if (spec.warpSplitK)

@@ -114,9 +114,10 @@ Expected<void *> PreparedWeight::Impl::imageFlagsScratch(int64_t m, void *stream
 Expected<std::pair<void *, void *>> PreparedWeight::Impl::splitKScratch(int64_t m, int64_t splits,
                                                                         void *stream,
                                                                         int64_t columns) const {
-  // An f32 per output element and split; one i32 counter per output tile is
-  // at most one per row and 128 columns.
-  const int64_t c = columns > 0 ? columns : n;
+  // An f32 per output element and split (whole tiles: the weights' padded
+  // rows); one i32 counter per output tile is at most one per row and 128
+  // columns.
+  const int64_t c = columns > 0 ? columns : gemmWeightRows(arch, n);
   return grow(&StreamScratch::splitK, m * splits, size_t(c) * 4, size_t(c / 128 + 1) * 4,
               /*zeroed=*/true, stream, "split-K");
 }
@@ -125,22 +126,33 @@ template <typename... Parts> static Error fail(const Parts &...parts) {
   return makeError(parts...);
 }
 
+/// `rows` x `cols` bytes of `from`, copied into a `toRows` x `toCols`
+/// matrix filled with `fill`.
+static std::vector<uint8_t> padMatrix(Span<uint8_t> from, int64_t rows, int64_t cols,
+                                      int64_t toRows, int64_t toCols, uint8_t fill) {
+  std::vector<uint8_t> out(size_t(toRows * toCols), fill);
+  for (int64_t r = 0; r < rows; ++r)
+    std::copy_n(from.data() + r * cols, cols, out.data() + r * toCols);
+  return out;
+}
+
 /// The TMA descriptors of sm_90a weights and scales, in device memory: with
 /// BN 128 boxes, then with BN 64 boxes (Kernels/Sm90Pipeline.h has the
 /// views and boxes).
 static Expected<void *> sm90Descriptors(Device &dev, void *weights, void *scales, int64_t n,
                                         int64_t k) {
   using namespace sm90;
-  const uint64_t chunks = uint64_t(k / 128);
+  const int64_t rows = gemmWeightRows(Arch::SM90A, n);
+  const uint64_t chunks = uint64_t(gemmWeightK(Arch::SM90A, k) / 128);
   uint8_t all[4 * kDescriptorBytes];
   for (int64_t bn : {kTileRows, kNarrowTileRows}) {
     Expected<std::array<uint8_t, 128>> w =
-        dev.encodeTensorMap(weights, {kTileChunkWords, chunks, uint64_t(n / 16)},
+        dev.encodeTensorMap(weights, {kTileChunkWords, chunks, uint64_t(rows / 16)},
                             {kTileChunkWords, 1, uint32_t(bn / 16)});
     if (!w)
       return w.takeError();
     Expected<std::array<uint8_t, 128>> s =
-        dev.encodeTensorMap(scales, {kGroupScaleWords, chunks, uint64_t(n / 32)},
+        dev.encodeTensorMap(scales, {kGroupScaleWords, chunks, uint64_t(rows / 32)},
                             {kGroupScaleWords, 1, uint32_t(bn / 32)});
     if (!s)
       return s.takeError();
@@ -181,10 +193,19 @@ Expected<std::unique_ptr<PreparedWeight>> prepareGemmA4W4Weight(Device &dev, Spa
   if (wScale.size() != size_t(n * k / 32))
     return fail("prepareGemmA4W4Weight: weight scales for N = ", n, ", K = ", k, " are ",
                 n * k / 32, " bytes, got ", wScale.size());
-  Expected<std::vector<uint8_t>> w = shuffleWeight(spec->weightLayout, wFp4, n, k / 2);
+  // The kernels read whole tiles: zero weights (scale 1.0) past N and K.
+  const int64_t rows = gemmWeightRows(arch, n), kw = gemmWeightK(arch, k);
+  std::vector<uint8_t> paddedW, paddedS;
+  if (rows != n || kw != k) {
+    paddedW = padMatrix(wFp4, n, k / 2, rows, kw / 2, 0);
+    paddedS = padMatrix(wScale, n, k / 32, rows, kw / 32, 0x7F);
+    wFp4 = Span<uint8_t>(paddedW.data(), paddedW.size());
+    wScale = Span<uint8_t>(paddedS.data(), paddedS.size());
+  }
+  Expected<std::vector<uint8_t>> w = shuffleWeight(spec->weightLayout, wFp4, rows, kw / 2);
   if (!w)
     return w.takeError();
-  Expected<std::vector<uint8_t>> s = shuffleScales(spec->scaleLayout, wScale, n, k / 32);
+  Expected<std::vector<uint8_t>> s = shuffleScales(spec->scaleLayout, wScale, rows, kw / 32);
   if (!s)
     return s.takeError();
   Expected<void *> dw = dev.alloc(w->size());

@@ -30,11 +30,36 @@ std::vector<KernelSpec> GemmA4W4Plan::kernels() const {
   return all;
 }
 
+/// The table's tile for the weights' whole tiles (gemmWeightRows,
+/// gemmWeightK), less the variants that need N and K to be whole tiles
+/// (verifyKernelSpec): no stream-K with an N tail; with a K tail the
+/// activations are quantized inline (the image and the quantizer kernels
+/// take whole K steps), on one warpgroup's tiles of at most 128 rows.
+static GemmA4W4Tile tableTile(const GemmWeightFacts &w, int64_t m, bool warpSplit) {
+  const int64_t rows = gemmWeightRows(w.arch, w.n), kw = gemmWeightK(w.arch, w.k);
+  GemmA4W4Tile tile = selectGemmA4W4Tile(w.arch, rows, kw, m, warpSplit);
+  if (rows != w.n)
+    tile.streamK = false;
+  if (kw != w.k && tile.preQuantize) {
+    tile.preQuantize = false;
+    tile.streamK = tile.persistent = tile.twoWarpgroups = false;
+    tile.splitM = 0;
+    tile.imageStream = 0;
+    tile.stages = 0;
+    tile.bm = std::min<int64_t>(tile.bm, 128);
+    if (tile.bm == 128 || tile.bn == sm90::kWideTileRows)
+      tile.bk = 0;
+    if (tile.bn == sm90::kWideTileRows)
+      tile.bn = 0;
+  }
+  return tile;
+}
+
 /// The tile the table picks for M, with the caller's overrides.
 static GemmA4W4Tile chooseTile(const GemmWeightFacts &w, int64_t m,
                                const GemmA4W4Options &options) {
   const experimental::GemmA4W4Overrides &o = options.overrides;
-  GemmA4W4Tile tile = selectGemmA4W4Tile(w.arch, w.n, w.k, m, o.warpSplitK.value_or(1) != 0);
+  GemmA4W4Tile tile = tableTile(w, m, o.warpSplitK.value_or(1) != 0);
   const bool otherBm = o.bm && *o.bm != tile.bm;
   const bool otherPath = o.preQuantize && *o.preQuantize != tile.preQuantize;
   // The table's stage count belongs to its tile and kernel: another BM, the

@@ -186,9 +186,9 @@ static void testJit(const char *dir) {
   CHECK_FAILS(mxfp4_jit_precompile_gemm(jit, MXFP4_ARCH_DEVICE, 512, 256, ms, 2,
                                         MXFP4_ROUNDING_ROUNDUP, 0, NULL),
               MXFP4_STATUS_INVALID_ARGUMENT, "must name a target");
-  CHECK_FAILS(mxfp4_jit_precompile_gemm(jit, MXFP4_ARCH_GFX950, 500, 256, ms, 2,
+  CHECK_FAILS(mxfp4_jit_precompile_gemm(jit, MXFP4_ARCH_GFX950, 512, 250, ms, 2,
                                         MXFP4_ROUNDING_ROUNDUP, 0, NULL),
-              MXFP4_STATUS_ERROR, "500");
+              MXFP4_STATUS_ERROR, "K = 250");
   mxfp4_jit_destroy(jit);
 
   /* A second JIT on the directory, as a new process: disk hits only. */

@@ -14,7 +14,9 @@
 //    the seed's 24 points and ragged M, and never writes rows >= M;
 //  - weights with all scales below 128 take the folded dequantization (one
 //    multiply), bit for bit the unfolded one;
-//  - split-K and stream-K repeat bit for bit and agree with whole tiles.
+//  - split-K and stream-K repeat bit for bit and agree with whole tiles;
+//  - any N >= 1 and K % 32 (N and K tails) match the reference, for
+//    gemmA4W4 and gemmMxA4W4, without reading or writing past the buffers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +38,7 @@
 #include <cmath>
 #include <cstdio>
 #include <tuple>
+#include <vector>
 
 using namespace mxfp4;
 using namespace mxfp4::test;
@@ -186,6 +189,69 @@ TEST_F(Gemm, RaggedM) {
   checkPoint(dev, rng, seed, 2048, 7168, 24, 48, /*print=*/false);
   for (int64_t m : {13, 25})
     checkPoint(dev, rng, seed, 8448, 7168, m, 48, /*print=*/false);
+}
+
+// Any N >= 1 and K % 32 (sm_90a pads the weights to whole 128 tiles, reads
+// activation columns past K as zeros and stores no column past N): the
+// float64 QDQ reference on the paths dispatch takes at each M (the decode
+// and warp-split variants, split-K, BM 128 inline with a K tail, the image
+// with an N tail), GPT-OSS's 2880 among them. A guard row after C keeps
+// its poison, and NaNs right after A (what a read past K of row M-1 would
+// meet, times a zero weight: NaN) change nothing. gemmMxA4W4 takes the
+// same shapes on CPU-quantized activations, with NaN scales past them.
+TEST_F(Gemm, AnyNAndKMultipleOf32) {
+  OPEN_DEVICE_OR_SKIP(dev);
+  struct Shape {
+    int64_t n, k;
+    std::vector<int64_t> ms;
+  };
+  const Shape shapes[] = {{2880, 2880, {1, 8, 13, 32, 77, 128, 600, 2048}},
+                          {5120, 2880, {1, 64, 512}},
+                          {2880, 4096, {1, 8, 300, 1100}},
+                          {1, 256, {1, 5, 200}},
+                          {100, 4128, {1, 33, 129}},
+                          {7200, 7168, {1, 16, 300}},
+                          {200, 288, {3, 40}},
+                          {129, 32, {1, 9, 130}},
+                          {8, 96, {2, 300}}};
+  const uint16_t kNaN = 0x7FC0;
+  for (const Shape &shape : shapes) {
+    const int64_t n = shape.n, k = shape.k;
+    HostWeights w = randomWeights(rng, n, k);
+    auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, n, k);
+    ASSERT_OK(prepared);
+    for (int64_t m : shape.ms) {
+      SCOPED_TRACE(testing::Message() << "N=" << n << " K=" << k << " M=" << m << " seed=" << seed);
+      std::vector<uint16_t> a = randomActivations(rng, m, k);
+      plantAdversarialBlocks(a, m, k);
+      std::vector<uint16_t> guarded = a;
+      guarded.resize(a.size() + 256, kNaN);
+      DeviceBuffer da(dev, guarded.size() * 2), dc(dev, size_t((m + 1) * n * 2));
+      da.upload(guarded);
+      std::vector<uint16_t> c = gemmWithGuardRow(dev, da, dc, m, n, **prepared);
+      ASSERT_FALSE(c.empty());
+      expectMatchesQdq(rng, a, w, m, c);
+
+      auto qa = quantizeBf16(a, m, k, kDefaultScaleRounding);
+      ASSERT_OK(qa);
+      std::vector<uint8_t> codesGuarded = qa->data, scalesGuarded = qa->scales;
+      codesGuarded.resize(codesGuarded.size() + 128, 0x77);
+      scalesGuarded.resize(scalesGuarded.size() + 16, 0xFF); // NaN scales
+      DeviceBuffer codes(dev, codesGuarded.size()), scales(dev, scalesGuarded.size());
+      codes.upload(codesGuarded);
+      scales.upload(scalesGuarded);
+      dc.fill(0xFF);
+      ASSERT_OK(gemmMxA4W4(dev, nullptr, codes.get(), scales.get(), m, **prepared, dc.get()));
+      ASSERT_OK(dev.synchronize());
+      std::vector<uint16_t> mx = dc.download<uint16_t>(size_t((m + 1) * n));
+      for (int64_t j = 0; j < n; ++j)
+        ASSERT_EQ(mx[size_t(m * n + j)], 0xFFFF) << "gemmMxA4W4 wrote past row M at column " << j;
+      mx.resize(size_t(m * n));
+      // The CPU quantizer's bytes are the inline quantizer's (the test
+      // above): the same reference.
+      expectMatchesQdq(rng, a, w, m, mx);
+    }
+  }
 }
 
 TEST_F(Gemm, SplitKIsRepeatableAndAgreesWithNoSplit) {

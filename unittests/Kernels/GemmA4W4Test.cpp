@@ -10,6 +10,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "gtest/gtest.h"
 
+#include <limits>
+
 using namespace mxfp4;
 
 namespace {
@@ -29,11 +31,10 @@ TEST(GemmA4W4Spec, SeedShapesAndTiles) {
 }
 
 TEST(GemmA4W4Spec, ConstraintsAreNamed) {
-  EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::GFX950, 1000, 7168, 16), "N % 256 == 0");
-  EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::GFX950, 256, 4100, 16), "K % 128 == 0");
+  EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::GFX950, 256, 4100, 16), "K % 32 == 0");
   EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::GFX950, 256, 256, 32), "BM must be 16 or 64");
   EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::GFX950, 0, 256, 16), "must be positive");
-  EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::SM90A, 200, 256, 16), "N % 128 == 0");
+  EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::SM90A, 200, 4100, 16), "K % 32 == 0");
   EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::SM90A, 256, 256, 24),
                         "BM must be 8, 16, 32, 64 or 128");
   ASSERT_OK(makeGemmA4W4Spec(Arch::SM90A, 256, 256, 128));
@@ -50,6 +51,65 @@ TEST(GemmA4W4Spec, ConstraintsAreNamed) {
   ASSERT_OK(verifyKernelSpec(dump));
   dump.arch = Arch::GFX950;
   EXPECT_ERROR_CONTAINS(verifyKernelSpec(dump), "bf16dq");
+}
+
+// sm_90a runs any N and K % 32 on weights padded to whole 128 tiles; the
+// variants that need whole tiles say so.
+TEST(GemmA4W4Spec, Sm90TakesAnyNAndKMultipleOf32) {
+  EXPECT_EQ(gemmWeightRows(Arch::SM90A, 2880), 2944);
+  EXPECT_EQ(gemmWeightRows(Arch::SM90A, 1), 128);
+  EXPECT_EQ(gemmWeightRows(Arch::SM90A, 256), 256);
+  EXPECT_EQ(gemmWeightK(Arch::SM90A, 32), 256);
+  EXPECT_EQ(gemmWeightK(Arch::SM90A, 384), 384);
+  EXPECT_EQ(gemmWeightK(Arch::SM90A, 2880), 2944);
+  // Invalid values stay as they are (no overflow), for the verifier.
+  EXPECT_EQ(gemmWeightK(Arch::SM90A, std::numeric_limits<int64_t>::max()),
+            std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(gemmWeightRows(Arch::SM90A, -5), -5);
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{2880, 2880}, {1, 256}, {200, 4128}, {129, 288}}) {
+    auto s = makeGemmA4W4Spec(Arch::SM90A, n, k, 16);
+    ASSERT_OK(s);
+    auto parsed = parseKernelName(s->name());
+    ASSERT_OK(parsed);
+    EXPECT_EQ(parsed->name(), s->name());
+    KernelSpec mx = *s;
+    mx.op = OpKind::GemmMxA4W4;
+    ASSERT_OK(verifyKernelSpec(mx));
+  }
+  // K = 32 .. 128 pad to the pipeline's two steps.
+  for (int64_t k : {32, 64, 96, 128})
+    ASSERT_OK(makeGemmA4W4Spec(Arch::SM90A, 3, k, 8));
+  auto s = makeGemmA4W4Spec(Arch::SM90A, 2880, 2880, 128);
+  ASSERT_OK(s);
+  KernelSpec qdq = *s;
+  qdq.op = OpKind::GemmQdqA4W4;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(qdq), "gemm_qdqa4w4 on sm_90a needs");
+  qdq.k = 2816; // whole K steps, an N tail: the image takes it
+  ASSERT_OK(verifyKernelSpec(qdq));
+  qdq.streamK = true;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(qdq), "stream-K (_sk) needs whole output tiles");
+  KernelSpec dump = *s;
+  dump.bm = 16;
+  dump.epilogue = Epilogue::BF16DumpQuant;
+  EXPECT_ERROR_CONTAINS(verifyKernelSpec(dump), "bf16dq) needs K % 128 == 0");
+}
+
+// gfx950 and gfx1250 pad the weights to their 256-row N tile and to 128 K:
+// any N and K % 32 there too, on the inline GEMM they run.
+TEST(GemmA4W4Spec, AmdTakesAnyNAndKMultipleOf32) {
+  for (Arch arch : {Arch::GFX950, Arch::GFX1250}) {
+    EXPECT_EQ(gemmWeightRows(arch, 1000), 1024);
+    EXPECT_EQ(gemmWeightRows(arch, 8448), 8448);
+    EXPECT_EQ(gemmWeightK(arch, 4128), 4224);
+    EXPECT_EQ(gemmWeightK(arch, 32), 128);
+    EXPECT_EQ(gemmWeightK(arch, 7168), 7168);
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{1000, 7168}, {2880, 2880}, {1, 32}}) {
+      auto s = makeGemmA4W4Spec(arch, n, k, 16);
+      ASSERT_OK(s);
+      EXPECT_EQ(s->bk, k % 256 == 0 ? 256 : 128) << s->name();
+    }
+    EXPECT_EQ(makeGemmA4W4Spec(arch, 1000, 7168, 64)->bk, 256); // K whole: BK 256
+  }
 }
 
 TEST(GemmA4W4, TileProgramVerifiesAndHasTheSeedAnatomy) {

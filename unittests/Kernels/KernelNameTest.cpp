@@ -146,10 +146,10 @@ TEST(KernelName, MalformedNamesSayWhatIsWrong) {
       {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks1_roundup_wgfx950mfma16_sgfx950mfma16_"
        "aswiglu_f3fd9db2_f40e00000_ebf16",
        "is not 8 lower-case hex digits"},
-      {"gemm_a4w4_gfx950_n1000_k7168_bm16_bn256_bk256_ks1_roundup_wgfx950mfma16_sgfx950mfma16_"
+      {"gemm_a4w4_gfx950_n1000_k7100_bm16_bn256_bk256_ks1_roundup_wgfx950mfma16_sgfx950mfma16_"
        "anone_"
        "ebf16",
-       "N % 256 == 0"},
+       "K % 32 == 0"},
       {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks1_roundup_wgfx950mfma16_sgfx1250wmma_anone_"
        "ebf16",
        "gfx950-mfma16 layout"},

@@ -11,13 +11,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "TestUtil/FakeDevice.h"
+#include "mxfp4/Format/Layout.h"
 #include "mxfp4/JIT/Jit.h"
+#include "mxfp4/Kernels/KernelSpec.h"
 #include "mxfp4/Ops/GemmA4W4.h"
 #include "mxfp4/Ops/PreparedWeightImpl.h"
 
 #include "gtest/gtest.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -165,6 +168,50 @@ TEST_P(GemmLaunch, ThreadsShareTheLaunchesOfOneWeight) {
     EXPECT_EQ(e, "");
   for (int64_t m : {1, 150, 300})
     EXPECT_EQ(call(m), fresh(m)) << "M = " << m;
+}
+
+// Any N and K % 32: the prepared weights are the caller's padded with zero
+// codes (scale 0x7F) to whole tiles and then shuffled, the calls launch
+// grids of those tiles, and the padding scratch is not leaked.
+TEST_P(GemmLaunch, PadsRaggedWeightsToWholeTiles) {
+  const Arch arch = GetParam();
+  const int64_t n = 200, k = 288;
+  const int64_t rows = gemmWeightRows(arch, n), kw = gemmWeightK(arch, k);
+  ASSERT_GT(rows, n);
+  ASSERT_GT(kw, k);
+  std::vector<uint8_t> codes(size_t(n * k / 2)), scales(size_t(n * k / 32));
+  for (size_t i = 0; i < codes.size(); ++i)
+    codes[i] = uint8_t(i * 37 + 11);
+  for (size_t i = 0; i < scales.size(); ++i)
+    scales[i] = uint8_t(100 + i % 40);
+  Expected<std::unique_ptr<PreparedWeight>> pw = prepareGemmA4W4Weight(dev, codes, scales, n, k);
+  ASSERT_TRUE(bool(pw)) << pw.takeError().message();
+  EXPECT_EQ((*pw)->n(), n);
+  EXPECT_EQ((*pw)->k(), k);
+  std::vector<uint8_t> paddedCodes(size_t(rows * kw / 2), 0),
+      paddedScales(size_t(rows * kw / 32), 0x7F);
+  for (int64_t r = 0; r < n; ++r) {
+    std::copy_n(&codes[size_t(r * k / 2)], k / 2, &paddedCodes[size_t(r * kw / 2)]);
+    std::copy_n(&scales[size_t(r * k / 32)], k / 32, &paddedScales[size_t(r * kw / 32)]);
+  }
+  const TargetInfo &t = targetInfo(arch);
+  Expected<std::vector<uint8_t>> wantCodes =
+      shuffleWeight(t.weightLayout, paddedCodes, rows, kw / 2);
+  Expected<std::vector<uint8_t>> wantScales =
+      shuffleScales(t.scaleLayout, paddedScales, rows, kw / 32);
+  ASSERT_TRUE(wantCodes && wantScales);
+  const PreparedWeight::Impl &impl = (*pw)->impl();
+  EXPECT_EQ(0, std::memcmp(impl.data, wantCodes->data(), wantCodes->size()));
+  EXPECT_EQ(0, std::memcmp(impl.scales, wantScales->data(), wantScales->size()));
+  for (int64_t m : {1, 77}) {
+    const size_t before = dev.launches.size();
+    ASSERT_FALSE(gemmA4W4(dev, nullptr, a, m, **pw, out)) << "M = " << m;
+    ASSERT_GT(dev.launches.size(), before);
+    const FakeDevice::Launch &gemm = dev.launches.back();
+    EXPECT_NE(gemm.symbol.find("_n200_k288_"), std::string::npos) << gemm.symbol;
+    EXPECT_EQ(int64_t(gemm.geometry.grid[0]) * parseKernelName(gemm.symbol)->bn, rows)
+        << describe(gemm);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, GemmLaunch, ::testing::Values(Arch::SM90A, Arch::GFX950),

@@ -132,6 +132,41 @@ TEST(GemmA4W4Plan, FollowsThePathTheTableChooses) {
   EXPECT_FALSE(amd->gemms[0].foldedScales);
 }
 
+// Any N >= 1 and K % 32 on sm_90a: at every M the plan's kernels are legal
+// (planGemmA4W4 verifies each) and cover the weights' whole tiles; a K tail
+// quantizes inline, an N tail keeps the image but not stream-K.
+TEST(GemmA4W4Plan, RaggedShapesPlanAtEveryM) {
+  const std::pair<int64_t, int64_t> shapes[] = {{2880, 2880}, {5120, 2880}, {2880, 4096},
+                                                {1, 256},     {100, 4128},  {7168 + 32, 7168},
+                                                {200, 288},   {4096, 128},  {3, 32}};
+  for (auto [n, k] : shapes)
+    for (bool small : {true, false})
+      for (int64_t m : {1,   3,   8,   9,   16,  17,   32,   33,   64,   100, 128,
+                        129, 256, 300, 512, 777, 1024, 2048, 3000, 4096, 8192}) {
+        SCOPED_TRACE(testing::Message() << n << "x" << k << " M = " << m);
+        Expected<GemmA4W4Plan> plan = planGemmA4W4({Arch::SM90A, n, k, small}, m);
+        ASSERT_OK(plan);
+        Expected<GemmA4W4Plan> mx = planGemmA4W4({Arch::SM90A, n, k, small}, m, {}, true);
+        ASSERT_OK(mx);
+        EXPECT_EQ(mx->gemms.front().op, OpKind::GemmMxA4W4);
+        std::vector<KernelSpec> all = plan->kernels();
+        all.push_back(mx->gemms.front());
+        for (const KernelSpec &s : all) {
+          EXPECT_FALSE(s.streamK && n % 128 != 0);
+          if (k % 128 != 0)
+            EXPECT_TRUE(s.op == OpKind::GemmA4W4 || s.op == OpKind::GemmMxA4W4) << s.name();
+          if (!isQuantizer(s.op)) {
+            EXPECT_EQ(s.n, n);
+            EXPECT_EQ(s.k, k);
+          }
+        }
+      }
+  // The image where K is whole steps and M large (N tail only).
+  Expected<GemmA4W4Plan> image = planGemmA4W4({Arch::SM90A, 2880, 4096, true}, 4096);
+  ASSERT_OK(image);
+  EXPECT_EQ(image->path, GemmA4W4Plan::Path::Image);
+}
+
 TEST(GemmA4W4Plan, RefusesWhatNoKernelRuns) {
   const GemmWeightFacts w{Arch::SM90A, 8448, 7168, true};
   EXPECT_ERROR_CONTAINS(planGemmA4W4(w, 0), "M must be >= 1");

@@ -41,6 +41,10 @@ TEST(TileTable, EveryChoiceVerifies) {
         // the constraint's message; the table need not make them work.
         if (!makeGemmA4W4Spec(arch, n, k, arch == Arch::SM90A ? 8 : 16))
           continue;
+        // Weights with tails: dispatch asks the table for their whole tiles
+        // (GemmA4W4PlanTest.RaggedShapesPlanAtEveryM).
+        if (gemmWeightRows(arch, n) != n || gemmWeightK(arch, k) != k)
+          continue;
         auto spec = makeGemmA4W4Spec(arch, n, k, t.bm, kDefaultScaleRounding, Activation::None,
                                      {0.0f, 0.0f}, op);
         ASSERT_OK(spec);
@@ -365,9 +369,8 @@ TEST(TileTable, DecodeAtBm16WhereItsGridIsSmall) {
 }
 
 TEST(TileTable, UnsupportedShapesSayWhy) {
-  EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::SM90A, 4096, 128, 8),
-                        "needs at least two 128-element K steps, got K = 128");
-  EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::GFX950, 4096 + 128, 7168, 16), "N % 256 == 0");
+  EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::SM90A, 4096, 100, 8), "needs K % 32 == 0");
+  EXPECT_ERROR_CONTAINS(makeGemmA4W4Spec(Arch::GFX950, 4096, 7168 + 16, 16), "K % 32 == 0");
 }
 
 // The quantizer's row tile covers M without idle rows (a power of two >= M

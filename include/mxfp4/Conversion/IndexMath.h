@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace mxfp4 {
@@ -43,6 +44,18 @@ inline mlir::Value idxDiv(mlir::ImplicitLocOpBuilder &b, mlir::Value x, mlir::Va
 }
 inline mlir::Value idxRem(mlir::ImplicitLocOpBuilder &b, mlir::Value x, mlir::Value y) {
   return mlir::arith::RemUIOp::create(b, x, y);
+}
+
+inline mlir::Value idxLess(mlir::ImplicitLocOpBuilder &b, mlir::Value x, mlir::Value y) {
+  return mlir::arith::CmpIOp::create(b, mlir::arith::CmpIPredicate::ult, x, y);
+}
+
+/// Whether a matrix of `ld` columns ends inside a tile of `tileCols` (a K or
+/// N tail whose columns the loads zero and the stores drop); an ld that is
+/// not a constant may.
+inline bool hasTail(mlir::Value ld, int64_t tileCols) {
+  std::optional<int64_t> c = mlir::getConstantIntValue(ld);
+  return !c || *c % tileCols != 0;
 }
 
 /// mxtile.tile_id d is the workgroup id along x, y or z.

@@ -99,6 +99,16 @@ inline int64_t moePaddedRow(Arch arch, int64_t elements) {
   const int64_t padded = (elements + align - 1) / align * align;
   return padded < kMoeMinRow ? kMoeMinRow : padded;
 }
+/// The dense GEMMs' weights as their kernels read them (and
+/// prepareGemmA4W4Weight lays them out): N rows and K columns rounded up to
+/// whole tiles with zero weights, which contribute exact zeros, so that any
+/// N >= 1 and any K that is a multiple of 32 runs; the kernels read the
+/// activation columns past K as zeros and store no output column past N.
+/// N to a multiple of the target's N tile (TargetInfo::defaultBn: 256 on
+/// AMD, 128 on sm_90a), K to one of 128 (an MMA K step) and at least
+/// TargetInfo::minGemmK.
+int64_t gemmWeightRows(Arch arch, int64_t n);
+int64_t gemmWeightK(Arch arch, int64_t k);
 enum class Activation : uint8_t { None, Silu, Swiglu, Situv2 };
 /// BF16: store C. BF16DumpQuant: also write the inline-quantized activations
 /// and their scales (tests compare them with the CPU quantizer byte for byte).

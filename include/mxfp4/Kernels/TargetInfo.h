@@ -65,6 +65,10 @@ struct TargetInfo {
   /// The default tile: BN, and BK (the larger when K allows it).
   int64_t defaultBn;
   int64_t defaultBk, smallKBk;
+  /// The dense GEMM's shortest K as its kernels read it: weights of a
+  /// shorter K are padded to it (gemmWeightK; sm_90a pipelines at least
+  /// two 128-K steps).
+  int64_t minGemmK;
   /// The MoE GEMMs' row alignment: hidden and inter are padded to a
   /// multiple of it (the N tile, and a multiple of the K step), so the
   /// grouped GEMM needs no column tails (moePaddedRow).

@@ -56,7 +56,10 @@ private:
 
 /// Preshuffles host weights for `arch` (default: targetArch(&dev)) and
 /// uploads them. Checks the sizes against N and K and the target's shape
-/// constraints.
+/// constraints: on sm_90a any N >= 1 and any K that is a multiple of 32
+/// (the weights are padded to whole tiles with zeros, gemmWeightRows and
+/// gemmWeightK in Kernels/KernelSpec.h); gfx950 and gfx1250 take N a
+/// multiple of their N tile (256) and K of 128.
 Expected<std::unique_ptr<PreparedWeight>>
 prepareGemmA4W4Weight(Device &dev, Span<uint8_t> wFp4, Span<uint8_t> wScale, int64_t n, int64_t k,
                       std::optional<Arch> arch = std::nullopt);

@@ -102,6 +102,7 @@ LogicalResult KernelEmitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp o
         valid = mapping.lookup(op.getValidRows());
   Type elem = cast<MemRefType>(base.getType()).getElementType();
   const int regs = cfg.accPerLane();
+  const bool nTail = hasTail(op.getLd(), cfg.bn);
   // Accumulator register r of lane l is C[regs * (l/16) + r][l % 16].
   Value rowBase = idxMul(b, lgroup, regs);
   Value nw = idxAdd(b, col0, idxMul(b, wave, cfg.colTiles() * 16));
@@ -111,9 +112,13 @@ LogicalResult KernelEmitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp o
       if (elem.isBF16())
         part = arith::TruncFOp::create(b, VectorType::get({regs}, elem), part);
       Value col = idxAdd(b, idxAdd(b, nw, j * 16), l16);
+      // An N tail: columns past N are not stored.
+      Value inN = nTail ? idxLess(b, col, ldv) : Value();
       for (int r = 0; r < regs; ++r) {
         Value rowIn = idxAdd(b, rowBase, mt * 16 + r);
         Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rowIn, valid);
+        if (nTail)
+          ok = arith::AndIOp::create(b, ok, inN);
         auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/false);
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(ifOp.thenBlock());

@@ -55,6 +55,10 @@ LogicalResult KernelEmitter::lowerQuantize(ImplicitLocOpBuilder &b, tile::Quanti
   auto cst = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 32).getResult(); };
   auto bf16Vec = VectorType::get({elems}, b.getBF16Type());
   auto i16Vec = VectorType::get({elems}, b.getI16Type());
+  // A K tail (K not a whole number of steps): blocks past K read as zeros
+  // from the row's last block (K % 32 == 0: a block is in or out whole).
+  const bool kTail = hasTail(ld.getLd(), cfg.bk);
+  Value zeros = arith::ConstantOp::create(b, bf16Vec, DenseElementsAttr::get(bf16Vec, 0.0f));
 
   for (int64_t p = 0; p < cfg.quantPasses(); ++p) {
     Value t = idxAdd(b, tid, p * cfg.threads());
@@ -65,8 +69,15 @@ LogicalResult KernelEmitter::lowerQuantize(ImplicitLocOpBuilder &b, tile::Quanti
     Value colIn = idxMul(b, kb, 32);
     if (part)
       colIn = idxAdd(b, colIn, idxMul(b, part, elems));
-    Value gidx = idxAdd(b, arith::MulIOp::create(b, grow, ldv), idxAdd(b, col0, colIn));
+    Value col = idxAdd(b, col0, colIn), inK;
+    if (kTail) {
+      inK = idxLess(b, col, ldv);
+      col = arith::MinUIOp::create(b, col, arith::SubIOp::create(b, ldv, idxConst(b, elems)));
+    }
+    Value gidx = idxAdd(b, arith::MulIOp::create(b, grow, ldv), col);
     Value x = vector::LoadOp::create(b, bf16Vec, base, ValueRange{gidx});
+    if (kTail)
+      x = arith::SelectOp::create(b, inK, x, zeros);
 
     // amax over the block: integer max of |bf16| bit patterns, then lanes.
     Value bits = vector::BitCastOp::create(b, i16Vec, x);

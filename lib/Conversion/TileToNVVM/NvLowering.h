@@ -312,11 +312,12 @@ private:
   void resetCounter(mlir::ImplicitLocOpBuilder &b, mlir::Value counters, mlir::Value counter);
   /// Stores the bf16 tile `tiles` through shared memory (Sm90Store.cpp):
   /// stmatrix, then 16-byte stores to `out` (row-major, `ld` columns)
-  /// from row `row0`, column `col0`, for the `valid` rows that exist.
+  /// from row `row0`, column `col0`, for the `valid` rows that exist (and,
+  /// with `nTail`, the 16-byte units below column `ld`).
   mlir::LogicalResult storeThroughShared(mlir::ImplicitLocOpBuilder &b,
                                          llvm::ArrayRef<mlir::Value> tiles, mlir::Value out,
                                          mlir::Value row0, mlir::Value col0, mlir::Value ld,
-                                         mlir::Value valid);
+                                         mlir::Value valid, bool nTail);
   using ElementFn = llvm::function_ref<void(mlir::Value acc, mlir::Value at)>;
   using ElementsOf =
       llvm::function_ref<void(int64_t i, int64_t j, mlir::Value vec, ElementFn body)>;

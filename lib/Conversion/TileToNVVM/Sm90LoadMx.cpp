@@ -51,18 +51,30 @@ SmallVector<Value> Sm90Emitter::loadMxActivations(ImplicitLocOpBuilder &b, tile:
   Value blocks = idxDiv(b, ldv, 32), colBlock = idxDiv(b, col, 32);
   auto v4 = VectorType::get({4}, b.getI32Type());
   Value zero = arith::ConstantOp::create(b, v4, DenseElementsAttr::get(v4, int32_t(0)));
+  // A K tail: blocks past K read as zero codes of scale 1.0 (0x7F) from
+  // the row's last block.
+  const bool kTail = hasTail(op.getLd(), cfg.bk);
   SmallVector<Value> loaded;
   for (int64_t r = 0; r < mxBlocksPerThread(); ++r) {
     QuantCoords q = mxBlockCoords(b, r);
     Value row = idxAdd(b, row0, arith::MinUIOp::create(b, q.row, lastRow));
-    // One 16-byte unit of codes and one scale byte per 32-element block.
-    Value at = idxAdd(b, arith::MulIOp::create(b, row, blocks),
-                      idxAdd(b, colBlock, idxAdd(b, idxMul(b, q.kc, 4), q.t)));
-    Value w = memref::LoadOp::create(b, codes, ValueRange{at});
+    Value block = idxAdd(b, colBlock, idxAdd(b, idxMul(b, q.kc, 4), q.t));
     Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, q.row, valid);
+    Value inK;
+    if (kTail) {
+      inK = idxLess(b, block, blocks);
+      ok = arith::AndIOp::create(b, ok, inK);
+      block = arith::MinUIOp::create(b, block, idxAdd(b, blocks, -1));
+    }
+    // One 16-byte unit of codes and one scale byte per 32-element block.
+    Value at = idxAdd(b, arith::MulIOp::create(b, row, blocks), block);
+    Value w = memref::LoadOp::create(b, codes, ValueRange{at});
     loaded.push_back(arith::SelectOp::create(b, ok, w, zero));
-    Value s = memref::LoadOp::create(b, scales, ValueRange{at});
-    loaded.push_back(arith::ExtUIOp::create(b, b.getI32Type(), s));
+    Value s = arith::ExtUIOp::create(b, b.getI32Type(),
+                                     memref::LoadOp::create(b, scales, ValueRange{at}));
+    if (kTail)
+      s = arith::SelectOp::create(b, inK, s, arith::ConstantIntOp::create(b, 0x7F, 32));
+    loaded.push_back(s);
   }
   return loaded;
 }

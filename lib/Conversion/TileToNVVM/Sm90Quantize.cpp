@@ -89,13 +89,21 @@ SmallVector<Value> Sm90Emitter::loadActivations(ImplicitLocOpBuilder &b, tile::L
   Value zero = arith::ConstantOp::create(b, v8, DenseElementsAttr::get(v8, 0.0f));
   Value lastRow = arith::SubIOp::create(b, valid, idxConst(b, 1));
   Value units = idxDiv(b, ldv, 8), colUnit = idxDiv(b, col, 8);
+  // A K tail (K not a whole number of steps): chunks past K read as zeros
+  // from the row's last chunk (K % 32 == 0: a block is in or out whole).
+  const bool kTail = hasTail(op.getLd(), cfg.bk);
   SmallVector<Value> chunks;
   for (int64_t r = 0; r < cfg.quantChunks(); ++r) {
     QuantCoords q = quantCoords(b, r);
     Value row = idxAdd(b, row0, arith::MinUIOp::create(b, q.row, lastRow));
-    Value at = idxAdd(b, arith::MulIOp::create(b, row, units), idxAdd(b, colUnit, q.col8));
-    Value x = memref::LoadOp::create(b, base, ValueRange{at});
+    Value unit = idxAdd(b, colUnit, q.col8);
     Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, q.row, valid);
+    if (kTail) {
+      ok = arith::AndIOp::create(b, ok, idxLess(b, unit, units));
+      unit = arith::MinUIOp::create(b, unit, idxAdd(b, units, -1));
+    }
+    Value at = idxAdd(b, arith::MulIOp::create(b, row, units), unit);
+    Value x = memref::LoadOp::create(b, base, ValueRange{at});
     chunks.push_back(arith::SelectOp::create(b, ok, x, zero));
   }
   return chunks;

@@ -43,7 +43,7 @@ static Value elementPtr(ImplicitLocOpBuilder &b, Value base, Type elem, Value at
 
 LogicalResult Sm90Emitter::storeThroughShared(ImplicitLocOpBuilder &b, ArrayRef<Value> tiles,
                                               Value out, Value row0, Value col0, Value ldv,
-                                              Value valid) {
+                                              Value valid, bool nTail) {
   const int64_t rowBytes = sm90::stagedRowBytes(cfg.bn);
   // Persistent kernels have a region of their own (their stages receive
   // the next tile meanwhile), stream-K takes the stage of the segment's
@@ -111,6 +111,8 @@ LogicalResult Sm90Emitter::storeThroughShared(ImplicitLocOpBuilder &b, ArrayRef<
     Value u = idxAdd(b, tid, u0);
     Value row = idxDiv(b, u, unitsPerRow), unit = idxRem(b, u, unitsPerRow);
     Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, rows);
+    if (nTail) // N % 8 == 0: a unit is in or out whole
+      ok = arith::AndIOp::create(b, ok, idxLess(b, idxAdd(b, col0, idxMul(b, unit, 8)), ldv));
     auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
@@ -206,6 +208,8 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   Value out = LLVM::AddrSpaceCastOp::create(b, globalPtr, mapping.lookup(op.getBase()));
   Type elem = cast<MemRefType>(op.getBase().getType()).getElementType();
   Value nrow = idxAdd(b, idxAdd(b, col0, idxMul(b, warp, 16 * cfg.tilesPerWarp())), g);
+  // An N tail (N not a whole number of tiles): columns past N are not stored.
+  const bool nTail = hasTail(op.getLd(), cfg.bn);
   /// Calls `body(value, index)` for each valid output element of
   /// accumulator vector (i, j) `vec` of this thread.
   auto forEachElementOf = [&](int64_t i, int64_t j, Value vec,
@@ -219,7 +223,15 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
       Value rowBase = arith::MulIOp::create(b, idxAdd(b, row0, tokIn), ldv);
       for (int64_t hh = 0; hh < 2; ++hh) {
         Value v = vector::ExtractOp::create(b, vec, ArrayRef<int64_t>{hh * 2 + tt});
-        body(v, idxAdd(b, rowBase, idxAdd(b, nrow, i * 16 + hh * 8)));
+        Value col = idxAdd(b, nrow, i * 16 + hh * 8);
+        if (!nTail) {
+          body(v, idxAdd(b, rowBase, col));
+          continue;
+        }
+        auto inN = scf::IfOp::create(b, idxLess(b, col, ldv), /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(inN.thenBlock());
+        body(v, idxAdd(b, rowBase, col));
       }
     }
   };
@@ -249,8 +261,10 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   if (!op.getWorkspace()) {
     // The warp-split variant's first warp holds the workgroup's sums: a few
     // hundred elements, stored as they are.
-    if (elem.isBF16() && !cfg.warpSplitK)
-      return storeThroughShared(b, acc->second, out, row0, col0, ldv, valid);
+    // 16-byte stores need rows of whole 16-byte units (N % 8 == 0).
+    const bool wholeUnits = !nTail || getConstantIntValue(op.getLd()).value_or(1) % 8 == 0;
+    if (elem.isBF16() && !cfg.warpSplitK && wholeUnits)
+      return storeThroughShared(b, acc->second, out, row0, col0, ldv, valid, nTail);
     forEachElement(acc->second, storeOut);
     return success();
   }

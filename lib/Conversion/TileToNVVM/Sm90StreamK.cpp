@@ -140,7 +140,7 @@ LogicalResult Sm90Emitter::storeStreamK(ImplicitLocOpBuilder &b, ArrayRef<Value>
   Value whole = arith::AndIOp::create(b, eq(segK0, idxConst(b, 0)), eq(segK1, tileSteps));
   auto wholeIf = scf::IfOp::create(b, whole, /*withElseRegion=*/true);
   b.setInsertionPointToStart(wholeIf.thenBlock());
-  if (failed(storeThroughShared(b, tiles, out, row0, col0, ld, valid)))
+  if (failed(storeThroughShared(b, tiles, out, row0, col0, ld, valid, /*nTail=*/false)))
     return failure();
   b.setInsertionPointToStart(wholeIf.elseBlock());
 
@@ -195,7 +195,7 @@ LogicalResult Sm90Emitter::storeStreamK(ImplicitLocOpBuilder &b, ArrayRef<Value>
       scf::YieldOp::create(b, next);
     }
     SmallVector<Value> totals(sum.getResults().begin(), sum.getResults().end());
-    if (failed(storeThroughShared(b, totals, out, row0, col0, ld, valid)))
+    if (failed(storeThroughShared(b, totals, out, row0, col0, ld, valid, /*nTail=*/false)))
       return failure();
     resetCounter(b, counters, currentTile);
   }

@@ -115,12 +115,24 @@ LogicalResult Sm90Emitter::lowerWarpSplitKLoop(ImplicitLocOpBuilder &b, scf::For
       idxAdd(b, mapping.lookup(load.getRow()), arith::MinUIOp::create(b, g, idxAdd(b, valid, -1)));
   Value actRow = idxAdd(b, arith::MulIOp::create(b, row, units), idxMul(b, t, 4));
 
-  // Token g's block t of `chunk` (with one token, token 0's), 4 x 8 bf16.
+  // Token g's block t of `chunk` (with one token, token 0's), 4 x 8 bf16;
+  // past a K tail zeros, read from the row's last block.
+  const bool kTail = hasTail(load.getLd(), 128);
   auto loadBlock = [&](Value chunk) {
     Value at = idxAdd(b, actRow, idxMul(b, chunk, 16));
+    Value inK;
+    if (kTail) {
+      Value rowEnd = idxAdd(b, arith::MulIOp::create(b, row, units), units);
+      inK = idxLess(b, at, rowEnd);
+      at = arith::MinUIOp::create(b, at, idxAdd(b, rowEnd, -4));
+    }
+    auto v8 = VectorType::get({8}, b.getBF16Type());
+    Value zero = arith::ConstantOp::create(b, v8, DenseElementsAttr::get(v8, 0.0f));
     SmallVector<Value> loaded;
-    for (int64_t p = 0; p < 4; ++p)
-      loaded.push_back(memref::LoadOp::create(b, act, ValueRange{idxAdd(b, at, p)}));
+    for (int64_t p = 0; p < 4; ++p) {
+      Value x = memref::LoadOp::create(b, act, ValueRange{idxAdd(b, at, p)});
+      loaded.push_back(kTail ? arith::SelectOp::create(b, inK, x, zero).getResult() : x);
+    }
     return loaded;
   };
   auto fetch = [&](Value chunk, bool withAct = true) {

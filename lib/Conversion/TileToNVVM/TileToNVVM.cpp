@@ -221,6 +221,8 @@ FailureOr<KernelSpec> readKernelSpec(func::FuncOp kernel) {
   tile::ActivationOp act;
   tile::StoreActMxOp actMx;
   tile::StoreScatterAddOp scatter;
+  // The activations' ld: K (the weights' K is padded to whole tiles).
+  std::optional<int64_t> activationLd;
   bool image = false, mx = false, grouped = false;
   // The MoE scale layout read or written, when not row-major (which
   // verifyKernelSpec then refuses on sm_90a).
@@ -246,6 +248,12 @@ FailureOr<KernelSpec> readKernelSpec(func::FuncOp kernel) {
       actMx = x;
     else if (auto x = dyn_cast<tile::StoreScatterAddOp>(op))
       scatter = x;
+    if (auto x = dyn_cast<tile::LoadOp>(op))
+      activationLd = getConstantIntValue(x.getLd());
+    else if (auto x = dyn_cast<tile::LoadMxOp>(op))
+      activationLd = getConstantIntValue(x.getLd());
+    else if (auto x = dyn_cast<tile::LoadQdqOp>(op))
+      activationLd = getConstantIntValue(x.getLd());
     image |= isa<tile::LoadQdqOp>(op);
     mx |= isa<tile::LoadMxOp>(op);
     grouped |= isa<tile::GroupBlockOp>(op);
@@ -300,7 +308,11 @@ FailureOr<KernelSpec> readKernelSpec(func::FuncOp kernel) {
     spec.activation = tile::fromTile(actMx.getKind());
     spec.rounding = tile::fromTile(actMx.getRounding());
   }
-  spec.k = weight.getK();
+  spec.k = activationLd.value_or(weight.getK());
+  if (int64_t(weight.getK()) != gemmWeightK(spec.arch, spec.k))
+    return weight.emitOpError() << "reads weights of K = " << weight.getK()
+                                << "; activations of K = " << spec.k << " take "
+                                << gemmWeightK(spec.arch, spec.k) << " (K padded to whole tiles)";
   const int64_t rows = mma.getA().getType().getRows(), depth = mma.getA().getType().getCols(),
                 cols = mma.getB().getType().getRows();
   if (rows != spec.bm || cols != spec.bn || depth != spec.bk)
@@ -393,7 +405,7 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
     }
   }
   if (spec.persistent || spec.streamK)
-    cfg.persistentTilesX = spec.n / spec.bn;
+    cfg.persistentTilesX = gemmWeightRows(spec.arch, spec.n) / spec.bn;
   cfg.streamK = spec.streamK;
   // BN 192's 384 threads fit the register file only under 170 registers.
   if (cfg.bn == sm90::kWideTileRows)
@@ -405,7 +417,7 @@ FailureOr<Config> deriveConfig(func::FuncOp kernel) {
     // read once by one workgroup of every N column.
     cfg.imageStream = spec.imageStream;
     cfg.imageSteps = spec.k / 128;
-    cfg.imageReaders = spec.n / spec.bn;
+    cfg.imageReaders = gemmWeightRows(spec.arch, spec.n) / spec.bn;
   }
   return cfg;
 }

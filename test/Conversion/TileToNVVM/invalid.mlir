@@ -538,8 +538,8 @@ func.func @k(%a: memref<?xbf16>, %w: memref<?xi8>, %ws: memref<?xi8>, %d: memref
 
 // -----
 
-// K is a whole number of 128-element steps.
-// expected-error @+1 {{gemm_a4w4 on sm_90a needs at least two 128-element K steps, got K = 128}}
+// The weights' K is the activations' padded to whole tiles, at least two
+// 128-element steps (gemmWeightK): K = 128 reads weights of K = 256.
 func.func @k(%a: memref<?xbf16>, %w: memref<?xi8>, %ws: memref<?xi8>, %d: memref<?xi8>,
              %c: memref<?xbf16>, %m: i32)
     attributes {mxtile.kernel, mxtile.schedule = #mxtile.schedule<bm = 16, bn = 128, bk = 128>} {
@@ -560,6 +560,7 @@ func.func @k(%a: memref<?xbf16>, %w: memref<?xi8>, %ws: memref<?xi8>, %d: memref
     %x = mxtile.load %a[%m0, %k0] ld %cK rows %valid : memref<?xbf16> -> !mxtile.tile<16x128xbf16>
     %q, %s = mxtile.quantize %x {rounding = #mxtile<rounding roundup>}
         : !mxtile.tile<16x128xbf16> -> !mxtile.tile<16x128xf4E2M1FN>, !mxtile.tile<16x4xf8E8M0FNU>
+    // expected-error @+1 {{reads weights of K = 128; activations of K = 128 take 256 (K padded to whole tiles)}}
     %wt = mxtile.load_weight %w[%n0, %k0] via %d {k = 128 : i64, layout = #mxtile<weight_layout sm90_mma16>}
         : memref<?xi8>, memref<?xi8> -> !mxtile.tile<128x128xf4E2M1FN>
     %kb = arith.divui %k0, %c32 : index
