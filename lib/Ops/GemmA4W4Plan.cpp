@@ -282,7 +282,8 @@ static Expected<GemmA4W4Plan> planImage(const GemmWeightFacts &w, int64_t m,
   // them: a grid of whole waves, then a smaller one (its image rows start
   // at a 256-row pair).
   plan.splitM = tile.splitM;
-  GemmA4W4Tile rest = selectGemmA4W4Tile(w.arch, w.n, w.k, m - tile.splitM);
+  GemmA4W4Tile rest = selectGemmA4W4Tile(w.arch, gemmWeightRows(w.arch, w.n),
+                                         gemmWeightK(w.arch, w.k), m - tile.splitM);
   rest.preQuantize = true;
   rest.splitM = 0;
   Expected<KernelSpec> second = preQuantizedSpec(OpKind::GemmQdqA4W4, w, rest, options);
