@@ -213,7 +213,11 @@ TEST_F(Gemm, AnyNAndKMultipleOf32) {
                           {7200, 7168, {1, 16, 300}},
                           {200, 288, {3, 40}},
                           {129, 32, {1, 9, 130}},
-                          {8, 96, {2, 300}}};
+                          {8, 96, {2, 300}},
+                          // Whole BN 64 tiles past N, two K steps of 128:
+                          // the tiles cover more than the last tile.
+                          {192, 128, {1, 17}},
+                          {2880, 7168, {1, 8, 100}}};
   const uint16_t kNaN = 0x7FC0;
   for (const Shape &shape : shapes) {
     const int64_t n = shape.n, k = shape.k;

@@ -50,12 +50,16 @@ inline mlir::Value idxLess(mlir::ImplicitLocOpBuilder &b, mlir::Value x, mlir::V
   return mlir::arith::CmpIOp::create(b, mlir::arith::CmpIPredicate::ult, x, y);
 }
 
-/// Whether a matrix of `ld` columns ends inside a tile of `tileCols` (a K or
-/// N tail whose columns the loads zero and the stores drop); an ld that is
-/// not a constant may.
-inline bool hasTail(mlir::Value ld, int64_t tileCols) {
+/// Whether a kernel whose tiles cover `covered(ld)` columns of a matrix of
+/// `ld` columns reaches past it (a K or N tail whose columns the loads zero
+/// and the stores drop); an ld that is not a constant may.
+inline bool hasTail(mlir::Value ld, llvm::function_ref<int64_t(int64_t)> covered) {
   std::optional<int64_t> c = mlir::getConstantIntValue(ld);
-  return !c || *c % tileCols != 0;
+  return !c || covered(*c) != *c;
+}
+/// The same for tiles of `tileCols` columns.
+inline bool hasTail(mlir::Value ld, int64_t tileCols) {
+  return hasTail(ld, [&](int64_t c) { return (c + tileCols - 1) / tileCols * tileCols; });
 }
 
 /// mxtile.tile_id d is the workgroup id along x, y or z.

@@ -38,7 +38,9 @@
 #ifndef MXFP4_LIB_CONVERSION_TILETONVVM_NVLOWERING_H
 #define MXFP4_LIB_CONVERSION_TILETONVVM_NVLOWERING_H
 
+#include "mxfp4/Conversion/IndexMath.h"
 #include "mxfp4/Dialect/Tile/TileOps.h"
+#include "mxfp4/Kernels/KernelSpec.h"
 #include "mxfp4/Kernels/Sm90Pipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -504,6 +506,17 @@ llvm::SmallVector<llvm::SmallVector<mlir::Value>> qdqChunks(mlir::ImplicitLocOpB
 llvm::SmallVector<mlir::Value> weightFragment(mlir::ImplicitLocOpBuilder &b, mlir::Value w0,
                                               mlir::Value w1, int j0, mlir::Value sc0,
                                               mlir::Value sc1, bool folded);
+
+/// Whether a GEMM's tiles reach past the activations' K or C's N columns
+/// (`ld`): they cover the weights' padded K and rows (gemmWeightK,
+/// gemmWeightRows), which may be more than one tile past them (K = 128
+/// runs two steps; N = 2880 in BN 64 tiles covers 2944).
+inline bool sm90KTail(mlir::Value ld) {
+  return hasTail(ld, [](int64_t k) { return gemmWeightK(Arch::SM90A, k); });
+}
+inline bool sm90NTail(mlir::Value ld) {
+  return hasTail(ld, [](int64_t n) { return gemmWeightRows(Arch::SM90A, n); });
+}
 
 /// The activation image's slab of MMA step 0 of 128-K chunk `chunk` of
 /// 128-row block `block`, the image's K being `ld` (Kernels/Sm90Pipeline.h:

@@ -53,7 +53,7 @@ SmallVector<Value> Sm90Emitter::loadMxActivations(ImplicitLocOpBuilder &b, tile:
   Value zero = arith::ConstantOp::create(b, v4, DenseElementsAttr::get(v4, int32_t(0)));
   // A K tail: blocks past K read as zero codes of scale 1.0 (0x7F) from
   // the row's last block.
-  const bool kTail = hasTail(op.getLd(), cfg.bk);
+  const bool kTail = sm90KTail(op.getLd());
   SmallVector<Value> loaded;
   for (int64_t r = 0; r < mxBlocksPerThread(); ++r) {
     QuantCoords q = mxBlockCoords(b, r);

@@ -91,7 +91,7 @@ SmallVector<Value> Sm90Emitter::loadActivations(ImplicitLocOpBuilder &b, tile::L
   Value units = idxDiv(b, ldv, 8), colUnit = idxDiv(b, col, 8);
   // A K tail (K not a whole number of steps): chunks past K read as zeros
   // from the row's last chunk (K % 32 == 0: a block is in or out whole).
-  const bool kTail = hasTail(op.getLd(), cfg.bk);
+  const bool kTail = sm90KTail(op.getLd());
   SmallVector<Value> chunks;
   for (int64_t r = 0; r < cfg.quantChunks(); ++r) {
     QuantCoords q = quantCoords(b, r);

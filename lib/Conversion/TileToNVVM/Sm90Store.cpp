@@ -209,7 +209,7 @@ LogicalResult Sm90Emitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op)
   Type elem = cast<MemRefType>(op.getBase().getType()).getElementType();
   Value nrow = idxAdd(b, idxAdd(b, col0, idxMul(b, warp, 16 * cfg.tilesPerWarp())), g);
   // An N tail (N not a whole number of tiles): columns past N are not stored.
-  const bool nTail = hasTail(op.getLd(), cfg.bn);
+  const bool nTail = sm90NTail(op.getLd());
   /// Calls `body(value, index)` for each valid output element of
   /// accumulator vector (i, j) `vec` of this thread.
   auto forEachElementOf = [&](int64_t i, int64_t j, Value vec,

@@ -117,7 +117,7 @@ LogicalResult Sm90Emitter::lowerWarpSplitKLoop(ImplicitLocOpBuilder &b, scf::For
 
   // Token g's block t of `chunk` (with one token, token 0's), 4 x 8 bf16;
   // past a K tail zeros, read from the row's last block.
-  const bool kTail = hasTail(load.getLd(), 128);
+  const bool kTail = sm90KTail(load.getLd());
   auto loadBlock = [&](Value chunk) {
     Value at = idxAdd(b, actRow, idxMul(b, chunk, 16));
     Value inK;
