@@ -744,7 +744,7 @@ TEST_F(Gemm, ApiRejectsBadInput) {
   OPEN_DEVICE_OR_SKIP(dev);
   HostWeights w = randomWeights(rng, 256, 512);
   EXPECT_ERROR_CONTAINS(prepareGemmA4W4Weight(dev, w.data, w.scales, 256, 1024), "bytes, got");
-  EXPECT_ERROR_CONTAINS(prepareGemmA4W4Weight(dev, w.data, w.scales, 200, 640), "N %");
+  EXPECT_ERROR_CONTAINS(prepareGemmA4W4Weight(dev, w.data, w.scales, 200, 650), "K % 32 == 0");
   auto prepared = prepareGemmA4W4Weight(dev, w.data, w.scales, 256, 512);
   ASSERT_OK(prepared);
   DeviceBuffer da(dev, 4 * 512 * 2), dc(dev, 4 * 256 * 2);
