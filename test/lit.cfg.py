@@ -15,7 +15,8 @@ config.environment["FILECHECK_OPTS"] = "--enable-var-scope --dump-input=fail"
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()
 tool_dirs = [os.path.join(config.mxfp4_obj_root, "bin"), config.llvm_tools_dir]
-tools = ["mxfp4-quant", "mxfp4-opt", "mxfp4-dump", "mxfp4-jit-compile", "mxfp4-tune", "mxfp4-bench"]
+tools = ["mxfp4-quant", "mxfp4-opt", "mxfp4-dump", "mxfp4-jit-compile", "mxfp4-tune", "mxfp4-bench",
+         "mxfp4-amdgpu-sim"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 # File system faults for the cache tests (tools/Inputs/faultfs.c), preloaded.
 config.substitutions.append(("%faultfs", os.path.join(config.mxfp4_obj_root, "lib", "faultfs.so")))
