@@ -502,7 +502,7 @@ Error Runner::execute(Lane &l, const Op &op) {
   case Code::Gep: {
     uint64_t addr = f[op.a] + uint64_t(op.imm);
     for (const GepIndex &g : p.gepIndices[op.aux])
-      addr += uint64_t(signExtend(f[g.slot], g.bits) * g.scale);
+      addr += uint64_t(signExtend(f[g.slot], g.bits)) * uint64_t(g.scale); // wraps like the GPU
     f[op.dst] = maskBits(addr, bits);
     return Error::success();
   }
@@ -607,7 +607,7 @@ Error Runner::laneIntrinsic(Lane &l, const Op &op) {
   case Intr::Abs:
     for (uint32_t i = 0; i < op.n; ++i) {
       const int64_t x = signExtend(arg(0, i), bits);
-      f[op.dst + i] = maskBits(uint64_t(x < 0 ? -x : x), bits);
+      f[op.dst + i] = maskBits(x < 0 ? uint64_t(0) - uint64_t(x) : uint64_t(x), bits);
     }
     return Error::success();
   case Intr::MinNum:
