@@ -544,6 +544,41 @@ Error Decoder::decode(const Instruction &i, Op &op) {
     op.sync = store->getPointerAddressSpace() == 3;
     return Error::success();
   }
+  if (auto *rmw = dyn_cast<AtomicRMWInst>(&i)) {
+    // Lanes and workgroups run one at a time: every atomic is atomic here.
+    op.code = Code::AtomicRmw;
+    op.imm = int64_t(rmw->getOperation());
+    if (Error e = use(0, op.a))
+      return e;
+    Expected<uint32_t> value = operand(rmw->getValOperand());
+    if (!value)
+      return value.takeError();
+    op.b = *value;
+    if (op.n != 1 || op.rt.bits % 8 != 0)
+      return failAt(i, "atomics on vectors or sub-byte values are not modelled");
+    switch (rmw->getOperation()) {
+    case AtomicRMWInst::Xchg:
+    case AtomicRMWInst::Add:
+    case AtomicRMWInst::Sub:
+    case AtomicRMWInst::And:
+    case AtomicRMWInst::Or:
+    case AtomicRMWInst::Xor:
+    case AtomicRMWInst::Max:
+    case AtomicRMWInst::Min:
+    case AtomicRMWInst::UMax:
+    case AtomicRMWInst::UMin:
+      if (op.rt.ty != Ty::Int)
+        return failAt(i, "this atomic on a non-integer is not modelled");
+      break;
+    case AtomicRMWInst::FAdd:
+      if (op.rt.ty != Ty::F32)
+        return failAt(i, "atomic fadd is modelled on f32 only");
+      break;
+    default:
+      return failAt(i, "this atomic operation is not modelled");
+    }
+    return Error::success();
+  }
   if (auto *br = dyn_cast<BranchInst>(&i)) {
     op.aux = uint32_t(p.edges.size());
     p.edges.emplace_back();

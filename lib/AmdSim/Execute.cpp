@@ -22,10 +22,13 @@
 #include "mxfp4/Support/BF16.h"
 
 #include "llvm/IR/InstrTypes.h"
+#include "llvm/IR/Instructions.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numeric>
+#include <random>
 
 namespace mxfp4::amdsim {
 namespace {
@@ -529,6 +532,58 @@ Error Runner::execute(Lane &l, const Op &op) {
     }
     return Error::success();
   }
+  case Code::AtomicRmw: {
+    const unsigned bytes = bits / 8;
+    Expected<uint8_t *> at = address(op, f[op.a], op.at.addressSpace, bytes);
+    if (!at)
+      return at.takeError();
+    uint64_t old = 0;
+    std::memcpy(&old, *at, bytes);
+    const uint64_t x = maskBits(old, bits), y = maskBits(f[op.b], bits);
+    uint64_t r = 0;
+    using B = llvm::AtomicRMWInst::BinOp;
+    switch (B(op.imm)) {
+    case B::Xchg:
+      r = y;
+      break;
+    case B::Add:
+      r = x + y;
+      break;
+    case B::Sub:
+      r = x - y;
+      break;
+    case B::And:
+      r = x & y;
+      break;
+    case B::Or:
+      r = x | y;
+      break;
+    case B::Xor:
+      r = x ^ y;
+      break;
+    case B::Max:
+      r = signExtend(x, bits) > signExtend(y, bits) ? x : y;
+      break;
+    case B::Min:
+      r = signExtend(x, bits) < signExtend(y, bits) ? x : y;
+      break;
+    case B::UMax:
+      r = std::max(x, y);
+      break;
+    case B::UMin:
+      r = std::min(x, y);
+      break;
+    case B::FAdd:
+      r = floatBits(bitsToFloat(uint32_t(x)) + bitsToFloat(uint32_t(y)));
+      break;
+    default:
+      return failAt(op, "atomic operation not modelled");
+    }
+    r = maskBits(r, bits);
+    std::memcpy(*at, &r, bytes);
+    f[op.dst] = x;
+    return Error::success();
+  }
   case Code::Intrinsic:
     return laneIntrinsic(l, op);
   default:
@@ -934,7 +989,7 @@ Error Runner::workgroup(const LaunchGeometry &g, const unsigned groupId[3],
 } // namespace
 
 Expected<RunStats> runProgram(const Program &p, const LaunchGeometry &g, void **args,
-                              const GlobalMemory &memory) {
+                              const GlobalMemory &memory, uint64_t orderSeed) {
   if (g.block[0] * g.block[1] * g.block[2] == 0 || g.grid[0] * g.grid[1] * g.grid[2] == 0)
     return makeError("amdgpu-sim: an empty grid or workgroup");
   if (!args && !p.arguments.empty())
@@ -951,14 +1006,20 @@ Expected<RunStats> runProgram(const Program &p, const LaunchGeometry &g, void **
   }
   RunStats stats;
   Runner runner(p, memory, stats);
-  for (unsigned z = 0; z < g.grid[2]; ++z)
-    for (unsigned y = 0; y < g.grid[1]; ++y)
-      for (unsigned x = 0; x < g.grid[0]; ++x) {
-        const unsigned id[3] = {x, y, z};
-        if (Error e = runner.workgroup(g, id, start))
-          return e;
-        ++stats.workgroups;
-      }
+  const uint64_t groups = uint64_t(g.grid[0]) * g.grid[1] * g.grid[2];
+  std::vector<uint64_t> order(groups);
+  std::iota(order.begin(), order.end(), 0);
+  if (orderSeed != 0) {
+    std::mt19937_64 rng(orderSeed);
+    std::shuffle(order.begin(), order.end(), rng);
+  }
+  for (uint64_t linear : order) {
+    const unsigned id[3] = {unsigned(linear % g.grid[0]), unsigned(linear / g.grid[0] % g.grid[1]),
+                            unsigned(linear / (uint64_t(g.grid[0]) * g.grid[1]))};
+    if (Error e = runner.workgroup(g, id, start))
+      return e;
+    ++stats.workgroups;
+  }
   return stats;
 }
 

@@ -86,10 +86,12 @@ Weights identityWeights(int64_t n, int64_t k) {
 }
 
 /// C = gemmA4W4(A, W) for M rows into a buffer of M + 1 rows poisoned with
-/// 0xFF; returns the M + 1 rows.
+/// 0xFF; returns the M + 1 rows. With `repeatable`, runs it a second time
+/// on the same weights (their split-K counters as the first left them,
+/// the workgroups in another order) and says whether the bits were the same.
 Expected<std::vector<uint16_t>> runGemm(SimDevice &dev, const GemmCheckOptions &o,
                                         const std::vector<uint16_t> &a, const Weights &w, int64_t n,
-                                        std::string &kernel) {
+                                        std::string &kernel, bool *repeatable = nullptr) {
   Expected<std::unique_ptr<PreparedWeight>> prepared =
       prepareGemmA4W4Weight(dev, w.codes, w.scales, n, o.k);
   if (!prepared)
@@ -107,12 +109,23 @@ Expected<std::vector<uint16_t>> runGemm(SimDevice &dev, const GemmCheckOptions &
   options.rounding = o.rounding;
   options.overrides.bm = o.bm;
   options.overrides.bk = o.bk;
+  options.overrides.splitK = o.splitK;
   if (Error e = gemmA4W4(dev, nullptr, da.get(), o.m, **prepared, dc.get(), options))
     return e;
   kernel = dev.lastKernel();
   std::vector<uint16_t> c(size_t((o.m + 1) * n));
   if (Error e = dev.copyToHost(c.data(), dc.get(), c.size() * 2))
     return e;
+  if (repeatable) {
+    if (Error e = dev.fill(dc.get(), 0xFF, c.size() * 2))
+      return e;
+    if (Error e = gemmA4W4(dev, nullptr, da.get(), o.m, **prepared, dc.get(), options))
+      return e;
+    std::vector<uint16_t> again(c.size());
+    if (Error e = dev.copyToHost(again.data(), dc.get(), again.size() * 2))
+      return e;
+    *repeatable = again == c;
+  }
   return c;
 }
 
@@ -127,11 +140,14 @@ Expected<GemmCheckResult> checkGemmA4W4(const GemmCheckOptions &o) {
                      o.m, ", N = ", o.n, ", K = ", o.k);
   std::mt19937_64 rng(o.seed);
   GemmCheckResult result;
+  // Workgroups in a random order, another each launch.
+  (*dev)->setWorkgroupOrderSeed(o.seed | 1);
 
   // Numerics against the float64 QDQ reference.
   const Weights w = randomWeights(rng, o.n, o.k);
   const std::vector<uint16_t> a = activations(rng, o.m, o.k);
-  Expected<std::vector<uint16_t>> c = runGemm(**dev, o, a, w, o.n, result.kernel);
+  Expected<std::vector<uint16_t>> c =
+      runGemm(**dev, o, a, w, o.n, result.kernel, &result.repeatable);
   if (!c)
     return c.takeError();
   for (int64_t j = 0; j < o.n; ++j)

@@ -75,6 +75,7 @@ enum class Code : uint8_t {
   Gep,
   Load,
   Store,
+  AtomicRmw,
   Br,
   CondBr,
   Switch,
@@ -187,9 +188,10 @@ struct Program {
 /// `op`'s instruction as text, for messages.
 std::string describe(const Op &op);
 
-/// Runs `p` over the grid of `g` with `args` as for Device::launch.
+/// Runs `p` over the grid of `g` with `args` as for Device::launch, the
+/// workgroups in id order or (`orderSeed` != 0) in a random order.
 Expected<RunStats> runProgram(const Program &p, const LaunchGeometry &g, void **args,
-                              const GlobalMemory &memory);
+                              const GlobalMemory &memory, uint64_t orderSeed);
 
 } // namespace mxfp4::amdsim
 

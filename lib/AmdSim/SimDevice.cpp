@@ -79,6 +79,7 @@ Error SimDevice::launch(const CompiledKernel &kernel, const LaunchGeometry &geom
     return makeError("amdgpu-sim: ", kernel.symbol, " was compiled for ",
                      toString(kernel.spec.arch), ", this device is ", toString(target));
   const Kernel *k;
+  uint64_t seed;
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = kernels.find(kernel.symbol);
@@ -90,8 +91,10 @@ Error SimDevice::launch(const CompiledKernel &kernel, const LaunchGeometry &geom
     }
     k = it->second.get();
     last = kernel.symbol;
+    seed = orderSeed ? orderSeed + launches : 0;
+    ++launches;
   }
-  Expected<RunStats> stats = k->run(geometry, args, memory);
+  Expected<RunStats> stats = k->run(geometry, args, memory, seed);
   if (!stats)
     return stats.takeError();
   std::lock_guard<std::mutex> lock(mutex);
@@ -109,6 +112,11 @@ Expected<double> SimDevice::time(const std::function<Error()> &, void *) {
 size_t SimDevice::liveAllocations() const {
   std::lock_guard<std::mutex> lock(mutex);
   return live.size();
+}
+
+void SimDevice::setWorkgroupOrderSeed(uint64_t seed) {
+  std::lock_guard<std::mutex> lock(mutex);
+  orderSeed = seed;
 }
 
 std::string SimDevice::lastKernel() const {

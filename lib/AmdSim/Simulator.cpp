@@ -88,8 +88,8 @@ Expected<std::unique_ptr<Kernel>> Kernel::fromSpec(const KernelSpec &spec) {
 }
 
 Expected<RunStats> Kernel::run(const LaunchGeometry &geometry, void **args,
-                               const GlobalMemory &memory) const {
-  return runProgram(*program, geometry, args, memory);
+                               const GlobalMemory &memory, uint64_t orderSeed) const {
+  return runProgram(*program, geometry, args, memory, orderSeed);
 }
 
 } // namespace mxfp4::amdsim

@@ -376,8 +376,17 @@ Error verifyKernelSpec(const KernelSpec &s) {
     return fail("gemm_a4w4 on ", arch,
                 ": the quantization dump (epilogue bf16dq) is "
                 "implemented for sm_90a only");
-  if (s.splitK != 1)
-    return fail("gemm_a4w4 on ", arch, ": split-K is implemented for sm_90a only");
+  // Split-K sums its partial tiles through the workspace (AmdStoreSplitK.cpp);
+  // the MoE GEMM's epilogues do not take it on AMD.
+  if (s.splitK != 1 && s.op != OpKind::GemmA4W4)
+    return fail(toString(s.op), " on ", arch, ": split-K is implemented for gemm_a4w4 only");
+  if (s.splitK != 1) {
+    const int64_t steps = s.k > 0 && s.bk > 0 ? gemmWeightK(s.arch, s.k) / s.bk : 0;
+    const int64_t most = targetInfo(s.arch).maxSplitK;
+    if (s.splitK > most || (steps > 0 && s.splitK > steps))
+      return fail("gemm_a4w4 on ", arch, ": split-K takes 2 to ", most,
+                  " splits and at most one per K step (", steps, "), got ", s.splitK);
+  }
   // The AMD GEMM: 4 waves x 64 columns.
   if (s.bn != targetInfo(s.arch).defaultBn)
     return fail("gemm_a4w4 on ", arch, ": BN must be ", targetInfo(s.arch).defaultBn, ", got ",

@@ -22,7 +22,10 @@ const TargetInfo kTargets[3] = {
      /*minGemmK=*/128,
      /*moeRowAlign=*/256,
      /*maxMoeBlockM=*/64,
-     /*moeSplitKWorkgroups=*/0},
+     /*moeSplitKWorkgroups=*/0,
+     // MI355X.
+     /*computeUnits=*/256,
+     /*maxSplitK=*/16},
     {Arch::GFX1250,
      /*name=*/"gfx1250",
      /*waveSize=*/32,
@@ -39,7 +42,10 @@ const TargetInfo kTargets[3] = {
      /*minGemmK=*/128,
      /*moeRowAlign=*/256,
      /*maxMoeBlockM=*/64,
-     /*moeSplitKWorkgroups=*/0},
+     /*moeSplitKWorkgroups=*/0,
+     // Not published for gfx1250: planned as gfx950's until measured.
+     /*computeUnits=*/256,
+     /*maxSplitK=*/16},
     {Arch::SM90A,
      /*name=*/"sm_90a",
      /*waveSize=*/32,
@@ -57,7 +63,10 @@ const TargetInfo kTargets[3] = {
      /*moeRowAlign=*/128,
      /*maxMoeBlockM=*/128,
      // Two per SM of the H100 and H200 (132 SMs).
-     /*moeSplitKWorkgroups=*/2 * 132},
+     /*moeSplitKWorkgroups=*/2 * 132,
+     // H100 and H200.
+     /*computeUnits=*/132,
+     /*maxSplitK=*/16},
 };
 
 std::string_view toString(Arch arch) {

@@ -263,6 +263,12 @@ static Error launchGemm(Device &dev, void *stream, const ResolvedLaunch &call,
                                             sm90::clusterSplitK(spec.bm, spec.splitK, spec.bn));
   // Whole M tiles: sm_90a stores each workgroup's tile as its threads hold it.
   const int64_t tileRows = (m + spec.bm - 1) / spec.bm * spec.bm;
+  // AMD kernels index the split-K workspace ([splits, M, N] f32) with 32 bits.
+  if (scratch && spec.arch != Arch::SM90A &&
+      !productBelow({spec.splitK, tileRows, gemmWeightRows(spec.arch, w.n())}, kIndex32Limit))
+    return makeError("gemmA4W4: split-K ", spec.splitK, " at M = ", m, ", N = ", w.n(),
+                     " needs a workspace past 32-bit indexing on ", toString(spec.arch),
+                     "; use fewer splits or a smaller M");
   if (scratch) {
     Expected<std::pair<void *, void *>> scratch =
         w.impl().splitKScratch(tileRows, spec.splitK, stream);

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mxfp4/Kernels/Sm90Pipeline.h"
+#include "mxfp4/Kernels/TargetInfo.h"
 #include "mxfp4/Ops/GemmA4W4.h"
 #include "mxfp4/Ops/GemmA4W4Plan.h"
 
@@ -405,7 +406,18 @@ GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m, bool
     threshold = 128;
   else if (n == 1536 && k == 7168)
     threshold = 2048;
-  return {m >= threshold ? 64 : 16, 1};
+  GemmA4W4Tile t{m >= threshold ? 64 : 16, 1};
+  // Fewer output tiles than compute units: split K until about two
+  // workgroups a CU stream weights (a workgroup streams about 17 GB/s at
+  // M = 1 on MI355X, AITER's measurement: one per CU leaves most of the
+  // HBM bandwidth unused), each split keeping at least two K steps.
+  const TargetInfo &target = targetInfo(arch);
+  const int64_t tiles = gemmWeightRows(arch, n) / target.defaultBn * ((m + t.bm - 1) / t.bm);
+  const int64_t steps = gemmWeightK(arch, k) / target.bkFor(gemmWeightK(arch, k));
+  if (tiles < target.computeUnits)
+    t.splitK = std::max<int64_t>(
+        1, std::min({(2 * target.computeUnits + tiles - 1) / tiles, steps / 2, target.maxSplitK}));
+  return t;
 }
 
 } // namespace mxfp4

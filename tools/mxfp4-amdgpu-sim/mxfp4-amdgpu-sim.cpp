@@ -4,7 +4,7 @@
 // (AmdSim/Simulator.h) on random data through the public API, and prints
 // PASS or FAIL with the error against the float64 reference (GemmCheck.h).
 //
-//   mxfp4-amdgpu-sim --arch=gfx950 --op=gemm_a4w4 --n=256 --k=512 --m=17
+//   mxfp4-amdgpu-sim --arch=gfx950 --op=gemm_a4w4 --n=256 --k=512 --m=17 [--split-k=2]
 //
 // Exit codes: 0 PASS, 1 FAIL, 2 bad arguments or a kernel that could not run.
 //
@@ -45,6 +45,9 @@ static cl::opt<int64_t> bmOpt("bm", cl::desc("M tile (0: dispatch decides)"), cl
                               cl::cat(tools::toolCategory()));
 static cl::opt<int64_t> bkOpt("bk", cl::desc("K step (0: dispatch decides)"), cl::init(0),
                               cl::cat(tools::toolCategory()));
+static cl::opt<int64_t> splitKOpt("split-k",
+                                  cl::desc("workgroups splitting K (0: dispatch decides)"),
+                                  cl::init(0), cl::cat(tools::toolCategory()));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
@@ -76,8 +79,10 @@ int main(int argc, char **argv) {
   o.k = kOpt;
   o.m = mOpt;
   o.seed = seedOpt;
-  if (bmOpt < 0 || bkOpt < 0)
-    return usage("--bm and --bk must be >= 0");
+  if (bmOpt < 0 || bkOpt < 0 || splitKOpt < 0)
+    return usage("--bm, --bk and --split-k must be >= 0");
+  if (splitKOpt)
+    o.splitK = splitKOpt;
   if (bmOpt)
     o.bm = bmOpt;
   if (bkOpt)
@@ -96,6 +101,8 @@ int main(int argc, char **argv) {
                                "%lld out of tolerance\n",
                                r->relL2, r->maxNormalized, (long long)r->outOfTolerance)
                << "  guard row after C: " << (r->guardIntact ? "intact" : "WRITTEN") << "\n"
+               << "  second launch, workgroups in another order: "
+               << (r->repeatable ? "same bits" : "DIFFERENT BITS") << "\n"
                << "  inline-quantized activations (" << r->quantizedColumns
                << " columns) vs the CPU quantizer: " << r->quantizedMismatches
                << " elements differ\n"

@@ -186,6 +186,7 @@ struct GemmPoint {
   Arch arch;
   int64_t n, k, m, bm, bk;
   ScaleRounding rounding;
+  int64_t splitK = 0; ///< 0: dispatch decides
 };
 
 class AmdSimGemm : public testing::TestWithParam<GemmPoint> {};
@@ -202,6 +203,8 @@ TEST_P(AmdSimGemm, MatchesReferenceAndCpuQuantizer) {
     o.bm = p.bm;
   if (p.bk)
     o.bk = p.bk;
+  if (p.splitK)
+    o.splitK = p.splitK;
   o.seed = test::freshSeed();
   SCOPED_TRACE(testing::Message() << "seed " << o.seed);
   Expected<GemmCheckResult> r = checkGemmA4W4(o);
@@ -209,6 +212,7 @@ TEST_P(AmdSimGemm, MatchesReferenceAndCpuQuantizer) {
   EXPECT_TRUE(r->passed()) << r->kernel << ": " << r->firstFailure;
   EXPECT_EQ(r->outOfTolerance, 0);
   EXPECT_TRUE(r->guardIntact);
+  EXPECT_TRUE(r->repeatable);
   EXPECT_EQ(r->quantizedMismatches, 0);
   EXPECT_GT(r->stats.waveOps, 0u);
   std::printf("[ amdgpu-sim ] %s M=%lld: max |err|/sum|ab| %.2e, rel-L2 %.2e\n", r->kernel.c_str(),
@@ -226,6 +230,13 @@ std::vector<GemmPoint> gemmPoints() {
     points.push_back({arch, 256, 4224, 77, 64, 128, kDefaultScaleRounding});
     // N and K tails.
     points.push_back({arch, 200, 416, 33, 0, 0, kDefaultScaleRounding});
+    // Split-K: dispatch's (16 splits of 33 K steps at M = 1), uneven
+    // splits (5 of 33) at both tiles with M, N and K tails, and two splits
+    // of two steps.
+    points.push_back({arch, 512, 4224, 1, 0, 0, kDefaultScaleRounding});
+    points.push_back({arch, 300, 4192, 21, 16, 128, kDefaultScaleRounding, 5});
+    points.push_back({arch, 300, 4192, 70, 64, 128, kDefaultScaleRounding, 5});
+    points.push_back({arch, 256, 512, 9, 16, 0, kDefaultScaleRounding, 2});
     for (ScaleRounding r : allScaleRoundings())
       points.push_back({arch, 256, 256, 5, 16, 0, r});
   }
@@ -236,7 +247,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AmdSimGemm, testing::ValuesIn(gemmPoints()), []
   const GemmPoint &p = info.param;
   return std::string(toString(p.arch)) + "_n" + std::to_string(p.n) + "_k" + std::to_string(p.k) +
          "_m" + std::to_string(p.m) + "_bm" + std::to_string(p.bm) + "_bk" + std::to_string(p.bk) +
-         "_" + std::string(toString(p.rounding));
+         "_ks" + std::to_string(p.splitK) + "_" + std::string(toString(p.rounding));
 });
 
 } // namespace

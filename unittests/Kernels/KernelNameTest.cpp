@@ -136,9 +136,12 @@ TEST(KernelName, MalformedNamesSayWhatIsWrong) {
        "ends early; expected the scale rounding"},
       {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ceil", "expected 'ks<number>' at field 9"},
       {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks1_ceil", "unknown scale rounding 'ceil'"},
-      {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks4_roundup_wgfx950mfma16_sgfx950mfma16_"
+      {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks17_roundup_wgfx950mfma16_sgfx950mfma16_"
        "anone_ebf16",
-       "split-K is implemented for sm_90a only"},
+       "split-K takes 2 to 16 splits and at most one per K step (28), got 17"},
+      {"gemm_a4w4_gfx950_n256_k512_bm16_bn256_bk256_ks3_roundup_wgfx950mfma16_sgfx950mfma16_"
+       "anone_ebf16",
+       "at most one per K step (2), got 3"},
       {"gemm_a4w4_sm90a_n8448_k7168_bm8_bn128_bk128_ks29_roundup_wsm90mma16_ssm90mma16_anone_ebf16",
        "split-K 29 must leave at least 2 of the 56 K steps to every split"},
       {"gemm_a4w4_gfx950_n8448_k7168_bm16_bn256_bk256_ks1_roundup_wx", "unknown weight layout 'x'"},

@@ -266,6 +266,24 @@ TEST(TileTable, NarrowTilesWhereSmsWouldIdle) {
   EXPECT_EQ(selectGemmA4W4Tile(Arch::GFX950, 7168, 768, 1).bn, 0);
 }
 
+// AMD: fewer output tiles than compute units split K toward two workgroups
+// a CU (TargetInfo::computeUnits), at most 16 splits of at least two steps.
+TEST(TileTable, AmdSplitsKWhereTilesLeaveComputeUnitsIdle) {
+  for (Arch arch : {Arch::GFX950, Arch::GFX1250}) {
+    SCOPED_TRACE(std::string(toString(arch)));
+    GemmA4W4Tile t = selectGemmA4W4Tile(arch, 8448, 7168, 1); // 33 tiles, 28 steps
+    EXPECT_EQ(t.bm, 16);
+    EXPECT_EQ(t.splitK, 14);
+    t = selectGemmA4W4Tile(arch, 8448, 7168, 128); // BM 64: 66 tiles
+    EXPECT_EQ(t.bm, 64);
+    EXPECT_EQ(t.splitK, 8);
+    EXPECT_EQ(selectGemmA4W4Tile(arch, 8448, 7168, 512).splitK, 1); // 264 tiles
+    EXPECT_EQ(selectGemmA4W4Tile(arch, 7168, 4224, 1).splitK, 16);  // 28 tiles, 33 steps
+    EXPECT_EQ(selectGemmA4W4Tile(arch, 256, 256, 1).splitK, 1);     // one K step
+    EXPECT_EQ(selectGemmA4W4Tile(arch, 256, 1024, 1).splitK, 2);    // four steps
+  }
+}
+
 // 8 < M <= 32 with long K, where no entry speaks for the shape: the image
 // in two warpgroups, about two workgroups a SM (the splits divide the K
 // steps), and as many stages as two of them fit, at most a split's steps + 1

@@ -46,6 +46,9 @@ public:
   size_t liveAllocations() const;
   /// What the launches so far executed, summed.
   RunStats totals() const;
+  /// Runs each launch's workgroups in a random order drawn from `seed`
+  /// and the launch's number (0: in id order).
+  void setWorkgroupOrderSeed(uint64_t seed);
   /// The symbol of the last kernel launched ("" before any).
   std::string lastKernel() const;
 
@@ -60,6 +63,7 @@ private:
   std::map<std::string, std::unique_ptr<Kernel>> kernels; ///< by symbol
   RunStats sum;
   std::string last;
+  uint64_t orderSeed = 0, launches = 0;
 };
 
 } // namespace mxfp4::amdsim

@@ -70,8 +70,11 @@ public:
 
   /// Runs the grid of `geometry`; `args` as for Device::launch (an array of
   /// pointers to each argument). Pointer arguments must lie in `memory`.
-  Expected<RunStats> run(const LaunchGeometry &geometry, void **args,
-                         const GlobalMemory &memory) const;
+  /// Workgroups run one at a time, in id order (x fastest), or with
+  /// `orderSeed` != 0 in a random order drawn from it: a GPU promises no
+  /// order, so kernels whose workgroups cooperate must not depend on one.
+  Expected<RunStats> run(const LaunchGeometry &geometry, void **args, const GlobalMemory &memory,
+                         uint64_t orderSeed = 0) const;
 
   unsigned waveSize() const;
   /// Bytes of LDS one workgroup uses (static allocations).

@@ -79,6 +79,10 @@ struct TargetInfo {
   /// weights: with fewer row blocks x N tiles, moe_gemm splits K
   /// (makeMoeGemmSpec). 0 where it takes no split-K.
   int64_t moeSplitKWorkgroups;
+  /// Compute units (SMs) dispatch plans the dense GEMM's grid for.
+  int64_t computeUnits;
+  /// The most K splits of a dense GEMM (workgroups per output tile).
+  int64_t maxSplitK;
 
   /// The default K step for rows of K elements.
   int64_t bkFor(int64_t k) const { return k % defaultBk == 0 ? defaultBk : smallKBk; }

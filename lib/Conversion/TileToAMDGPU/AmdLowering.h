@@ -107,6 +107,17 @@ private:
   mlir::LogicalResult lowerScaledMma(mlir::ImplicitLocOpBuilder &b, tile::ScaledMmaOp op);
   mlir::LogicalResult lowerActivation(mlir::ImplicitLocOpBuilder &b, tile::ActivationOp op);
   mlir::LogicalResult lowerStore(mlir::ImplicitLocOpBuilder &b, tile::StoreOp op);
+  /// A split-K partial tile, summed by the tile's last split (AmdStoreSplitK.cpp).
+  mlir::LogicalResult lowerStoreSplitK(mlir::ImplicitLocOpBuilder &b, tile::StoreOp op,
+                                       const Accumulator &acc);
+  /// Calls `body` for each element of `acc` that lies inside the output
+  /// (tile row < `valid`, and column < `ld` where `nTail`), inside a branch
+  /// on that, with its value converted to `elem`, its tile row and its
+  /// column (from `col0`).
+  void forEachStoredElement(
+      mlir::ImplicitLocOpBuilder &b, const Accumulator &acc, mlir::Type elem, mlir::Value col0,
+      mlir::Value ld, mlir::Value valid, bool nTail,
+      llvm::function_ref<void(mlir::Value v, mlir::Value rowIn, mlir::Value col)> body);
   /// MoE stage 1's fused epilogue (AmdStoreActMx.cpp).
   mlir::LogicalResult lowerStoreActMx(mlir::ImplicitLocOpBuilder &b, tile::StoreActMxOp op);
   /// MoE stage 2's atomic epilogue (AmdStoreScatterAdd.cpp).

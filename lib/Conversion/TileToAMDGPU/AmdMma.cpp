@@ -91,29 +91,21 @@ LogicalResult KernelEmitter::lowerActivation(ImplicitLocOpBuilder &b, tile::Acti
   return success();
 }
 
-LogicalResult KernelEmitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op) {
-  Accumulator *acc = handle<Accumulator>(op.getValue());
-  if (!acc)
-    return op.emitOpError() << "on " << cfg.chip << " only accumulator tiles can be stored";
-  if (op.getWorkspace())
-    return op.emitOpError() << "split-K reductions are not lowered for AMD yet";
-  Value base = mapping.lookup(op.getBase()), row0 = mapping.lookup(op.getRow()),
-        col0 = mapping.lookup(op.getCol()), ldv = mapping.lookup(op.getLd()),
-        valid = mapping.lookup(op.getValidRows());
-  Type elem = cast<MemRefType>(base.getType()).getElementType();
+void KernelEmitter::forEachStoredElement(
+    ImplicitLocOpBuilder &b, const Accumulator &acc, Type elem, Value col0, Value ld, Value valid,
+    bool nTail, llvm::function_ref<void(Value v, Value rowIn, Value col)> body) {
   const int regs = cfg.accPerLane();
-  const bool nTail = hasTail(op.getLd(), cfg.bn);
   // Accumulator register r of lane l is C[regs * (l/16) + r][l % 16].
   Value rowBase = idxMul(b, lgroup, regs);
   Value nw = idxAdd(b, col0, idxMul(b, wave, cfg.colTiles() * 16));
   for (int64_t mt = 0; mt < cfg.rowTiles(); ++mt)
     for (int64_t j = 0; j < cfg.colTiles(); ++j) {
-      Value part = acc->parts[mt * cfg.colTiles() + j];
-      if (elem.isBF16())
+      Value part = acc.parts[mt * cfg.colTiles() + j];
+      if (elem != cast<VectorType>(part.getType()).getElementType())
         part = arith::TruncFOp::create(b, VectorType::get({regs}, elem), part);
       Value col = idxAdd(b, idxAdd(b, nw, j * 16), l16);
       // An N tail: columns past N are not stored.
-      Value inN = nTail ? idxLess(b, col, ldv) : Value();
+      Value inN = nTail ? idxLess(b, col, ld) : Value();
       for (int r = 0; r < regs; ++r) {
         Value rowIn = idxAdd(b, rowBase, mt * 16 + r);
         Value ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rowIn, valid);
@@ -122,10 +114,26 @@ LogicalResult KernelEmitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp o
         auto ifOp = scf::IfOp::create(b, ok, /*withElseRegion=*/false);
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(ifOp.thenBlock());
-        Value v = vector::ExtractOp::create(b, part, ArrayRef<int64_t>{r});
-        Value at = idxAdd(b, arith::MulIOp::create(b, idxAdd(b, row0, rowIn), ldv), col);
-        memref::StoreOp::create(b, v, base, ValueRange{at});
+        body(vector::ExtractOp::create(b, part, ArrayRef<int64_t>{r}), rowIn, col);
       }
     }
+}
+
+LogicalResult KernelEmitter::lowerStore(ImplicitLocOpBuilder &b, tile::StoreOp op) {
+  Accumulator *acc = handle<Accumulator>(op.getValue());
+  if (!acc)
+    return op.emitOpError() << "on " << cfg.chip << " only accumulator tiles can be stored";
+  if (op.getWorkspace())
+    return lowerStoreSplitK(b, op, *acc);
+  Value base = mapping.lookup(op.getBase()), row0 = mapping.lookup(op.getRow()),
+        col0 = mapping.lookup(op.getCol()), ldv = mapping.lookup(op.getLd()),
+        valid = mapping.lookup(op.getValidRows());
+  Type elem = cast<MemRefType>(base.getType()).getElementType();
+  forEachStoredElement(b, *acc, elem, col0, ldv, valid, hasTail(op.getLd(), cfg.bn),
+                       [&](Value v, Value rowIn, Value col) {
+                         Value at =
+                             idxAdd(b, arith::MulIOp::create(b, idxAdd(b, row0, rowIn), ldv), col);
+                         memref::StoreOp::create(b, v, base, ValueRange{at});
+                       });
   return success();
 }
