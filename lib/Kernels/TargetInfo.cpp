@@ -43,8 +43,8 @@ const TargetInfo kTargets[3] = {
      /*moeRowAlign=*/256,
      /*maxMoeBlockM=*/64,
      /*moeSplitKWorkgroups=*/0,
-     // Not published for gfx1250: planned as gfx950's until measured.
-     /*computeUnits=*/256,
+     // Not published for gfx1250: the tuner's model has assumed 64.
+     /*computeUnits=*/64,
      /*maxSplitK=*/16},
     {Arch::SM90A,
      /*name=*/"sm_90a",

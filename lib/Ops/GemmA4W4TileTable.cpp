@@ -410,13 +410,16 @@ GemmA4W4Tile selectGemmA4W4Tile(Arch arch, int64_t n, int64_t k, int64_t m, bool
   // Fewer output tiles than compute units: split K until about two
   // workgroups a CU stream weights (a workgroup streams about 17 GB/s at
   // M = 1 on MI355X, AITER's measurement: one per CU leaves most of the
-  // HBM bandwidth unused), each split keeping at least two K steps.
+  // HBM bandwidth unused), each split keeping at least two K steps, and
+  // the workspace's traffic (an f32 written and read per output element
+  // and split) at most the weights' bytes (K (1/2 + 1/32) per column).
   const TargetInfo &target = targetInfo(arch);
   const int64_t tiles = gemmWeightRows(arch, n) / target.defaultBn * ((m + t.bm - 1) / t.bm);
   const int64_t steps = gemmWeightK(arch, k) / target.bkFor(gemmWeightK(arch, k));
+  const int64_t byTraffic = k * 17 / (256 * m);
   if (tiles < target.computeUnits)
-    t.splitK = std::max<int64_t>(
-        1, std::min({(2 * target.computeUnits + tiles - 1) / tiles, steps / 2, target.maxSplitK}));
+    t.splitK = std::max<int64_t>(1, std::min({(2 * target.computeUnits + tiles - 1) / tiles,
+                                              steps / 2, byTraffic, target.maxSplitK}));
   return t;
 }
 

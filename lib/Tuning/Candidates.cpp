@@ -6,7 +6,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "mxfp4/Tuning/Candidates.h"
+
 #include "mxfp4/Kernels/Sm90Pipeline.h"
+#include "mxfp4/Kernels/TargetInfo.h"
 
 #include <algorithm>
 #include <cmath>
@@ -157,13 +159,14 @@ double kernelUs(const KernelSpec &s, int64_t rows, int64_t n, int64_t k, const D
 DeviceModel deviceModel(Arch arch, int64_t computeUnits) {
   // Achievable rather than peak rates (the kernels dequantize in the K loop
   // on sm_90a): they only order candidates.
+  const int64_t cus = computeUnits ? computeUnits : targetInfo(arch).computeUnits;
   switch (arch) {
   case Arch::SM90A:
-    return {computeUnits ? computeUnits : 132, 3.8e12, 4.0e14};
+    return {cus, 3.8e12, 4.0e14};
   case Arch::GFX950:
-    return {computeUnits ? computeUnits : 256, 6.4e12, 4.6e15};
+    return {cus, 6.4e12, 4.6e15};
   case Arch::GFX1250:
-    return {computeUnits ? computeUnits : 64, 3.2e12, 1.2e15};
+    return {cus, 3.2e12, 1.2e15};
   }
   return {};
 }

@@ -4,6 +4,7 @@
 //   mxfp4-bench --n=8448 --k=7168 --m=1,16,128
 //   mxfp4-bench --op=moe_sort --json=FILE        (MoeSortBench.h)
 //   mxfp4-bench --op=moe [--models=a,b] --json=FILE (MoeBench.h)
+//   mxfp4-bench --model=gfx950                    (CostModel.h; no GPU)
 //
 // Per point, on the same device and in the same run: our gemmA4W4 (inline
 // activation quantization included), cuBLAS BF16 on unquantized weights and
@@ -17,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CostModel.h"
 #include "CublasPeer.h"
 #include "HostOverhead.h"
 #include "L2Flush.h"
@@ -130,6 +132,12 @@ static cl::opt<std::string>
              cl::desc("before each repetition: memset (512 MiB, leaves the L2 dirty) or clean "
                       "(the memset, then a read-only sweep)"),
              cl::init("memset"), cl::cat(tools::toolCategory()));
+static cl::opt<std::string> modelOpt("model",
+                                     cl::desc("print the cost model's times of the seed's dense "
+                                              "points on this target (gfx950, gfx1250, sm_90a) "
+                                              "beside the HBM floor and the seed's measured "
+                                              "times, without a GPU, and exit"),
+                                     cl::init(""), cl::cat(tools::toolCategory()));
 static cl::opt<bool> peersOpt("peers", cl::desc("also time cuBLAS BF16 and FP8"), cl::init(true),
                               cl::cat(tools::toolCategory()));
 
@@ -183,6 +191,12 @@ double median(std::vector<double> v) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   tools::parseToolOptions(argc, argv, "mxfp4-jit dense A4W4 benchmark\n");
+  if (!modelOpt.empty()) {
+    std::optional<Arch> arch = parseArch(modelOpt);
+    if (!arch)
+      return fail("--model=" + modelOpt + ": expected gfx950, gfx1250 or sm_90a");
+    return bench::runCostModel(*arch);
+  }
   const unsigned reps = repsOpt;
   const std::string json = jsonOpt;
   const bool withPeers = peersOpt;

@@ -267,20 +267,26 @@ TEST(TileTable, NarrowTilesWhereSmsWouldIdle) {
 }
 
 // AMD: fewer output tiles than compute units split K toward two workgroups
-// a CU (TargetInfo::computeUnits), at most 16 splits of at least two steps.
+// a CU (TargetInfo::computeUnits), at most 16 splits of at least two steps,
+// with at most the weights' bytes of workspace traffic.
 TEST(TileTable, AmdSplitsKWhereTilesLeaveComputeUnitsIdle) {
+  // gfx950: 256 CUs.
+  GemmA4W4Tile t = selectGemmA4W4Tile(Arch::GFX950, 8448, 7168, 1); // 33 tiles, 28 steps
+  EXPECT_EQ(t.bm, 16);
+  EXPECT_EQ(t.splitK, 14);
+  t = selectGemmA4W4Tile(Arch::GFX950, 8448, 7168, 128); // BM 64: 66 tiles
+  EXPECT_EQ(t.bm, 64);
+  EXPECT_EQ(t.splitK, 3); // 8 would move more workspace than weights
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::GFX950, 8448, 7168, 32).splitK, 8);
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::GFX950, 8448, 7168, 512).splitK, 1); // 264 tiles
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::GFX950, 7168, 4224, 1).splitK, 16);  // 28 tiles, 33 steps
+  // gfx1250: 64 CUs.
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::GFX1250, 8448, 7168, 1).splitK, 4);
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::GFX1250, 8448, 7168, 128).splitK, 1); // 66 tiles
+  EXPECT_EQ(selectGemmA4W4Tile(Arch::GFX1250, 7168, 4224, 1).splitK, 5);
   for (Arch arch : {Arch::GFX950, Arch::GFX1250}) {
-    SCOPED_TRACE(std::string(toString(arch)));
-    GemmA4W4Tile t = selectGemmA4W4Tile(arch, 8448, 7168, 1); // 33 tiles, 28 steps
-    EXPECT_EQ(t.bm, 16);
-    EXPECT_EQ(t.splitK, 14);
-    t = selectGemmA4W4Tile(arch, 8448, 7168, 128); // BM 64: 66 tiles
-    EXPECT_EQ(t.bm, 64);
-    EXPECT_EQ(t.splitK, 8);
-    EXPECT_EQ(selectGemmA4W4Tile(arch, 8448, 7168, 512).splitK, 1); // 264 tiles
-    EXPECT_EQ(selectGemmA4W4Tile(arch, 7168, 4224, 1).splitK, 16);  // 28 tiles, 33 steps
-    EXPECT_EQ(selectGemmA4W4Tile(arch, 256, 256, 1).splitK, 1);     // one K step
-    EXPECT_EQ(selectGemmA4W4Tile(arch, 256, 1024, 1).splitK, 2);    // four steps
+    EXPECT_EQ(selectGemmA4W4Tile(arch, 256, 256, 1).splitK, 1);  // one K step
+    EXPECT_EQ(selectGemmA4W4Tile(arch, 256, 1024, 1).splitK, 2); // four steps
   }
 }
 

@@ -28,7 +28,7 @@ struct DeviceModel {
   double bytesPerS = 0, flopsPerS = 0;
 };
 /// The model of a device of `arch` with `computeUnits` (0: the target's
-/// usual part: H100/H200 132, MI355X 256, gfx1250 64).
+/// usual part, TargetInfo::computeUnits).
 DeviceModel deviceModel(Arch arch, int64_t computeUnits = 0);
 
 /// The modelled time of `plan` for M rows of an N x K GEMM, us: per kernel,
