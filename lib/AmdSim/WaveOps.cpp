@@ -94,21 +94,21 @@ Expected<std::vector<float>> scaledMma(ScaledMma kind, const ScaledMmaLanes &in)
     return uint8_t(scales[r + s.m * kb] >> (8 * unsigned(sel)));
   };
 
-  std::vector<double> a(size_t(s.m) * s.k), b(size_t(s.n) * s.k);
-  for (unsigned r = 0; r < s.m; ++r)
-    for (unsigned k = 0; k < s.k; ++k) {
-      unsigned lane, reg, index;
-      locate(r, k, lane, reg, index);
-      a[r * s.k + k] = e2m1Value(nibble(&in.a[size_t(lane) * in.regsA], reg, index)) *
-                       e8m0(scaleOf(in.scaleA, in.selA, r, k / 32));
-    }
-  for (unsigned c = 0; c < s.n; ++c)
-    for (unsigned k = 0; k < s.k; ++k) {
-      unsigned lane, reg, index;
-      locate(c, k, lane, reg, index);
-      b[c * s.k + k] = e2m1Value(nibble(&in.b[size_t(lane) * in.regsB], reg, index)) *
-                       e8m0(scaleOf(in.scaleB, in.selB, c, k / 32));
-    }
+  // The scaled values of A's rows or B's columns, [rows][K].
+  auto decode = [&](const std::vector<uint32_t> &regs, unsigned regsPerLane,
+                    const std::vector<uint32_t> &scales, int sel, unsigned rows) {
+    std::vector<double> out(size_t(rows) * s.k);
+    for (unsigned r = 0; r < rows; ++r)
+      for (unsigned k = 0; k < s.k; ++k) {
+        unsigned lane, reg, index;
+        locate(r, k, lane, reg, index);
+        out[r * s.k + k] = e2m1Value(nibble(&regs[size_t(lane) * regsPerLane], reg, index)) *
+                           e8m0(scaleOf(scales, sel, r, k / 32));
+      }
+    return out;
+  };
+  const std::vector<double> a = decode(in.a, in.regsA, in.scaleA, in.selA, s.m);
+  const std::vector<double> b = decode(in.b, in.regsB, in.scaleB, in.selB, s.n);
 
   std::vector<float> d(size_t(s.lanes) * s.acc);
   for (unsigned lane = 0; lane < s.lanes; ++lane)
