@@ -319,7 +319,7 @@ Error Runner::execute(Lane &l, const Op &op) {
   }
   case Code::Load:
   case Code::Store: {
-    const unsigned addressSpace = op.code == Code::Load ? op.at.addressSpace : op.at.addressSpace;
+    const unsigned addressSpace = op.at.addressSpace;
     const unsigned elementBytes = (bits + 7) / 8;
     const uint64_t bytes = uint64_t(elementBytes) * op.n;
     Expected<uint8_t *> at = address(op, f[op.a], addressSpace, bytes);
@@ -568,6 +568,10 @@ Error Runner::waveOp(const Op &op, const std::vector<Lane *> &groupLanes,
                      const std::vector<Lane *> &wave) {
   ++stats.waveOps;
   const bool wholeWave = groupLanes.size() == wave.size() && wave.size() == p.waveSize;
+  // The lanes executing the operation, by position in the wave (null: inactive).
+  std::vector<const Lane *> active(p.waveSize, nullptr);
+  for (const Lane *l : groupLanes)
+    active[l->laneInWave] = l;
   switch (op.intr) {
   case Intr::ReadFirstLane: {
     const Lane &first = *groupLanes.front();
@@ -576,9 +580,6 @@ Error Runner::waveOp(const Op &op, const std::vector<Lane *> &groupLanes,
     return Error::success();
   }
   case Intr::DsSwizzle: {
-    std::vector<const Lane *> active(p.waveSize, nullptr);
-    for (const Lane *l : groupLanes)
-      active[l->laneInWave] = l;
     std::vector<uint64_t> result(groupLanes.size());
     for (size_t i = 0; i < groupLanes.size(); ++i) {
       Expected<unsigned> source =
@@ -594,9 +595,6 @@ Error Runner::waveOp(const Op &op, const std::vector<Lane *> &groupLanes,
   }
   case Intr::DsBpermute: {
     // Lane i reads `data` of lane (address[i] / 4) mod the wave size.
-    std::vector<const Lane *> active(p.waveSize, nullptr);
-    for (const Lane *l : groupLanes)
-      active[l->laneInWave] = l;
     std::vector<uint64_t> result(groupLanes.size());
     for (size_t i = 0; i < groupLanes.size(); ++i) {
       const unsigned source = unsigned(groupLanes[i]->frame[op.args[0]] >> 2) % p.waveSize;
